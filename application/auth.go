@@ -1,0 +1,452 @@
+package application
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// AuthServiceConfig holds the token lifetimes of the contract.
+type AuthServiceConfig struct {
+	// RefreshTTL is the lifetime of one refresh token.
+	RefreshTTL time.Duration
+	// RefreshFamilyTTL is the absolute lifetime of a login session.
+	RefreshFamilyTTL time.Duration
+	// RefreshReuseGrace is how long a used refresh token may be presented
+	// again for the same successor; 0 turns the grace off.
+	RefreshReuseGrace time.Duration
+}
+
+// AuthService implements login, refresh, logout and bearer authentication.
+type AuthService struct {
+	users    ports.UserRepository
+	tokens   ports.RefreshTokenStore
+	attempts ports.LoginAttemptStore
+	hasher   ports.PasswordHasher
+	issuer   ports.TokenIssuer
+	clock    ports.Clock
+	cfg      AuthServiceConfig
+	log      *slog.Logger
+
+	// refreshKey derives a used token's successor, so that a repeat within
+	// the grace window gets the same successor without the store holding
+	// anything from which a live token could be recovered.
+	refreshKey []byte
+
+	dummyOnce sync.Once
+	dummyHash string
+	dummyErr  error
+}
+
+// AuthDeps are the ports the AuthService drives.
+type AuthDeps struct {
+	Users    ports.UserRepository
+	Tokens   ports.RefreshTokenStore
+	Attempts ports.LoginAttemptStore
+	Keys     ports.KeyStore
+	Hasher   ports.PasswordHasher
+	Issuer   ports.TokenIssuer
+	Clock    ports.Clock
+}
+
+// NewAuthService returns an AuthService. It loads the refresh-token HMAC key
+// from the key store, creating it on first start; every node sharing the
+// store uses the oldest such key, so they all derive the same successors.
+func NewAuthService(ctx context.Context, deps AuthDeps, cfg AuthServiceConfig, log *slog.Logger) (*AuthService, error) {
+	key, err := ensureRefreshKey(ctx, deps.Keys, deps.Clock)
+	if err != nil {
+		return nil, fmt.Errorf("refresh token key: %w", err)
+	}
+	return &AuthService{
+		users: deps.Users, tokens: deps.Tokens, attempts: deps.Attempts, hasher: deps.Hasher,
+		issuer: deps.Issuer, clock: deps.Clock, cfg: cfg, log: log, refreshKey: key,
+	}, nil
+}
+
+func ensureRefreshKey(ctx context.Context, keys ports.KeyStore, clock ports.Clock) ([]byte, error) {
+	existing, err := keys.Keys(ctx, domain.KeyPurposeRefreshHMAC)
+	if err != nil {
+		return nil, err
+	}
+	if len(existing) == 0 {
+		secret := make([]byte, 32)
+		_, _ = rand.Read(secret)
+		id := make([]byte, 8)
+		_, _ = rand.Read(id)
+		k := domain.SigningKey{ID: hex.EncodeToString(id), Purpose: domain.KeyPurposeRefreshHMAC,
+			Algorithm: "HS256", Secret: secret, CreatedAt: clock.Now()}
+		if err := keys.AddKey(ctx, k); err != nil {
+			return nil, err
+		}
+		// Re-read: a node starting at the same moment may have added one too,
+		// and all must agree on the oldest.
+		if existing, err = keys.Keys(ctx, domain.KeyPurposeRefreshHMAC); err != nil {
+			return nil, err
+		}
+	}
+	if len(existing) == 0 || len(existing[0].Secret) < 32 {
+		return nil, errors.New("no usable refresh token key")
+	}
+	return existing[0].Secret, nil
+}
+
+// TokenPair is what login and refresh answer.
+type TokenPair struct {
+	Access           domain.AccessToken
+	RefreshToken     string
+	RefreshExpiresAt time.Time
+	User             domain.User
+}
+
+// LoginInput is a login request.
+type LoginInput struct {
+	Email    string
+	Password string
+}
+
+// Login checks an email and password and opens a session. Unknown email and
+// wrong password answer alike, in body and in timing; an email that failed
+// too often is refused without checking the password.
+func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, error) {
+	var verr domain.ValidationError
+	if in.Email == "" {
+		verr.Add("email", "must not be empty")
+	}
+	if in.Password == "" {
+		verr.Add("password", "must not be empty")
+	}
+	if err := verr.Err(); err != nil {
+		return TokenPair{}, err
+	}
+	email := domain.NormalizeEmail(in.Email)
+	now := s.clock.Now()
+	attempts, err := s.attempts.Get(ctx, email)
+	if err != nil {
+		return TokenPair{}, fmt.Errorf("login attempts: %w", err)
+	}
+	if !attempts.LastFailureAt.IsZero() && now.Sub(attempts.LastFailureAt) > domain.LoginFailureWindow {
+		attempts.Failures = 0
+	}
+	if wait := attempts.RetryAfter(now); wait > 0 {
+		return TokenPair{}, &domain.TooManyAttemptsError{RetryAfter: wait}
+	}
+
+	user, err := s.users.ByEmail(ctx, email)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		// Spend the same work as a real check, so timing does not tell
+		// whether the email is registered.
+		dummy, derr := s.dummy()
+		if derr != nil {
+			return TokenPair{}, derr
+		}
+		_, _, _ = s.hasher.Verify(dummy, in.Password)
+		return TokenPair{}, s.loginFailed(ctx, email, now)
+	}
+	if err != nil {
+		return TokenPair{}, fmt.Errorf("user by email: %w", err)
+	}
+	ok, rehash, err := s.hasher.Verify(user.PasswordHash, in.Password)
+	if err != nil {
+		return TokenPair{}, fmt.Errorf("verify password: %w", err)
+	}
+	if !ok {
+		return TokenPair{}, s.loginFailed(ctx, email, now)
+	}
+	if attempts.Failures > 0 {
+		if err := s.attempts.Reset(ctx, email); err != nil {
+			return TokenPair{}, fmt.Errorf("reset login attempts: %w", err)
+		}
+	}
+	if rehash {
+		user = s.rehash(ctx, user, in.Password)
+	}
+	pair, err := s.openSession(ctx, user, now)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "login succeeded", slog.String("user_id", user.ID.String()))
+	return pair, nil
+}
+
+func (s *AuthService) dummy() (string, error) {
+	s.dummyOnce.Do(func() {
+		pw := make([]byte, 24)
+		_, _ = rand.Read(pw)
+		s.dummyHash, s.dummyErr = s.hasher.Hash(hex.EncodeToString(pw))
+	})
+	return s.dummyHash, s.dummyErr
+}
+
+// loginFailed counts the failure and returns ErrInvalidCredentials.
+func (s *AuthService) loginFailed(ctx context.Context, email domain.Email, now time.Time) error {
+	rec, err := s.attempts.RecordFailure(ctx, email, now, domain.LoginFailureWindow)
+	if err != nil {
+		return fmt.Errorf("record login failure: %w", err)
+	}
+	// The email is not logged: it may be a password typed into the wrong field.
+	s.log.LogAttrs(ctx, slog.LevelInfo, "login failed", slog.Int("failures", rec.Failures))
+	return domain.ErrInvalidCredentials
+}
+
+// rehash replaces a hash made with other parameters (or bcrypt) by one with
+// the configured parameters. Failure is logged and the login goes on: the
+// old hash still verifies.
+func (s *AuthService) rehash(ctx context.Context, user domain.User, password string) domain.User {
+	hash, err := s.hasher.Hash(password)
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "password rehash failed", slog.String("user_id", user.ID.String()))
+		return user
+	}
+	old := user.PasswordHash
+	updated, err := s.users.Update(ctx, user.ID, func(u *domain.User) error {
+		if u.PasswordHash != old {
+			return errRehashRaced
+		}
+		u.PasswordHash = hash
+		return nil
+	})
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "password rehash skipped", slog.String("user_id", user.ID.String()),
+			slog.String("reason", errorReason(err)))
+		return user
+	}
+	return updated
+}
+
+var errRehashRaced = errors.New("password changed during rehash")
+
+// errorReason is a log-safe description of an error from our own code.
+func errorReason(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// openSession starts a refresh-token family for the user and returns the
+// first token pair.
+func (s *AuthService) openSession(ctx context.Context, user domain.User, now time.Time) (TokenPair, error) {
+	token := newRefreshToken()
+	family := domain.RefreshFamily{
+		ID:        newFamilyID(),
+		UserID:    user.ID,
+		CreatedAt: now,
+		ExpiresAt: now.Add(s.cfg.RefreshFamilyTTL),
+	}
+	rec := domain.RefreshToken{
+		Hash:      hashRefreshToken(token),
+		FamilyID:  family.ID,
+		UserID:    user.ID,
+		IssuedAt:  now,
+		ExpiresAt: minTime(now.Add(s.cfg.RefreshTTL), family.ExpiresAt),
+	}
+	if err := s.tokens.CreateFamily(ctx, family, rec); err != nil {
+		return TokenPair{}, fmt.Errorf("create session: %w", err)
+	}
+	return s.pair(ctx, user, token, rec.ExpiresAt)
+}
+
+func (s *AuthService) pair(ctx context.Context, user domain.User, refresh string, refreshExpires time.Time) (TokenPair, error) {
+	access, err := s.issuer.Issue(ctx, user)
+	if err != nil {
+		return TokenPair{}, fmt.Errorf("issue access token: %w", err)
+	}
+	return TokenPair{Access: access, RefreshToken: refresh, RefreshExpiresAt: refreshExpires, User: user}, nil
+}
+
+// Refresh exchanges a refresh token for a new pair, rotating it. A repeat of
+// the same token within the grace window gets the same successor; any other
+// reuse revokes the whole family (RFC 9700 reuse detection).
+func (s *AuthService) Refresh(ctx context.Context, token string) (TokenPair, error) {
+	if !validRefreshToken(token) {
+		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	}
+	hash := hashRefreshToken(token)
+	rec, family, err := s.tokens.Lookup(ctx, hash)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	now := s.clock.Now()
+	if !family.Active(now) || !now.Before(rec.ExpiresAt) {
+		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	}
+	successor := s.successorOf(token)
+	successorHash := hashRefreshToken(successor)
+	if rec.UsedAt == nil {
+		next := domain.RefreshToken{
+			Hash:      successorHash,
+			FamilyID:  family.ID,
+			UserID:    family.UserID,
+			IssuedAt:  now,
+			ExpiresAt: minTime(now.Add(s.cfg.RefreshTTL), family.ExpiresAt),
+		}
+		consumed, err := s.tokens.Rotate(ctx, hash, now, next)
+		if errors.Is(err, domain.ErrRefreshFamilyRevoked) {
+			return TokenPair{}, domain.ErrRefreshTokenInvalid
+		}
+		if err != nil {
+			return TokenPair{}, fmt.Errorf("rotate refresh token: %w", err)
+		}
+		if consumed {
+			return s.refreshedPair(ctx, family, successor, next.ExpiresAt)
+		}
+		// A concurrent request consumed it first: judge it as a repeat.
+		if rec, family, err = s.tokens.Lookup(ctx, hash); err != nil {
+			return TokenPair{}, err
+		}
+	}
+	return s.repeat(ctx, rec, family, successor, successorHash, now)
+}
+
+// repeat answers a refresh token that was used already: within the grace
+// window, and while its successor is unused, with that same successor;
+// otherwise by revoking the family.
+func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, family domain.RefreshFamily,
+	successor, successorHash string, now time.Time) (TokenPair, error) {
+	if s.cfg.RefreshReuseGrace > 0 && rec.UsedAt != nil && family.Active(now) &&
+		now.Sub(*rec.UsedAt) <= s.cfg.RefreshReuseGrace &&
+		hmac.Equal([]byte(rec.SuccessorHash), []byte(successorHash)) {
+		next, nextFamily, err := s.tokens.Lookup(ctx, successorHash)
+		if err != nil && !errors.Is(err, domain.ErrRefreshTokenInvalid) {
+			return TokenPair{}, err
+		}
+		if err == nil && next.UsedAt == nil && nextFamily.Active(now) {
+			return s.refreshedPair(ctx, nextFamily, successor, next.ExpiresAt)
+		}
+	}
+	if err := s.tokens.RevokeFamily(ctx, family.ID, now); err != nil {
+		return TokenPair{}, fmt.Errorf("revoke family: %w", err)
+	}
+	s.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
+		slog.String("user_id", family.UserID.String()), slog.String("family_id", family.ID))
+	return TokenPair{}, domain.ErrRefreshTokenReused
+}
+
+func (s *AuthService) refreshedPair(ctx context.Context, family domain.RefreshFamily, refresh string, expires time.Time) (TokenPair, error) {
+	user, err := s.users.ByID(ctx, family.UserID)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	}
+	if err != nil {
+		return TokenPair{}, err
+	}
+	return s.pair(ctx, user, refresh, expires)
+}
+
+// Logout ends the session of the refresh token. An unknown or malformed
+// token is not an error: the caller's goal, no live session, holds.
+func (s *AuthService) Logout(ctx context.Context, token string) error {
+	if !validRefreshToken(token) {
+		return nil
+	}
+	_, family, err := s.tokens.Lookup(ctx, hashRefreshToken(token))
+	if errors.Is(err, domain.ErrRefreshTokenInvalid) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.tokens.RevokeFamily(ctx, family.ID, s.clock.Now()); err != nil {
+		return fmt.Errorf("revoke family: %w", err)
+	}
+	return nil
+}
+
+// Authenticate verifies a bearer access token and returns its principal, or
+// domain.ErrInvalidToken.
+func (s *AuthService) Authenticate(ctx context.Context, bearer string) (*domain.Principal, error) {
+	p, err := s.issuer.Verify(ctx, bearer)
+	if err != nil {
+		return nil, domain.ErrInvalidToken
+	}
+	return &p, nil
+}
+
+// JWKS returns the public keys that verify access tokens, as a JWK Set.
+func (s *AuthService) JWKS() []byte { return s.issuer.JWKSJSON() }
+
+// successorOf derives the token that replaces token when it is rotated:
+// HMAC-SHA256 under the server key, shaped as a version 4 UUID.
+func (s *AuthService) successorOf(token string) string {
+	mac := hmac.New(sha256.New, s.refreshKey)
+	mac.Write([]byte(token))
+	var b [16]byte
+	copy(b[:], mac.Sum(nil))
+	return formatUUIDv4(b)
+}
+
+func newRefreshToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return formatUUIDv4(b)
+}
+
+func newFamilyID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// formatUUIDv4 sets the version and variant bits and formats b as
+// 8-4-4-4-12 lowercase hex.
+func formatUUIDv4(b [16]byte) string {
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:36], b[10:16])
+	return string(out[:])
+}
+
+// validRefreshToken accepts exactly the form we issue: a lowercase version 4
+// UUID. Anything else is rejected before touching the store.
+func validRefreshToken(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return s[14] == '4' && (s[19] == '8' || s[19] == '9' || s[19] == 'a' || s[19] == 'b')
+}
+
+// hashRefreshToken is what the store keeps instead of the token. The token
+// carries 122 random bits, so a plain SHA-256 cannot be reversed by search.
+func hashRefreshToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,407 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// List page limits of the contract.
+const (
+	DefaultListLimit = 50
+	MaxListLimit     = 200
+)
+
+// UserServiceConfig holds the switches that shape the user use cases.
+type UserServiceConfig struct {
+	// OpenRegistration lets anonymous callers create ROLE_CUSTOMER accounts.
+	OpenRegistration bool
+	// RequireCurrentPassword makes currentPassword mandatory when a non-admin
+	// changes its own password or email.
+	RequireCurrentPassword bool
+}
+
+// UserService implements the user-record use cases.
+type UserService struct {
+	users  ports.UserRepository
+	tokens ports.RefreshTokenStore
+	hasher ports.PasswordHasher
+	clock  ports.Clock
+	cfg    UserServiceConfig
+	log    *slog.Logger
+}
+
+// NewUserService returns a UserService over the given ports.
+func NewUserService(users ports.UserRepository, tokens ports.RefreshTokenStore, hasher ports.PasswordHasher,
+	clock ports.Clock, cfg UserServiceConfig, log *slog.Logger) *UserService {
+	return &UserService{users: users, tokens: tokens, hasher: hasher, clock: clock, cfg: cfg, log: log}
+}
+
+// RegisterInput is a create request. Profiles nil means absent; Role is the
+// legacy single-role field, nil when absent.
+type RegisterInput struct {
+	Name     string
+	Email    string
+	Password string
+	Profiles []string
+	Role     *string
+}
+
+// Register creates a user. Anyone may create a ROLE_CUSTOMER account while
+// open registration is on; only an admin may create an admin, or anything
+// when registration is closed.
+func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in RegisterInput) (domain.User, error) {
+	profiles, err := resolveProfiles(in.Profiles, in.Role)
+	if err != nil {
+		return domain.User{}, err
+	}
+	var verr domain.ValidationError
+	name, msg := domain.ParseName(in.Name)
+	if msg != "" {
+		verr.Add("name", msg)
+	}
+	email, msg := domain.ParseEmail(in.Email)
+	if msg != "" {
+		verr.Add("email", msg)
+	}
+	if msg := domain.CheckPassword(in.Password, email); msg != "" {
+		verr.Add("password", msg)
+	}
+	if len(profiles) == 0 {
+		verr.Add("profiles", "must hold at least one profile")
+	}
+	if err := verr.Err(); err != nil {
+		return domain.User{}, err
+	}
+
+	if !actor.IsAdmin() {
+		needsAdmin := profiles.Has(domain.ProfileAdmin) || !s.cfg.OpenRegistration
+		if needsAdmin && actor == nil {
+			return domain.User{}, domain.ErrUnauthenticated
+		}
+		if needsAdmin {
+			return domain.User{}, domain.ErrForbidden
+		}
+	}
+	return s.create(ctx, name, email, in.Password, profiles)
+}
+
+// create hashes the password and stores a new user; the inputs are valid.
+func (s *UserService) create(ctx context.Context, name string, email domain.Email, password string, profiles domain.Profiles) (domain.User, error) {
+	hash, err := s.hasher.Hash(password)
+	if err != nil {
+		return domain.User{}, fmt.Errorf("hash password: %w", err)
+	}
+	now := s.clock.Now()
+	u := domain.User{
+		ID:           domain.NewUserID(now),
+		Name:         name,
+		Email:        email,
+		PasswordHash: hash,
+		Profiles:     profiles,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+	if err := s.users.Create(ctx, u); err != nil {
+		return domain.User{}, fmt.Errorf("create user: %w", err)
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "user created", slog.String("user_id", u.ID.String()),
+		slog.Any("profiles", u.Profiles.Strings()))
+	return u, nil
+}
+
+// EnsureAdmin creates an admin with the given email unless a user has it
+// already, in which case it reports created false and changes nothing. It
+// serves `userd admin create` and the bootstrap admin of the configuration.
+func (s *UserService) EnsureAdmin(ctx context.Context, name, email, password string) (domain.User, bool, error) {
+	var verr domain.ValidationError
+	n, msg := domain.ParseName(name)
+	if msg != "" {
+		verr.Add("name", msg)
+	}
+	e, msg := domain.ParseEmail(email)
+	if msg != "" {
+		verr.Add("email", msg)
+	}
+	if msg := domain.CheckPassword(password, e); msg != "" {
+		verr.Add("password", msg)
+	}
+	if err := verr.Err(); err != nil {
+		return domain.User{}, false, err
+	}
+	if u, err := s.users.ByEmail(ctx, e); err == nil {
+		return u, false, nil
+	} else if !errors.Is(err, domain.ErrUserNotFound) {
+		return domain.User{}, false, err
+	}
+	u, err := s.create(ctx, n, e, password, domain.Profiles{domain.ProfileAdmin})
+	if errors.Is(err, domain.ErrEmailTaken) {
+		// Another node bootstrapped the same admin at the same moment.
+		u, err = s.users.ByEmail(ctx, e)
+		return u, false, err
+	}
+	return u, err == nil, err
+}
+
+// resolveProfiles turns the profiles and legacy role fields into one set:
+// both present is ErrConflictingFields, neither is ROLE_CUSTOMER.
+func resolveProfiles(profiles []string, role *string) (domain.Profiles, error) {
+	switch {
+	case profiles != nil && role != nil:
+		return nil, domain.ErrConflictingFields
+	case role != nil:
+		p, err := domain.ParseLegacyRole(*role)
+		if err != nil {
+			return nil, err
+		}
+		return domain.Profiles{p}, nil
+	case profiles != nil:
+		return domain.ParseProfiles(profiles)
+	}
+	return domain.Profiles{domain.ProfileCustomer}, nil
+}
+
+// Get returns a user to an admin or to the user itself.
+func (s *UserService) Get(ctx context.Context, actor *domain.Principal, rawID string) (domain.User, error) {
+	if actor == nil {
+		return domain.User{}, domain.ErrUnauthenticated
+	}
+	id, err := domain.ParseUserID(rawID)
+	if err != nil {
+		return domain.User{}, err
+	}
+	if !actor.IsAdmin() && actor.UserID != id {
+		return domain.User{}, domain.ErrForbidden
+	}
+	return s.users.ByID(ctx, id)
+}
+
+// Me returns the caller's own record. A valid token whose user is gone is
+// an authentication failure, not a 404.
+func (s *UserService) Me(ctx context.Context, actor *domain.Principal) (domain.User, error) {
+	if actor == nil {
+		return domain.User{}, domain.ErrUnauthenticated
+	}
+	u, err := s.users.ByID(ctx, actor.UserID)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return domain.User{}, domain.ErrInvalidToken
+	}
+	return u, err
+}
+
+// ListInput selects a page of users. Limit 0 means the default.
+type ListInput struct {
+	After string
+	Email string
+	Limit int
+}
+
+// UserPage is one page of a list; Next is the cursor of the following page,
+// empty on the last one.
+type UserPage struct {
+	Users []domain.User
+	Next  domain.UserID
+}
+
+// List returns a page of users ordered by id, to admins only.
+func (s *UserService) List(ctx context.Context, actor *domain.Principal, in ListInput) (UserPage, error) {
+	if actor == nil {
+		return UserPage{}, domain.ErrUnauthenticated
+	}
+	q := ports.UserListQuery{Limit: in.Limit}
+	if q.Limit == 0 {
+		q.Limit = DefaultListLimit
+	}
+	if q.Limit < 1 || q.Limit > MaxListLimit {
+		return UserPage{}, &domain.ParameterError{Name: "limit", Reason: "must be between 1 and 200"}
+	}
+	if in.After != "" {
+		after, err := domain.ParseUserID(in.After)
+		if err != nil {
+			return UserPage{}, &domain.ParameterError{Name: "after", Reason: "must be a user id"}
+		}
+		q.After = after
+	}
+	if in.Email != "" {
+		q.Email = domain.NormalizeEmail(in.Email)
+	}
+	if !actor.IsAdmin() {
+		return UserPage{}, domain.ErrForbidden
+	}
+	limit := q.Limit
+	// One row more than asked tells whether a next page exists without a COUNT.
+	q.Limit++
+	users, err := s.users.List(ctx, q)
+	if err != nil {
+		return UserPage{}, fmt.Errorf("list users: %w", err)
+	}
+	page := UserPage{Users: users}
+	if len(users) > limit {
+		page.Users = users[:limit]
+		page.Next = page.Users[limit-1].ID
+	}
+	return page, nil
+}
+
+// UpdateInput is a PUT body: nil fields are absent and kept.
+type UpdateInput struct {
+	ID              *string
+	Name            *string
+	Email           *string
+	Password        *string
+	Profiles        []string
+	CurrentPassword *string
+}
+
+// Update replaces the fields present in the input, for an admin or the user
+// itself. Only an admin may change profiles. A change of password, email or
+// profiles ends every refresh-token family of the user.
+func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID string, in UpdateInput) (domain.User, error) {
+	if actor == nil {
+		return domain.User{}, domain.ErrUnauthenticated
+	}
+	id, err := domain.ParseUserID(rawID)
+	if err != nil {
+		return domain.User{}, err
+	}
+	if in.ID != nil && *in.ID != rawID {
+		return domain.User{}, domain.ErrIDMismatch
+	}
+	var profiles domain.Profiles
+	if in.Profiles != nil {
+		if profiles, err = domain.ParseProfiles(in.Profiles); err != nil {
+			return domain.User{}, err
+		}
+	}
+	var verr domain.ValidationError
+	var name string
+	var email domain.Email
+	if in.Name != nil {
+		var msg string
+		if name, msg = domain.ParseName(*in.Name); msg != "" {
+			verr.Add("name", msg)
+		}
+	}
+	if in.Email != nil {
+		var msg string
+		if email, msg = domain.ParseEmail(*in.Email); msg != "" {
+			verr.Add("email", msg)
+		}
+	}
+	if in.Password != nil {
+		// The email rule is checked below, once the effective email is known.
+		if msg := domain.CheckPassword(*in.Password, ""); msg != "" {
+			verr.Add("password", msg)
+		}
+	}
+	if in.Profiles != nil && len(profiles) == 0 {
+		verr.Add("profiles", "must hold at least one profile")
+	}
+	if err := verr.Err(); err != nil {
+		return domain.User{}, err
+	}
+	if !actor.IsAdmin() && actor.UserID != id {
+		return domain.User{}, domain.ErrForbidden
+	}
+
+	current, err := s.users.ByID(ctx, id)
+	if err != nil {
+		return domain.User{}, err
+	}
+	if in.Profiles != nil && !actor.IsAdmin() && !profiles.Equal(current.Profiles) {
+		return domain.User{}, domain.ErrForbidden
+	}
+	changesCredentials := in.Password != nil || (in.Email != nil && email != current.Email)
+	if in.CurrentPassword != nil {
+		ok, _, err := s.hasher.Verify(current.PasswordHash, *in.CurrentPassword)
+		if err != nil {
+			return domain.User{}, fmt.Errorf("verify current password: %w", err)
+		}
+		if !ok {
+			return domain.User{}, domain.ErrInvalidCredentials
+		}
+	} else if s.cfg.RequireCurrentPassword && changesCredentials && !actor.IsAdmin() {
+		verr.Add("currentPassword", "is required to change the password or email")
+		return domain.User{}, &verr
+	}
+	var newHash string
+	if in.Password != nil {
+		effectiveEmail := current.Email
+		if in.Email != nil {
+			effectiveEmail = email
+		}
+		if msg := domain.CheckPassword(*in.Password, effectiveEmail); msg != "" {
+			verr.Add("password", msg)
+			return domain.User{}, &verr
+		}
+		// Hash outside the store transaction: it takes tens of milliseconds
+		// and must not hold a write lock.
+		if newHash, err = s.hasher.Hash(*in.Password); err != nil {
+			return domain.User{}, fmt.Errorf("hash password: %w", err)
+		}
+	}
+
+	var revoke bool
+	updated, err := s.users.Update(ctx, id, func(u *domain.User) error {
+		if in.CurrentPassword != nil && u.PasswordHash != current.PasswordHash {
+			// The password changed since it was verified above.
+			return domain.ErrInvalidCredentials
+		}
+		if in.Profiles != nil && !actor.IsAdmin() && !profiles.Equal(u.Profiles) {
+			return domain.ErrForbidden
+		}
+		revoke = false
+		if in.Name != nil {
+			u.Name = name
+		}
+		if in.Email != nil && email != u.Email {
+			u.Email = email
+			revoke = true
+		}
+		if in.Password != nil {
+			u.PasswordHash = newHash
+			revoke = true
+		}
+		if in.Profiles != nil && !profiles.Equal(u.Profiles) {
+			u.Profiles = profiles
+			revoke = true
+		}
+		u.UpdatedAt = s.clock.Now()
+		return nil
+	})
+	if err != nil {
+		return domain.User{}, err
+	}
+	if revoke {
+		if err := s.tokens.RevokeUser(ctx, id, s.clock.Now()); err != nil {
+			return domain.User{}, fmt.Errorf("revoke sessions: %w", err)
+		}
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "user updated", slog.String("user_id", id.String()),
+		slog.Bool("sessions_revoked", revoke))
+	return updated, nil
+}
+
+// Delete removes a user, for admins only; the user's refresh tokens die
+// with it.
+func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID string) error {
+	if actor == nil {
+		return domain.ErrUnauthenticated
+	}
+	id, err := domain.ParseUserID(rawID)
+	if err != nil {
+		return err
+	}
+	if !actor.IsAdmin() {
+		return domain.ErrForbidden
+	}
+	if err := s.users.Delete(ctx, id); err != nil {
+		return err
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "user deleted", slog.String("user_id", id.String()))
+	return nil
+}

@@ -1,0 +1,97 @@
+package domain
+
+import "strings"
+
+// Email is a normalised address: trimmed, lower-cased, a bare addr-spec of
+// printable ASCII. Two users never share one.
+type Email string
+
+// EmailMaxLen is the longest address accepted, in bytes (RFC 5321 path limit).
+const EmailMaxLen = 254
+
+// String returns the address.
+func (e Email) String() string { return string(e) }
+
+// NormalizeEmail trims and lower-cases s without validating it. Lookups by
+// email (login, the ?email= filter) use it so that they match what
+// ParseEmail stored.
+func NormalizeEmail(s string) Email {
+	return Email(strings.ToLower(strings.TrimSpace(s)))
+}
+
+// ParseEmail normalises s and checks that it is a bare addr-spec: a dot-atom
+// local part (no quoted strings, comments or display names), '@', and a
+// domain of dot-separated letter-digit-hyphen labels. The second result is a
+// message for the client when s is not acceptable.
+func ParseEmail(s string) (Email, string) {
+	e := NormalizeEmail(s)
+	if e == "" {
+		return "", "must not be empty"
+	}
+	if len(e) > EmailMaxLen {
+		return "", "must be at most 254 bytes"
+	}
+	for i := 0; i < len(e); i++ {
+		if e[i] <= ' ' || e[i] > '~' {
+			return "", "must be printable ASCII without spaces"
+		}
+	}
+	at := strings.LastIndexByte(string(e), '@')
+	if at < 0 {
+		return "", "must contain @"
+	}
+	local, domain := string(e[:at]), string(e[at+1:])
+	if !validLocalPart(local) {
+		return "", "has an invalid local part"
+	}
+	if !validDomain(domain) {
+		return "", "has an invalid domain"
+	}
+	return e, ""
+}
+
+// validLocalPart accepts an RFC 5322 dot-atom of at most 64 bytes.
+func validLocalPart(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, atom := range strings.Split(s, ".") {
+		if atom == "" {
+			return false
+		}
+		for i := 0; i < len(atom); i++ {
+			if !isAtext(atom[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isAtext(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+}
+
+// validDomain accepts host names made of labels of letters, digits and
+// hyphens, 1 to 63 bytes each, not starting or ending with a hyphen.
+func validDomain(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}

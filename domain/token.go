@@ -1,0 +1,68 @@
+package domain
+
+import "time"
+
+// Principal is the authenticated caller of a use case, taken from a verified
+// access token. A nil *Principal is an anonymous caller.
+type Principal struct {
+	UserID   UserID
+	Profiles Profiles
+}
+
+// IsAdmin reports whether the caller holds ROLE_ADMIN.
+func (p *Principal) IsAdmin() bool { return p != nil && p.Profiles.Has(ProfileAdmin) }
+
+// AccessToken is a signed bearer token and its expiry.
+type AccessToken struct {
+	Token     string
+	ExpiresAt time.Time
+}
+
+// RefreshFamily is one login session: every refresh token rotated from the
+// login's first token belongs to it, and revoking it ends them all.
+type RefreshFamily struct {
+	ID        string
+	UserID    UserID
+	CreatedAt time.Time
+	// ExpiresAt is the family's absolute end, however often it rotates.
+	ExpiresAt time.Time
+	// RevokedAt is set once the family is ended (logout, reuse, credential
+	// change, user deletion).
+	RevokedAt *time.Time
+}
+
+// Active reports whether tokens of the family may still be used at now.
+func (f RefreshFamily) Active(now time.Time) bool {
+	return f.RevokedAt == nil && now.Before(f.ExpiresAt)
+}
+
+// RefreshToken is the stored record of one refresh token. The token itself is
+// never stored: Hash is its SHA-256.
+type RefreshToken struct {
+	Hash      string
+	FamilyID  string
+	UserID    UserID
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+	// UsedAt is set when the token was exchanged for SuccessorHash.
+	UsedAt        *time.Time
+	SuccessorHash string
+}
+
+// SigningKey is server-held key material shared by every node through the
+// store: JWT signing keys, and the HMAC key that derives refresh-token
+// successors.
+type SigningKey struct {
+	ID        string
+	Purpose   string
+	Algorithm string
+	// Secret is the private key (PKCS#8 DER) or symmetric key bytes.
+	Secret    []byte
+	CreatedAt time.Time
+}
+
+// Key purposes.
+const (
+	KeyPurposeAccessToken = "access-token"
+	KeyPurposeRefreshHMAC = "refresh-hmac"
+)

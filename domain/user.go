@@ -1,0 +1,51 @@
+package domain
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// User is a registered account. PasswordHash is a PHC (argon2id) or modular
+// crypt (bcrypt) string and must never leave the service.
+type User struct {
+	ID           UserID
+	Name         string
+	Email        Email
+	PasswordHash string
+	Profiles     Profiles
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// IsAdmin reports whether the user holds ROLE_ADMIN.
+func (u *User) IsAdmin() bool { return u.Profiles.Has(ProfileAdmin) }
+
+// Name limits, counted in characters after trimming.
+const (
+	NameMinLen = 1
+	NameMaxLen = 100
+)
+
+// ParseName trims s and checks its length and that it holds no control
+// characters. The message is meant for the client.
+func ParseName(s string) (string, string) {
+	s = strings.TrimSpace(s)
+	if !utf8.ValidString(s) {
+		return "", "must be valid UTF-8"
+	}
+	n := utf8.RuneCountInString(s)
+	if n < NameMinLen {
+		return "", "must not be empty"
+	}
+	if n > NameMaxLen {
+		return "", "must be at most 100 characters"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return "", "must not contain control characters"
+		}
+	}
+	return s, ""
+}
