@@ -1,0 +1,239 @@
+// Package passwordhash implements ports.PasswordHasher with argon2id, encoded
+// as PHC strings. It also verifies bcrypt hashes, so that users imported from
+// another system can sign in and be rehashed on their next successful login.
+package passwordhash
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/userd/userd/ports"
+)
+
+var _ ports.PasswordHasher = (*Hasher)(nil)
+
+// Bounds on the parameters of a hash that Verify agrees to compute. A stored
+// hash is data, possibly imported from elsewhere: without bounds, one hash
+// claiming m=4 GiB or t=2^32 would stall or kill the process on every login
+// attempt for that account. Hash refuses to produce anything Verify would
+// refuse, so a configuration beyond them fails loudly instead of locking
+// every new user out.
+const (
+	MaxMemoryKiB   = 1 << 20 // 1 GiB
+	MaxIterations  = 20
+	MaxParallelism = 16
+	MinSaltLen     = 8 // RFC 9106 minimum
+	MaxSaltLen     = 64
+	MinKeyLen      = 16
+	MaxKeyLen      = 128
+	// MaxBcryptCost bounds imported bcrypt hashes; each step doubles the
+	// work, and cost 16 already takes seconds.
+	MaxBcryptCost = 16
+)
+
+// argon2Version is the only Argon2 version golang.org/x/crypto implements
+// (0x13).
+const argon2Version = argon2.Version
+
+// ErrMalformedHash is returned (wrapped) by Verify for a stored hash it cannot
+// decode, or whose parameters are out of bounds.
+var ErrMalformedHash = errors.New("malformed password hash")
+
+// Params are argon2id cost parameters.
+type Params struct {
+	// Memory is the memory cost in KiB.
+	Memory uint32
+	// Iterations is the number of passes over the memory.
+	Iterations uint32
+	// Parallelism is the number of lanes.
+	Parallelism uint8
+	// SaltLen is the length of the random salt in bytes.
+	SaltLen uint32
+	// KeyLen is the length of the derived hash in bytes.
+	KeyLen uint32
+}
+
+// DefaultParams returns the parameters of the contract (OWASP's first
+// argon2id recommendation): m=19456 KiB, t=2, p=1, a 16-byte salt and a
+// 32-byte hash.
+func DefaultParams() Params {
+	return Params{Memory: 19456, Iterations: 2, Parallelism: 1, SaltLen: 16, KeyLen: 32}
+}
+
+// Validate reports whether p lies within the bounds Verify accepts.
+func (p Params) Validate() error {
+	switch {
+	case p.Iterations < 1 || p.Iterations > MaxIterations:
+		return fmt.Errorf("argon2 iterations %d outside 1..%d", p.Iterations, MaxIterations)
+	case p.Parallelism < 1 || p.Parallelism > MaxParallelism:
+		return fmt.Errorf("argon2 parallelism %d outside 1..%d", p.Parallelism, MaxParallelism)
+	case p.Memory < 8*uint32(p.Parallelism) || p.Memory > MaxMemoryKiB:
+		// Argon2 needs at least 8 KiB per lane (RFC 9106, section 3.1).
+		return fmt.Errorf("argon2 memory %d KiB outside %d..%d", p.Memory, 8*uint32(p.Parallelism), MaxMemoryKiB)
+	case p.SaltLen < MinSaltLen || p.SaltLen > MaxSaltLen:
+		return fmt.Errorf("argon2 salt length %d outside %d..%d", p.SaltLen, MinSaltLen, MaxSaltLen)
+	case p.KeyLen < MinKeyLen || p.KeyLen > MaxKeyLen:
+		return fmt.Errorf("argon2 key length %d outside %d..%d", p.KeyLen, MinKeyLen, MaxKeyLen)
+	}
+	return nil
+}
+
+// Hasher hashes passwords with argon2id and verifies argon2id and bcrypt
+// hashes. It is safe for concurrent use.
+type Hasher struct {
+	params Params
+}
+
+// New returns a Hasher that hashes with p. Parameters outside the bounds of
+// Params.Validate make Hash fail.
+func New(p Params) *Hasher {
+	return &Hasher{params: p}
+}
+
+// Hash returns password hashed with argon2id in PHC string form,
+// $argon2id$v=19$m=…,t=…,p=…$<salt>$<hash>, both unpadded standard base64.
+func (h *Hasher) Hash(password string) (string, error) {
+	p := h.params
+	if err := p.Validate(); err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	salt := make([]byte, p.SaltLen)
+	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
+	_, _ = rand.Read(salt)
+	key := argon2.IDKey([]byte(password), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
+		argon2Version, p.Memory, p.Iterations, p.Parallelism,
+		base64.RawStdEncoding.EncodeToString(salt),
+		base64.RawStdEncoding.EncodeToString(key)), nil
+}
+
+// Verify reports whether password matches encoded, an argon2id PHC string or
+// a bcrypt hash ($2a$, $2b$, $2y$), and whether encoded should be replaced
+// by Hash(password): always for bcrypt, and for argon2id when any parameter
+// differs from the configured ones. A wrong password is (false, false, nil);
+// a hash that cannot be decoded, or whose parameters exceed the bounds of
+// this package, is an error wrapping ErrMalformedHash.
+func (h *Hasher) Verify(encoded, password string) (bool, bool, error) {
+	switch {
+	case strings.HasPrefix(encoded, "$argon2id$"):
+		return h.verifyArgon2id(encoded, password)
+	case strings.HasPrefix(encoded, "$2a$"), strings.HasPrefix(encoded, "$2b$"), strings.HasPrefix(encoded, "$2y$"):
+		return verifyBcrypt(encoded, password)
+	}
+	return false, false, fmt.Errorf("%w: unknown algorithm", ErrMalformedHash)
+}
+
+// argon2Hash is a decoded argon2id PHC string.
+type argon2Hash struct {
+	params Params
+	salt   []byte
+	key    []byte
+}
+
+func (h *Hasher) verifyArgon2id(encoded, password string) (bool, bool, error) {
+	d, err := decodeArgon2id(encoded)
+	if err != nil {
+		return false, false, err
+	}
+	p := d.params
+	got := argon2.IDKey([]byte(password), d.salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
+	if subtle.ConstantTimeCompare(got, d.key) != 1 {
+		return false, false, nil
+	}
+	return true, p != h.params, nil
+}
+
+// decodeArgon2id parses $argon2id$v=19$m=M,t=T,p=P$salt$hash. The m, t and p
+// parameters may come in any order, each exactly once; PHC's optional keyid
+// and data parameters are refused because x/crypto cannot use them.
+func decodeArgon2id(encoded string) (argon2Hash, error) {
+	fail := func(why string) (argon2Hash, error) {
+		return argon2Hash{}, fmt.Errorf("%w: argon2id: %s", ErrMalformedHash, why)
+	}
+	parts := strings.Split(encoded, "$")
+	// "", "argon2id", "v=19", "m=…,t=…,p=…", salt, hash
+	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" {
+		return fail("wrong number of fields")
+	}
+	if parts[2] != "v="+strconv.Itoa(argon2Version) {
+		return fail("unsupported version")
+	}
+
+	var p Params
+	var seen [3]bool
+	for _, kv := range strings.Split(parts[3], ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fail("malformed parameter")
+		}
+		// Parsing with bitSize 32 rejects values that would wrap in uint32;
+		// the bounds below do the rest.
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || (len(v) > 1 && v[0] == '0') {
+			return fail("malformed parameter value")
+		}
+		var i int
+		switch k {
+		case "m":
+			i, p.Memory = 0, uint32(n)
+		case "t":
+			i, p.Iterations = 1, uint32(n)
+		case "p":
+			if n > MaxParallelism {
+				return fail("parameters out of bounds")
+			}
+			i, p.Parallelism = 2, uint8(n)
+		default:
+			return fail("unknown parameter")
+		}
+		if seen[i] {
+			return fail("repeated parameter")
+		}
+		seen[i] = true
+	}
+	if !seen[0] || !seen[1] || !seen[2] {
+		return fail("missing parameter")
+	}
+
+	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+	if err != nil {
+		return fail("undecodable salt")
+	}
+	key, err := base64.RawStdEncoding.DecodeString(parts[5])
+	if err != nil {
+		return fail("undecodable hash")
+	}
+	p.SaltLen, p.KeyLen = uint32(len(salt)), uint32(len(key))
+	if err := p.Validate(); err != nil {
+		return fail("parameters out of bounds")
+	}
+	return argon2Hash{params: p, salt: salt, key: key}, nil
+}
+
+func verifyBcrypt(encoded, password string) (bool, bool, error) {
+	cost, err := bcrypt.Cost([]byte(encoded))
+	if err != nil {
+		return false, false, fmt.Errorf("%w: bcrypt: %w", ErrMalformedHash, err)
+	}
+	if cost > MaxBcryptCost {
+		return false, false, fmt.Errorf("%w: bcrypt: cost %d above %d", ErrMalformedHash, cost, MaxBcryptCost)
+	}
+	// bcrypt only reads the first 72 bytes of a password; the system the
+	// hash was imported from did the same, so longer passwords still match.
+	err = bcrypt.CompareHashAndPassword([]byte(encoded), []byte(password))
+	switch {
+	case err == nil:
+		return true, true, nil
+	case errors.Is(err, bcrypt.ErrMismatchedHashAndPassword):
+		return false, false, nil
+	}
+	return false, false, fmt.Errorf("%w: bcrypt: %w", ErrMalformedHash, err)
+}

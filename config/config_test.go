@@ -1,0 +1,428 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// env returns a getenv over m.
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// writeYAML writes content to a temporary file and returns its path.
+func writeYAML(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "userd.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := LoadFrom(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		HTTPAddr:           ":8080",
+		ReadHeaderTimeout:  5 * time.Second,
+		ReadTimeout:        15 * time.Second,
+		WriteTimeout:       30 * time.Second,
+		IdleTimeout:        120 * time.Second,
+		ShutdownTimeout:    15 * time.Second,
+		DBDriver:           DriverSQLite,
+		DBDSN:              "userd.db",
+		DBMaxOpenConns:     20,
+		DBMaxIdleConns:     10,
+		DBConnMaxLifetime:  30 * time.Minute,
+		BootstrapAdminName: "Administrator",
+		OpenRegistration:   true,
+		AccessTTL:          15 * time.Minute,
+		RefreshTTL:         720 * time.Hour,
+		RefreshFamilyTTL:   2160 * time.Hour,
+		RefreshReuseGrace:  10 * time.Second,
+		AuthIPLimit:        120,
+		Issuer:             "userd",
+		Audience:           "userd",
+		LogLevel:           slog.LevelInfo,
+		LogFormat:          LogFormatJSON,
+		Argon2MemoryKiB:    19456,
+		Argon2Iterations:   2,
+		Argon2Parallelism:  1,
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("defaults:\n got %#v\nwant %#v", c.Redacted(), want.Redacted())
+	}
+	if !reflect.DeepEqual(Default(), want) {
+		t.Error("Default() differs from LoadFrom with an empty environment")
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	t.Parallel()
+	c, err := LoadFrom(env(map[string]string{
+		"USERD_HTTP_ADDR":                "127.0.0.1:9000",
+		"USERD_DB_DRIVER":                "postgres",
+		"USERD_DB_DSN":                   "postgres://userd:pw@db/userd",
+		"USERD_DB_MAX_OPEN_CONNS":        "5",
+		"USERD_BOOTSTRAP_ADMIN_EMAIL":    "admin@example.com",
+		"USERD_BOOTSTRAP_ADMIN_PASSWORD": "s3cret-admin-pw",
+		"USERD_OPEN_REGISTRATION":        "false",
+		"USERD_REQUIRE_CURRENT_PASSWORD": "true",
+		"USERD_ACCESS_TTL":               "5m",
+		"USERD_REFRESH_REUSE_GRACE":      "0s",
+		"USERD_AUTH_IP_LIMIT":            "0",
+		"USERD_TRUSTED_PROXIES":          "10.0.0.0/8, 192.168.1.7",
+		"USERD_ISSUER":                   "https://auth.example.com",
+		"USERD_LOG_LEVEL":                "debug",
+		"USERD_LOG_FORMAT":               "text",
+		"USERD_ARGON2_MEMORY_KIB":        "65536",
+		"USERD_ARGON2_PARALLELISM":       "4",
+		"USERD_WRITE_TIMEOUT":            "0",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"HTTPAddr", c.HTTPAddr, "127.0.0.1:9000"},
+		{"DBDriver", c.DBDriver, DriverPostgres},
+		{"DBDSN", c.DBDSN, "postgres://userd:pw@db/userd"},
+		{"DBMaxOpenConns", c.DBMaxOpenConns, 5},
+		{"BootstrapAdminEmail", c.BootstrapAdminEmail, "admin@example.com"},
+		{"BootstrapAdminPassword", c.BootstrapAdminPassword, "s3cret-admin-pw"},
+		{"OpenRegistration", c.OpenRegistration, false},
+		{"RequireCurrentPassword", c.RequireCurrentPassword, true},
+		{"AccessTTL", c.AccessTTL, 5 * time.Minute},
+		{"RefreshReuseGrace", c.RefreshReuseGrace, time.Duration(0)},
+		{"AuthIPLimit", c.AuthIPLimit, 0},
+		{"Issuer", c.Issuer, "https://auth.example.com"},
+		{"LogLevel", c.LogLevel, slog.LevelDebug},
+		{"LogFormat", c.LogFormat, LogFormatText},
+		{"Argon2MemoryKiB", c.Argon2MemoryKiB, uint32(65536)},
+		{"Argon2Parallelism", c.Argon2Parallelism, uint8(4)},
+		{"WriteTimeout", c.WriteTimeout, time.Duration(0)},
+		{"Audience (default)", c.Audience, "userd"},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s = %v, want %v", ck.name, ck.got, ck.want)
+		}
+	}
+	wantProxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32")}
+	if !slices.Equal(c.TrustedProxies, wantProxies) {
+		t.Errorf("TrustedProxies = %v, want %v", c.TrustedProxies, wantProxies)
+	}
+}
+
+func TestYAMLFile(t *testing.T) {
+	t.Parallel()
+	path := writeYAML(t, `
+# comments are fine
+http_addr: ":9090"
+db_driver: memory
+open_registration: false
+access_ttl: 10m
+auth_ip_limit: 60
+trusted_proxies:
+  - 10.1.2.3
+  - fd00::/8
+bootstrap_admin_email: root@example.com
+bootstrap_admin_password: "from-the-file"
+issuer: ~
+`)
+	c, err := LoadFrom(env(map[string]string{"USERD_CONFIG": path}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != ":9090" || c.DBDriver != DriverMemory || c.OpenRegistration ||
+		c.AccessTTL != 10*time.Minute || c.AuthIPLimit != 60 ||
+		c.BootstrapAdminEmail != "root@example.com" || c.BootstrapAdminPassword != "from-the-file" {
+		t.Errorf("file values not applied: %v", c)
+	}
+	if c.Issuer != "userd" {
+		t.Errorf("null issuer = %q, want the default", c.Issuer)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.1.2.3/32"), netip.MustParsePrefix("fd00::/8")}
+	if !slices.Equal(c.TrustedProxies, want) {
+		t.Errorf("TrustedProxies = %v, want %v", c.TrustedProxies, want)
+	}
+
+	// An empty file is no configuration at all.
+	if _, err := LoadFrom(env(map[string]string{"USERD_CONFIG": writeYAML(t, "")})); err != nil {
+		t.Errorf("empty file: %v", err)
+	}
+}
+
+func TestEnvBeatsYAML(t *testing.T) {
+	t.Parallel()
+	path := writeYAML(t, "access_ttl: 10m\nlog_level: warn\ntrusted_proxies: 10.0.0.1\n")
+	c, err := LoadFrom(env(map[string]string{
+		"USERD_CONFIG":     path,
+		"USERD_ACCESS_TTL": "20m",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AccessTTL != 20*time.Minute {
+		t.Errorf("AccessTTL = %v, want the environment's 20m", c.AccessTTL)
+	}
+	if c.LogLevel != slog.LevelWarn {
+		t.Errorf("LogLevel = %v, want the file's warn", c.LogLevel)
+	}
+	if !slices.Equal(c.TrustedProxies, []netip.Prefix{netip.MustParsePrefix("10.0.0.1/32")}) {
+		t.Errorf("TrustedProxies = %v", c.TrustedProxies)
+	}
+}
+
+func TestInvalidValues(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string // a substring of the error: the key at least
+	}{
+		{"bool_yes", map[string]string{"USERD_OPEN_REGISTRATION": "yes"}, "USERD_OPEN_REGISTRATION"},
+		{"bool_one", map[string]string{"USERD_REQUIRE_CURRENT_PASSWORD": "1"}, "USERD_REQUIRE_CURRENT_PASSWORD"},
+		{"bool_upper", map[string]string{"USERD_OPEN_REGISTRATION": "TRUE"}, "USERD_OPEN_REGISTRATION"},
+		{"duration_no_unit", map[string]string{"USERD_ACCESS_TTL": "900"}, "USERD_ACCESS_TTL"},
+		{"duration_garbage", map[string]string{"USERD_REFRESH_TTL": "30 days"}, "USERD_REFRESH_TTL"},
+		{"duration_negative", map[string]string{"USERD_REFRESH_REUSE_GRACE": "-1s"}, "USERD_REFRESH_REUSE_GRACE"},
+		{"access_ttl_too_short", map[string]string{"USERD_ACCESS_TTL": "30s"}, "USERD_ACCESS_TTL"},
+		{"zero_read_header_timeout", map[string]string{"USERD_READ_HEADER_TIMEOUT": "0s"}, "USERD_READ_HEADER_TIMEOUT"},
+		{"zero_shutdown_timeout", map[string]string{"USERD_SHUTDOWN_TIMEOUT": "0"}, "USERD_SHUTDOWN_TIMEOUT"},
+		{"driver", map[string]string{"USERD_DB_DRIVER": "mysql"}, "USERD_DB_DRIVER"},
+		{"int_garbage", map[string]string{"USERD_AUTH_IP_LIMIT": "lots"}, "USERD_AUTH_IP_LIMIT"},
+		{"int_negative", map[string]string{"USERD_AUTH_IP_LIMIT": "-1"}, "USERD_AUTH_IP_LIMIT"},
+		{"conns_negative", map[string]string{"USERD_DB_MAX_OPEN_CONNS": "-5"}, "USERD_DB_MAX_OPEN_CONNS"},
+		{"log_level", map[string]string{"USERD_LOG_LEVEL": "verbose"}, "USERD_LOG_LEVEL"},
+		{"log_format", map[string]string{"USERD_LOG_FORMAT": "xml"}, "USERD_LOG_FORMAT"},
+		{"argon2_memory_low", map[string]string{"USERD_ARGON2_MEMORY_KIB": "4"}, "USERD_ARGON2_MEMORY_KIB"},
+		{"argon2_memory_high", map[string]string{"USERD_ARGON2_MEMORY_KIB": "2097152"}, "USERD_ARGON2_MEMORY_KIB"},
+		{"argon2_memory_per_lane", map[string]string{"USERD_ARGON2_MEMORY_KIB": "16", "USERD_ARGON2_PARALLELISM": "4"}, "USERD_ARGON2_MEMORY_KIB"},
+		{"argon2_iterations_zero", map[string]string{"USERD_ARGON2_ITERATIONS": "0"}, "USERD_ARGON2_ITERATIONS"},
+		{"argon2_parallelism_wraps", map[string]string{"USERD_ARGON2_PARALLELISM": "257"}, "USERD_ARGON2_PARALLELISM"},
+		{"http_addr", map[string]string{"USERD_HTTP_ADDR": "8080"}, "USERD_HTTP_ADDR"},
+		{"issuer_blank", map[string]string{"USERD_ISSUER": " "}, "USERD_ISSUER"},
+		{"proxy_garbage", map[string]string{"USERD_TRUSTED_PROXIES": "10.0.0.1,proxy.local"}, "USERD_TRUSTED_PROXIES"},
+		{"proxy_bad_cidr", map[string]string{"USERD_TRUSTED_PROXIES": "10.0.0.0/33"}, "USERD_TRUSTED_PROXIES"},
+		{"family_shorter_than_token", map[string]string{"USERD_REFRESH_TTL": "2400h"}, "USERD_REFRESH_FAMILY_TTL"},
+		{"grace_not_below_ttl", map[string]string{"USERD_REFRESH_TTL": "1m", "USERD_REFRESH_REUSE_GRACE": "1m"}, "USERD_REFRESH_REUSE_GRACE"},
+		{"missing_file", map[string]string{"USERD_CONFIG": "/nonexistent/userd.yaml"}, "USERD_CONFIG"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadFrom(env(tt.env))
+			if err == nil {
+				t.Fatal("LoadFrom succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not name %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestErrorsAreCollected(t *testing.T) {
+	t.Parallel()
+	_, err := LoadFrom(env(map[string]string{
+		"USERD_OPEN_REGISTRATION": "yes",
+		"USERD_ACCESS_TTL":        "soon",
+	}))
+	if err == nil || !strings.Contains(err.Error(), "USERD_OPEN_REGISTRATION") || !strings.Contains(err.Error(), "USERD_ACCESS_TTL") {
+		t.Errorf("error %v should name both keys", err)
+	}
+}
+
+func TestYAMLErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, content, want string
+	}{
+		{"unknown_key", "http_adr: ':80'\n", `unknown key "http_adr"`},
+		{"upper_case_key", "HTTP_ADDR: ':80'\n", `unknown key "HTTP_ADDR"`},
+		{"prefixed_key", "userd_http_addr: ':80'\n", "unknown key"},
+		{"repeated_key", "access_ttl: 5m\naccess_ttl: 6m\n", "repeated key"},
+		{"bad_bool", "open_registration: yes\n", "line 1: open_registration"},
+		{"bad_duration", "log_level: info\naccess_ttl: 15\n", "line 2: access_ttl"},
+		{"list_for_scalar", "issuer: [a, b]\n", "issuer: must be a single value"},
+		{"map_value", "trusted_proxies: {a: b}\n", "trusted_proxies"},
+		{"not_a_mapping", "- http_addr\n", "want a mapping"},
+		{"syntax", "http_addr: [\n", "config file"},
+		{"empty_dsn_for_postgres", "db_driver: postgres\ndb_dsn: ''\n", "USERD_DB_DSN: must be set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := writeYAML(t, tt.content)
+			_, err := LoadFrom(env(map[string]string{"USERD_CONFIG": path}))
+			if err == nil {
+				t.Fatal("LoadFrom succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSecretsNeverShown(t *testing.T) {
+	t.Parallel()
+	const secret = "Tr0ub4dor&3-very-secret"
+
+	// Errors about the password name the key, never the value.
+	cases := []struct {
+		name string
+		env  map[string]string
+		file string
+	}{
+		{name: "password_without_email", env: map[string]string{"USERD_BOOTSTRAP_ADMIN_PASSWORD": secret}},
+		{name: "password_as_list_in_file", file: "bootstrap_admin_password: [" + secret + "]\n"},
+		{name: "password_without_email_in_file", file: "bootstrap_admin_password: " + secret + "\n"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := map[string]string{}
+			for k, v := range tt.env {
+				e[k] = v
+			}
+			if tt.file != "" {
+				e["USERD_CONFIG"] = writeYAML(t, tt.file)
+			}
+			_, err := LoadFrom(env(e))
+			if err == nil {
+				t.Fatal("LoadFrom succeeded")
+			}
+			if !strings.Contains(err.Error(), "BOOTSTRAP_") && !strings.Contains(err.Error(), "bootstrap_") {
+				t.Errorf("error %q does not name the key", err)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q shows the password", err)
+			}
+		})
+	}
+
+	// Printing the configuration in any way masks it.
+	c, err := LoadFrom(env(map[string]string{
+		"USERD_BOOTSTRAP_ADMIN_EMAIL":    "admin@example.com",
+		"USERD_BOOTSTRAP_ADMIN_PASSWORD": secret,
+		"USERD_DB_DRIVER":                "postgres",
+		"USERD_DB_DSN":                   "postgres://userd:" + secret + "@db:5432/userd?sslmode=require",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "config", c)
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "config", c)
+	outputs := map[string]string{
+		"String":   c.String(),
+		"%v":       fmt.Sprintf("%v", c),
+		"%+v":      fmt.Sprintf("%+v", c),
+		"%#v":      fmt.Sprintf("%#v", c),
+		"slog":     logged.String(),
+		"Redacted": fmt.Sprint(c.Redacted()),
+	}
+	for how, out := range outputs {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s shows the secret: %s", how, out)
+		}
+	}
+	r := c.Redacted()
+	if r["USERD_BOOTSTRAP_ADMIN_PASSWORD"] != "********" {
+		t.Errorf("password shown as %q", r["USERD_BOOTSTRAP_ADMIN_PASSWORD"])
+	}
+	if want := "postgres://userd:********@db:5432/userd?sslmode=require"; r["USERD_DB_DSN"] != want {
+		t.Errorf("DSN shown as %q, want %q", r["USERD_DB_DSN"], want)
+	}
+	if r["USERD_BOOTSTRAP_ADMIN_EMAIL"] != "admin@example.com" {
+		t.Errorf("email shown as %q", r["USERD_BOOTSTRAP_ADMIN_EMAIL"])
+	}
+	if got := Default().Redacted()["USERD_BOOTSTRAP_ADMIN_PASSWORD"]; got != "" {
+		t.Errorf("unset password shown as %q, want empty", got)
+	}
+}
+
+func TestRedactDSN(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"userd.db", "userd.db"},
+		{"file:userd.db?_pragma=busy_timeout(5000)", "file:userd.db?_pragma=busy_timeout(5000)"},
+		{"postgres://u:p@h/db", "postgres://u:********@h/db"},
+		{"postgres://u@h/db", "postgres://u@h/db"},
+		{"postgres://h/db?user=u&password=p", "postgres://h/db?password=********&user=u"},
+		{"host=h user=u password=p dbname=d", "host=h user=u password=******** dbname=d"},
+		{"host=h password='p q\\' r' dbname=d", "host=h password=******** dbname=d"},
+		{"postgres://u:p%zz@h/db", "********"},
+	}
+	for _, tt := range tests {
+		if got := redactDSN(tt.in); got != tt.want {
+			t.Errorf("redactDSN(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	got, err := parsePrefixes(" 10.0.0.1 , 172.16.5.4/12,, 2001:db8::1, 2001:db8::/32, ::ffff:192.0.2.1 ,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.1/32"),
+		netip.MustParsePrefix("172.16.0.0/12"), // host bits cleared
+		netip.MustParsePrefix("2001:db8::1/128"),
+		netip.MustParsePrefix("2001:db8::/32"),
+		netip.MustParsePrefix("192.0.2.1/32"), // unmapped
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("parsePrefixes = %v, want %v", got, want)
+	}
+	if got, err := parsePrefixes(""); err != nil || got != nil {
+		t.Errorf("empty list = %v, %v", got, err)
+	}
+	for _, bad := range []string{"10.0.0", "fe80::1%eth0", "10.0.0.0/8/8", "example.com"} {
+		if _, err := parsePrefixes(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestRedactedRoundTrip: what Redacted prints, Load reads back to the same
+// configuration (secrets aside), so `userd config print` output is usable.
+func TestRedactedRoundTrip(t *testing.T) {
+	t.Parallel()
+	c, err := LoadFrom(env(map[string]string{
+		"USERD_TRUSTED_PROXIES": "10.0.0.0/8,::1",
+		"USERD_LOG_LEVEL":       "error",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := LoadFrom(env(c.Redacted()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, again) {
+		t.Errorf("round trip changed the configuration:\n%v\n---\n%v", c, again)
+	}
+	if len(c.Redacted()) != len(fields) || strings.Count(c.String(), "\n") != len(fields)-1 {
+		t.Error("Redacted or String misses keys")
+	}
+}
