@@ -37,7 +37,8 @@ type UserRepository interface {
 	// atomically: no concurrent update is lost. The id and CreatedAt are
 	// kept whatever fn does. It returns the stored user,
 	// domain.ErrUserNotFound, domain.ErrEmailTaken, or fn's error unchanged
-	// (in which case nothing is written).
+	// (in which case nothing is written). fn runs inside the store's
+	// transaction or lock: it must be quick and must not call the store.
 	Update(ctx context.Context, id domain.UserID, fn func(*domain.User) error) (domain.User, error)
 	// Delete removes the user and, with it, every refresh-token family of
 	// the user. It returns domain.ErrUserNotFound when there is none.

@@ -1,0 +1,223 @@
+// Package gormstore implements the storage ports with GORM on SQLite and
+// PostgreSQL.
+//
+// The schema is created by numbered migrations (see Migrate), never by
+// GORM's AutoMigrate, so that every deployment runs the same reviewed DDL.
+// Times are stored as BIGINT Unix microseconds in UTC: it avoids the time
+// zone and text-format pitfalls of SQLite and makes comparisons plain
+// integer comparisons on both databases. Row structs and their converters
+// (toDomainX, fromDomainX) are the only place GORM tags appear; no GORM
+// type or error leaves the package.
+//
+// Concurrency relies on the databases, not on process-local locks, so that
+// several instances can share one database: SQLite runs every transaction
+// as BEGIN IMMEDIATE, which serialises writers across processes; PostgreSQL
+// takes row locks where a read decides a write.
+package gormstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// Drivers accepted by Open.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// Pool defaults for PostgreSQL, used where Options leaves a field zero.
+const (
+	DefaultMaxOpenConns    = 20
+	DefaultMaxIdleConns    = 10
+	DefaultConnMaxLifetime = 30 * time.Minute
+)
+
+// Options tunes the connection pool. They apply to PostgreSQL only: SQLite
+// always uses a single connection.
+type Options struct {
+	// MaxOpenConns caps open connections; 0 means DefaultMaxOpenConns.
+	MaxOpenConns int
+	// MaxIdleConns caps idle connections; 0 means DefaultMaxIdleConns (but
+	// never more than MaxOpenConns).
+	MaxIdleConns int
+	// ConnMaxLifetime recycles connections after this long, so that a
+	// failover or a server-side restart is picked up; 0 means
+	// DefaultConnMaxLifetime.
+	ConnMaxLifetime time.Duration
+}
+
+// DB is an open database with the userd schema (after Migrate). It is safe
+// for concurrent use and implements ports.HealthChecker.
+type DB struct {
+	gorm     *gorm.DB
+	postgres bool
+}
+
+var _ ports.HealthChecker = (*DB)(nil)
+
+// Open connects to the database. driver is DriverSQLite (dsn a file path or
+// a file: URI) or DriverPostgres (dsn a URL or key=value string). It does
+// not create the schema: call Migrate.
+func Open(driver, dsn string, opts Options) (*DB, error) {
+	var dialector gorm.Dialector
+	switch driver {
+	case DriverSQLite:
+		full, err := sqliteDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+		dialector = sqlite.Open(full)
+	case DriverPostgres:
+		dialector = postgres.Open(dsn)
+	default:
+		return nil, fmt.Errorf("open database: unknown driver %q (want %q or %q)", driver, DriverSQLite, DriverPostgres)
+	}
+	g, err := gorm.Open(dialector, &gorm.Config{
+		// Maps unique and foreign-key violations to gorm.ErrDuplicatedKey
+		// and gorm.ErrForeignKeyViolated on both databases.
+		TranslateError: true,
+		// SQL with its values would put password hashes in the logs.
+		Logger: logger.Discard,
+		// Single statements are atomic anyway; the implicit transaction
+		// would only cost a round trip (and the SQLite write lock).
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		// The DSN is left out on purpose: it may hold a password.
+		return nil, storeError("open "+driver+" database", err)
+	}
+	sqlDB, err := g.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", driver, err)
+	}
+	if driver == DriverSQLite {
+		// One connection serialises this process's writers, so they never
+		// see SQLITE_BUSY from each other; busy_timeout covers other
+		// processes. It also keeps a ":memory:" database alive and single.
+		sqlDB.SetMaxOpenConns(1)
+		sqlDB.SetMaxIdleConns(1)
+		sqlDB.SetConnMaxLifetime(0)
+	} else {
+		maxOpen := orDefault(opts.MaxOpenConns, DefaultMaxOpenConns)
+		sqlDB.SetMaxOpenConns(maxOpen)
+		sqlDB.SetMaxIdleConns(min(orDefault(opts.MaxIdleConns, DefaultMaxIdleConns), maxOpen))
+		sqlDB.SetConnMaxLifetime(orDefault(opts.ConnMaxLifetime, DefaultConnMaxLifetime))
+	}
+	return &DB{gorm: g, postgres: driver == DriverPostgres}, nil
+}
+
+// orDefault returns v, or def when v is zero or negative.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// sqlitePragmas are the mattn/go-sqlite3 DSN parameters userd needs, with
+// the other spellings the driver accepts for each. A parameter the DSN
+// already sets, under any spelling, is left alone.
+var sqlitePragmas = []struct {
+	key, value string
+	aliases    []string
+}{
+	// WAL lets readers proceed while a writer commits.
+	{"_journal_mode", "WAL", []string{"_journal"}},
+	// Wait for another process's write lock instead of failing at once.
+	{"_busy_timeout", "5000", []string{"_timeout"}},
+	// Deleting a user must cascade to its refresh tokens.
+	{"_foreign_keys", "1", []string{"_fk"}},
+	// An acknowledged rotation or registration survives a power cut.
+	{"_synchronous", "FULL", []string{"_sync"}},
+	// Take the write lock at BEGIN: a transaction that reads and then
+	// writes (Update, Rotate) can then neither lose an update nor fail
+	// with SQLITE_BUSY halfway through.
+	{"_txlock", "immediate", nil},
+}
+
+// sqliteDSN adds the pragmas of sqlitePragmas that dsn does not set. It
+// refuses a DSN that turns foreign keys off, since user deletion relies on
+// them.
+func sqliteDSN(dsn string) (string, error) {
+	if dsn == "" {
+		return "", errors.New("open sqlite database: empty DSN")
+	}
+	_, query, _ := strings.Cut(dsn, "?")
+	params, err := url.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("open sqlite database: DSN parameters: %w", err)
+	}
+	var add []string
+	for _, p := range sqlitePragmas {
+		set := false
+		for _, k := range append([]string{p.key}, p.aliases...) {
+			if v, ok := params[k]; ok {
+				set = true
+				if p.key == "_foreign_keys" && !isTrue(v[len(v)-1]) {
+					return "", errors.New("open sqlite database: foreign keys must stay on (user deletion cascades through them)")
+				}
+			}
+		}
+		if !set {
+			add = append(add, p.key+"="+p.value)
+		}
+	}
+	if len(add) == 0 {
+		return dsn, nil
+	}
+	sep := "?"
+	if query != "" {
+		sep = "&"
+	} else if strings.HasSuffix(dsn, "?") {
+		sep = ""
+	}
+	return dsn + sep + strings.Join(add, "&"), nil
+}
+
+// isTrue follows mattn/go-sqlite3's reading of boolean parameters.
+func isTrue(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "yes", "true", "on":
+		return true
+	}
+	return false
+}
+
+// Close closes the connection pool.
+func (db *DB) Close() error {
+	sqlDB, err := db.gorm.DB()
+	if err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	if err := sqlDB.Close(); err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	return nil
+}
+
+// Ping implements ports.HealthChecker: any failure to reach the database
+// is domain.ErrUnavailable.
+func (db *DB) Ping(ctx context.Context) error {
+	sqlDB, err := db.gorm.DB()
+	if err == nil {
+		err = sqlDB.PingContext(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("ping database: %w: %v", domain.ErrUnavailable, err)
+	}
+	return nil
+}

@@ -1,0 +1,422 @@
+package gormstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/contract"
+)
+
+// backends lists the databases the tests run on; a backend's open function
+// returns a migrated, empty database of its own.
+var backends = []struct {
+	name string
+	// require skips the test when the backend is not available.
+	require func(t *testing.T)
+	open    func(t *testing.T) *DB
+}{
+	{"sqlite", func(*testing.T) {}, openSQLite},
+	{"postgres", func(t *testing.T) { postgresDSN(t) }, openPostgres},
+}
+
+func TestContract(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			b.require(t)
+			t.Run("users", func(t *testing.T) {
+				t.Parallel()
+				contract.UserRepository(t, func(t *testing.T) ports.UserRepository {
+					return NewUserRepository(b.open(t))
+				})
+			})
+			t.Run("refresh_tokens", func(t *testing.T) {
+				t.Parallel()
+				contract.RefreshTokenStore(t, func(t *testing.T) (ports.UserRepository, ports.RefreshTokenStore) {
+					db := b.open(t)
+					return NewUserRepository(db), NewRefreshTokenStore(db)
+				})
+			})
+			t.Run("login_attempts", func(t *testing.T) {
+				t.Parallel()
+				contract.LoginAttemptStore(t, func(t *testing.T) ports.LoginAttemptStore {
+					return NewLoginAttemptStore(b.open(t))
+				})
+			})
+			t.Run("keys", func(t *testing.T) {
+				t.Parallel()
+				contract.KeyStore(t, func(t *testing.T) ports.KeyStore { return NewKeyStore(b.open(t)) })
+			})
+			t.Run("health", func(t *testing.T) {
+				t.Parallel()
+				contract.HealthChecker(t, func(t *testing.T) ports.HealthChecker { return b.open(t) })
+			})
+		})
+	}
+}
+
+func TestMigrate(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			b.require(t)
+			ctx := t.Context()
+			db := b.open(t) // migrated once already
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatalf("second Migrate: %v", err)
+			}
+			status, err := db.MigrationStatus(ctx)
+			if err != nil {
+				t.Fatalf("MigrationStatus: %v", err)
+			}
+			if len(status) != len(migrations) {
+				t.Fatalf("MigrationStatus lists %d steps, want %d", len(status), len(migrations))
+			}
+			for i, s := range status {
+				if s.Version != migrations[i].version || s.Name != migrations[i].name || !s.Applied || s.AppliedAt.IsZero() {
+					t.Errorf("step %d = %+v, want version %d %q applied", i, s, migrations[i].version, migrations[i].name)
+				}
+			}
+			var n int64
+			if err := db.gorm.Model(&schemaMigrationRow{}).Count(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			if n != int64(len(migrations)) {
+				t.Errorf("schema_migrations has %d rows, want %d", n, len(migrations))
+			}
+
+			// A database from a newer binary is refused.
+			if err := db.gorm.Create(&schemaMigrationRow{Version: 9999, AppliedMicros: 1}).Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Migrate(ctx); err == nil || !strings.Contains(err.Error(), "newer") {
+				t.Errorf("Migrate(newer schema) error = %v, want a refusal", err)
+			}
+			status, err = db.MigrationStatus(ctx)
+			if err != nil {
+				t.Fatalf("MigrationStatus: %v", err)
+			}
+			if last := status[len(status)-1]; last.Version != 9999 || !last.Applied || last.Name != "" {
+				t.Errorf("unknown step listed as %+v", last)
+			}
+		})
+	}
+}
+
+func TestMigrationStatusPending(t *testing.T) {
+	db, err := Open(DriverSQLite, filepath.Join(t.TempDir(), "fresh.db"), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	status, err := db.MigrationStatus(t.Context())
+	if err != nil {
+		t.Fatalf("MigrationStatus: %v", err)
+	}
+	if len(status) != len(migrations) {
+		t.Fatalf("MigrationStatus lists %d steps, want %d", len(status), len(migrations))
+	}
+	for _, s := range status {
+		if s.Applied || !s.AppliedAt.IsZero() {
+			t.Errorf("step %+v of a fresh database is applied", s)
+		}
+	}
+}
+
+func TestMigrateConcurrently(t *testing.T) {
+	// Instances starting together each run Migrate; all must succeed.
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			b.require(t)
+			var dsn, driver string
+			switch b.name {
+			case "sqlite":
+				driver, dsn = DriverSQLite, filepath.Join(t.TempDir(), "shared.db")
+			default:
+				driver, dsn = DriverPostgres, newPostgresSchema(t)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, 4)
+			for i := range errs {
+				wg.Go(func() {
+					db, err := Open(driver, dsn, Options{MaxOpenConns: 2})
+					if err != nil {
+						errs[i] = err
+						return
+					}
+					defer db.Close()
+					errs[i] = db.Migrate(t.Context())
+				})
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					t.Errorf("Migrate: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestSQLiteDSN(t *testing.T) {
+	const all = "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=1&_synchronous=FULL&_txlock=immediate"
+	for _, c := range []struct{ in, want string }{
+		{"userd.db", "userd.db?" + all},
+		{"/var/lib/userd/userd.db", "/var/lib/userd/userd.db?" + all},
+		{"file:userd.db", "file:userd.db?" + all},
+		{"file:userd.db?", "file:userd.db?" + all},
+		{"file:userd.db?mode=rwc&cache=private", "file:userd.db?mode=rwc&cache=private&" + all},
+		{"userd.db?_busy_timeout=50&_sync=NORMAL", "userd.db?_busy_timeout=50&_sync=NORMAL&_journal_mode=WAL&_foreign_keys=1&_txlock=immediate"},
+		{"userd.db?_fk=true&_journal=DELETE&_timeout=1&_synchronous=OFF&_txlock=exclusive", "userd.db?_fk=true&_journal=DELETE&_timeout=1&_synchronous=OFF&_txlock=exclusive"},
+		{":memory:", ":memory:?" + all},
+	} {
+		got, err := sqliteDSN(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("sqliteDSN(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{"", "userd.db?_foreign_keys=0", "userd.db?_fk=off", "userd.db?%zz"} {
+		if got, err := sqliteDSN(in); err == nil {
+			t.Errorf("sqliteDSN(%q) = %q, want an error", in, got)
+		}
+	}
+}
+
+func TestSQLitePragmas(t *testing.T) {
+	db := openSQLite(t)
+	for pragma, want := range map[string]string{
+		"journal_mode": "wal",
+		"busy_timeout": "5000",
+		"foreign_keys": "1",
+		"synchronous":  "2", // FULL
+	} {
+		var got string
+		if err := db.gorm.Raw("PRAGMA " + pragma).Scan(&got).Error; err != nil {
+			t.Fatalf("PRAGMA %s: %v", pragma, err)
+		}
+		if got != want {
+			t.Errorf("PRAGMA %s = %s, want %s", pragma, got, want)
+		}
+	}
+}
+
+func TestSQLiteInMemory(t *testing.T) {
+	// The single connection keeps ":memory:" one database across queries
+	// (each connection would otherwise open an empty one of its own).
+	contract.UserRepository(t, func(t *testing.T) ports.UserRepository {
+		return NewUserRepository(openSQLiteDSN(t, ":memory:"))
+	})
+}
+
+// TestSQLiteBusyIsUnavailable holds the write lock from one handle, as
+// another process would, and writes from a second handle with a short
+// busy timeout.
+func TestSQLiteBusyIsUnavailable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.db")
+	holder := openSQLiteDSN(t, path)
+	waiter := openSQLiteDSN(t, path+"?_busy_timeout=50")
+
+	locked, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- holder.gorm.Transaction(func(tx *gorm.DB) error {
+			// BEGIN IMMEDIATE has taken the write lock already.
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	_, err := NewLoginAttemptStore(waiter).RecordFailure(t.Context(), "ada@example.com", time.Now(), time.Hour)
+	close(release)
+	if txErr := <-done; txErr != nil {
+		t.Fatalf("holder transaction: %v", txErr)
+	}
+	if !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("write while another process holds the lock: error = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestSQLiteRotateAcrossHandles rotates one token from two connection
+// pools on one file, as two instances sharing a database would.
+func TestSQLiteRotateAcrossHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a, b := openSQLiteDSN(t, path), openSQLiteDSN(t, path)
+	ctx := t.Context()
+	u := domain.User{ID: domain.NewUserID(time.Now()), Name: "Ada", Email: "ada@example.com", PasswordHash: "x",
+		Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := NewUserRepository(a).Create(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	fam := domain.RefreshFamily{ID: randomHex(t), UserID: u.ID, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	first := domain.RefreshToken{Hash: randomHex(t), FamilyID: fam.ID, UserID: u.ID, IssuedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	if err := NewRefreshTokenStore(a).CreateFamily(ctx, fam, first); err != nil {
+		t.Fatal(err)
+	}
+	stores := []*RefreshTokenStore{NewRefreshTokenStore(a), NewRefreshTokenStore(b)}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		wins int
+	)
+	for i := range 10 {
+		wg.Go(func() {
+			succ := first
+			succ.Hash = randomHex(t)
+			ok, err := stores[i%2].Rotate(ctx, first.Hash, time.Now(), succ)
+			if err != nil {
+				t.Errorf("Rotate: %v", err)
+			}
+			if ok {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Errorf("%d rotations of one token through two pools succeeded, want 1", wins)
+	}
+}
+
+func TestPingClosed(t *testing.T) {
+	db := openSQLite(t)
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := db.Ping(t.Context()); !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("Ping(closed) error = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := Open("mysql", "x", Options{}); err == nil {
+		t.Error("Open(mysql) succeeded, want an error")
+	}
+	// Nothing listens on port 1: a database that is down is unavailable,
+	// and the error does not repeat the DSN's password.
+	_, err := Open(DriverPostgres, "postgres://userd:s3cret@127.0.0.1:1/userd?sslmode=disable&connect_timeout=2", Options{})
+	if !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("Open(unreachable postgres) error = %v, want ErrUnavailable", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error %q carries the password", err)
+	}
+}
+
+func openSQLite(t *testing.T) *DB {
+	t.Helper()
+	return openSQLiteDSN(t, filepath.Join(t.TempDir(), "userd.db"))
+}
+
+func openSQLiteDSN(t *testing.T, dsn string) *DB {
+	t.Helper()
+	db, err := Open(DriverSQLite, dsn, Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if err := db.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return db
+}
+
+// openPostgres returns a migrated database in a schema of its own, dropped
+// at the end of the test.
+func openPostgres(t *testing.T) *DB {
+	t.Helper()
+	// A small pool: parallel tests each hold one, under max_connections.
+	db, err := Open(DriverPostgres, newPostgresSchema(t), Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if err := db.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return db
+}
+
+// newPostgresSchema creates an empty schema, to be dropped at the end of
+// the test, and returns a DSN whose search_path selects it. It skips the
+// test when no PostgreSQL is configured, except in CI.
+func newPostgresSchema(t *testing.T) string {
+	t.Helper()
+	base := postgresDSN(t)
+	admin, err := postgresAdmin()
+	if err != nil {
+		t.Fatalf("connect to USERD_TEST_POSTGRES_DSN: %v", err)
+	}
+	schema := "userd_test_" + randomHex(t)[:16]
+	if err := admin.gorm.Exec(`CREATE SCHEMA ` + schema).Error; err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		// t.Context is already cancelled when cleanups run.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := admin.gorm.WithContext(ctx).Exec(`DROP SCHEMA ` + schema + ` CASCADE`).Error; err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return withSearchPath(base, schema)
+}
+
+// postgresDSN returns USERD_TEST_POSTGRES_DSN. Without it, the test is
+// skipped, except in CI, where PostgreSQL must be tested.
+func postgresDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("USERD_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("USERD_TEST_POSTGRES_DSN not set: PostgreSQL contract tests are required in CI")
+		}
+		t.Skip("USERD_TEST_POSTGRES_DSN not set: PostgreSQL contract tests skipped")
+	}
+	return dsn
+}
+
+// postgresAdmin is one small pool, shared by all tests, that creates and
+// drops their schemas. It lives as long as the test binary.
+var postgresAdmin = sync.OnceValues(func() (*DB, error) {
+	return Open(DriverPostgres, os.Getenv("USERD_TEST_POSTGRES_DSN"), Options{MaxOpenConns: 2})
+})
+
+// withSearchPath sets search_path in a URL or key=value DSN; pgx sends it
+// to the server as a run-time parameter.
+func withSearchPath(dsn, schema string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err == nil {
+			q := u.Query()
+			q.Set("search_path", schema)
+			u.RawQuery = q.Encode()
+			return u.String()
+		}
+	}
+	return dsn + " search_path=" + schema
+}
+
+func randomHex(t *testing.T) string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,204 @@
+package gormstore
+
+import (
+	"strings"
+	"time"
+
+	"github.com/userd/userd/domain"
+)
+
+// Row structs mirror the tables created by the migrations. Time columns are
+// int64 Unix microseconds, in fields deliberately not named CreatedAt or
+// UpdatedAt: GORM would fill such fields itself, in seconds.
+
+type userRow struct {
+	ID            string `gorm:"column:id;primaryKey"`
+	Name          string `gorm:"column:name"`
+	Email         string `gorm:"column:email"`
+	PasswordHash  string `gorm:"column:password_hash"`
+	Profiles      string `gorm:"column:profiles"`
+	CreatedMicros int64  `gorm:"column:created_at"`
+	UpdatedMicros int64  `gorm:"column:updated_at"`
+}
+
+func (userRow) TableName() string { return "users" }
+
+// userUpdateColumns are the only columns Update writes: id and created_at
+// never change.
+var userUpdateColumns = []string{"name", "email", "password_hash", "profiles", "updated_at"}
+
+type refreshFamilyRow struct {
+	ID            string `gorm:"column:id;primaryKey"`
+	UserID        string `gorm:"column:user_id"`
+	CreatedMicros int64  `gorm:"column:created_at"`
+	ExpiresMicros int64  `gorm:"column:expires_at"`
+	RevokedMicros *int64 `gorm:"column:revoked_at"`
+}
+
+func (refreshFamilyRow) TableName() string { return "refresh_families" }
+
+type refreshTokenRow struct {
+	Hash          string  `gorm:"column:token_hash;primaryKey"`
+	FamilyID      string  `gorm:"column:family_id"`
+	UserID        string  `gorm:"column:user_id"`
+	IssuedMicros  int64   `gorm:"column:issued_at"`
+	ExpiresMicros int64   `gorm:"column:expires_at"`
+	UsedMicros    *int64  `gorm:"column:used_at"`
+	SuccessorHash *string `gorm:"column:successor_hash"`
+}
+
+func (refreshTokenRow) TableName() string { return "refresh_tokens" }
+
+type loginAttemptRow struct {
+	Email             string `gorm:"column:email;primaryKey"`
+	Failures          int    `gorm:"column:failures"`
+	LastFailureMicros int64  `gorm:"column:last_failure_at"`
+}
+
+func (loginAttemptRow) TableName() string { return "login_attempts" }
+
+type keyRow struct {
+	ID            string `gorm:"column:id;primaryKey"`
+	Purpose       string `gorm:"column:purpose"`
+	Algorithm     string `gorm:"column:algorithm"`
+	Secret        []byte `gorm:"column:secret"`
+	CreatedMicros int64  `gorm:"column:created_at"`
+}
+
+func (keyRow) TableName() string { return "keys" }
+
+// toMicros and fromMicros convert between time.Time and the stored Unix
+// microseconds. The zero time round-trips to the zero time.
+func toMicros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time {
+	t := time.UnixMicro(us).UTC()
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t
+}
+
+func toMicrosPtr(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	us := toMicros(*t)
+	return &us
+}
+
+func fromMicrosPtr(us *int64) *time.Time {
+	if us == nil {
+		return nil
+	}
+	t := fromMicros(*us)
+	return &t
+}
+
+func fromDomainUser(u domain.User) userRow {
+	return userRow{
+		ID:            string(u.ID),
+		Name:          u.Name,
+		Email:         string(u.Email),
+		PasswordHash:  u.PasswordHash,
+		Profiles:      strings.Join(u.Profiles.Canonical().Strings(), ","),
+		CreatedMicros: toMicros(u.CreatedAt),
+		UpdatedMicros: toMicros(u.UpdatedAt),
+	}
+}
+
+func toDomainUser(r userRow) domain.User {
+	var profiles domain.Profiles
+	if r.Profiles != "" {
+		for _, p := range strings.Split(r.Profiles, ",") {
+			profiles = append(profiles, domain.Profile(p))
+		}
+	}
+	return domain.User{
+		ID:           domain.UserID(r.ID),
+		Name:         r.Name,
+		Email:        domain.Email(r.Email),
+		PasswordHash: r.PasswordHash,
+		Profiles:     profiles,
+		CreatedAt:    fromMicros(r.CreatedMicros),
+		UpdatedAt:    fromMicros(r.UpdatedMicros),
+	}
+}
+
+func fromDomainRefreshFamily(f domain.RefreshFamily) refreshFamilyRow {
+	return refreshFamilyRow{
+		ID:            f.ID,
+		UserID:        string(f.UserID),
+		CreatedMicros: toMicros(f.CreatedAt),
+		ExpiresMicros: toMicros(f.ExpiresAt),
+		RevokedMicros: toMicrosPtr(f.RevokedAt),
+	}
+}
+
+func toDomainRefreshFamily(r refreshFamilyRow) domain.RefreshFamily {
+	return domain.RefreshFamily{
+		ID:        r.ID,
+		UserID:    domain.UserID(r.UserID),
+		CreatedAt: fromMicros(r.CreatedMicros),
+		ExpiresAt: fromMicros(r.ExpiresMicros),
+		RevokedAt: fromMicrosPtr(r.RevokedMicros),
+	}
+}
+
+func fromDomainRefreshToken(t domain.RefreshToken) refreshTokenRow {
+	r := refreshTokenRow{
+		Hash:          t.Hash,
+		FamilyID:      t.FamilyID,
+		UserID:        string(t.UserID),
+		IssuedMicros:  toMicros(t.IssuedAt),
+		ExpiresMicros: toMicros(t.ExpiresAt),
+		UsedMicros:    toMicrosPtr(t.UsedAt),
+	}
+	if t.SuccessorHash != "" {
+		r.SuccessorHash = &t.SuccessorHash
+	}
+	return r
+}
+
+func toDomainRefreshToken(r refreshTokenRow) domain.RefreshToken {
+	t := domain.RefreshToken{
+		Hash:      r.Hash,
+		FamilyID:  r.FamilyID,
+		UserID:    domain.UserID(r.UserID),
+		IssuedAt:  fromMicros(r.IssuedMicros),
+		ExpiresAt: fromMicros(r.ExpiresMicros),
+		UsedAt:    fromMicrosPtr(r.UsedMicros),
+	}
+	if r.SuccessorHash != nil {
+		t.SuccessorHash = *r.SuccessorHash
+	}
+	return t
+}
+
+func toDomainLoginAttempts(r loginAttemptRow) domain.LoginAttempts {
+	return domain.LoginAttempts{
+		Email:         domain.Email(r.Email),
+		Failures:      r.Failures,
+		LastFailureAt: fromMicros(r.LastFailureMicros),
+	}
+}
+
+func fromDomainKey(k domain.SigningKey) keyRow {
+	return keyRow{
+		ID:            k.ID,
+		Purpose:       k.Purpose,
+		Algorithm:     k.Algorithm,
+		Secret:        k.Secret,
+		CreatedMicros: toMicros(k.CreatedAt),
+	}
+}
+
+func toDomainKey(r keyRow) domain.SigningKey {
+	return domain.SigningKey{
+		ID:        r.ID,
+		Purpose:   r.Purpose,
+		Algorithm: r.Algorithm,
+		Secret:    r.Secret,
+		CreatedAt: fromMicros(r.CreatedMicros),
+	}
+}

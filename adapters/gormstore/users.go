@@ -1,0 +1,142 @@
+package gormstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// UserRepository is the SQL ports.UserRepository.
+type UserRepository struct{ db *DB }
+
+var _ ports.UserRepository = (*UserRepository)(nil)
+
+// NewUserRepository returns the user repository of db.
+func NewUserRepository(db *DB) *UserRepository { return &UserRepository{db: db} }
+
+// Create implements ports.UserRepository.
+func (r *UserRepository) Create(ctx context.Context, u domain.User) error {
+	row := fromDomainUser(u)
+	err := r.db.gorm.WithContext(ctx).Create(&row).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		// Two unique keys can clash: the email, or (astronomically
+		// unlikely) the random id. Only the first is the client's doing.
+		if _, byEmailErr := r.ByEmail(ctx, u.Email); byEmailErr == nil {
+			return fmt.Errorf("create user: %w", domain.ErrEmailTaken)
+		}
+	}
+	return storeError("create user", err)
+}
+
+// ByID implements ports.UserRepository.
+func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
+	var row userRow
+	err := r.db.gorm.WithContext(ctx).Where("id = ?", string(id)).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return domain.User{}, fmt.Errorf("user by id: %w", domain.ErrUserNotFound)
+	}
+	if err != nil {
+		return domain.User{}, storeError("user by id", err)
+	}
+	return toDomainUser(row), nil
+}
+
+// ByEmail implements ports.UserRepository.
+func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domain.User, error) {
+	var row userRow
+	err := r.db.gorm.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return domain.User{}, fmt.Errorf("user by email: %w", domain.ErrUserNotFound)
+	}
+	if err != nil {
+		return domain.User{}, storeError("user by email", err)
+	}
+	return toDomainUser(row), nil
+}
+
+// List implements ports.UserRepository. A Limit below 1 is taken as 1.
+func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
+	tx := r.db.gorm.WithContext(ctx).Model(&userRow{})
+	if q.After != "" {
+		tx = tx.Where("id > ?", string(q.After))
+	}
+	if q.Email != "" {
+		tx = tx.Where("email = ?", string(q.Email))
+	}
+	var rows []userRow
+	if err := tx.Order("id").Limit(max(q.Limit, 1)).Find(&rows).Error; err != nil {
+		return nil, storeError("list users", err)
+	}
+	out := make([]domain.User, len(rows))
+	for i, row := range rows {
+		out[i] = toDomainUser(row)
+	}
+	return out, nil
+}
+
+// Update implements ports.UserRepository. fn runs inside the transaction,
+// so it must not use the store: on SQLite, whose single connection the
+// transaction holds, that would wait forever.
+func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*domain.User) error) (domain.User, error) {
+	var (
+		updated domain.User
+		fnErr   error
+	)
+	err := r.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		read := tx
+		if r.db.postgres {
+			// Concurrent updates queue on the row lock; on SQLite the
+			// immediate transaction has serialised them already.
+			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
+		}
+		var row userRow
+		if err := read.Where("id = ?", string(id)).Take(&row).Error; err != nil {
+			return err
+		}
+		u := toDomainUser(row)
+		if fnErr = fn(&u); fnErr != nil {
+			return fnErr
+		}
+		u.ID, u.CreatedAt = id, toDomainUser(row).CreatedAt
+		newRow := fromDomainUser(u)
+		res := tx.Model(&userRow{}).Where("id = ?", string(id)).Select(userUpdateColumns).Updates(&newRow)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return gorm.ErrRecordNotFound
+		}
+		updated = toDomainUser(newRow)
+		return nil
+	})
+	switch {
+	case fnErr != nil:
+		return domain.User{}, fnErr
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return domain.User{}, fmt.Errorf("update user: %w", domain.ErrUserNotFound)
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return domain.User{}, fmt.Errorf("update user: %w", domain.ErrEmailTaken)
+	case err != nil:
+		return domain.User{}, storeError("update user", err)
+	}
+	return updated, nil
+}
+
+// Delete implements ports.UserRepository. The foreign keys delete the
+// user's refresh-token families and tokens in the same statement.
+func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
+	res := r.db.gorm.WithContext(ctx).Where("id = ?", string(id)).Delete(&userRow{})
+	if res.Error != nil {
+		return storeError("delete user", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("delete user: %w", domain.ErrUserNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// errFamilyMismatch rejects a token that claims another family (or user)
+// than the one it is stored into: a caller bug that would otherwise let a
+// session outlive its revocation.
+var errFamilyMismatch = errors.New("refresh token does not belong to the family")
+
+// RefreshTokenStore is the in-memory ports.RefreshTokenStore.
+type RefreshTokenStore struct{ s *Store }
+
+var _ ports.RefreshTokenStore = (*RefreshTokenStore)(nil)
+
+// NewRefreshTokenStore returns a refresh-token store over a store of its
+// own. As families must reference existing users, it is of little use
+// alone: use NewStore and take Users and RefreshTokens from it.
+func NewRefreshTokenStore() *RefreshTokenStore { return NewStore().RefreshTokens() }
+
+// CreateFamily implements ports.RefreshTokenStore. It returns
+// domain.ErrUserNotFound when the family's user does not exist.
+func (r *RefreshTokenStore) CreateFamily(_ context.Context, f domain.RefreshFamily, first domain.RefreshToken) error {
+	if first.FamilyID != f.ID || first.UserID != f.UserID {
+		return fmt.Errorf("create refresh family: %w", errFamilyMismatch)
+	}
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.users[f.UserID]; !ok {
+		return fmt.Errorf("create refresh family: %w", domain.ErrUserNotFound)
+	}
+	if _, ok := s.families[f.ID]; ok {
+		return fmt.Errorf("create refresh family: family %w", errDuplicate)
+	}
+	if _, ok := s.tokens[first.Hash]; ok {
+		return fmt.Errorf("create refresh family: token %w", errDuplicate)
+	}
+	s.families[f.ID] = copyFamily(f)
+	s.tokens[first.Hash] = copyToken(first)
+	return nil
+}
+
+// Lookup implements ports.RefreshTokenStore.
+func (r *RefreshTokenStore) Lookup(_ context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tokens[hash]
+	if !ok {
+		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", domain.ErrRefreshTokenInvalid)
+	}
+	return copyToken(t), copyFamily(s.families[t.FamilyID]), nil
+}
+
+// Rotate implements ports.RefreshTokenStore. It returns
+// domain.ErrRefreshTokenInvalid when no token has usedHash.
+func (r *RefreshTokenStore) Rotate(_ context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error) {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	used, ok := s.tokens[usedHash]
+	if !ok {
+		return false, fmt.Errorf("rotate refresh token: %w", domain.ErrRefreshTokenInvalid)
+	}
+	if successor.FamilyID != used.FamilyID || successor.UserID != used.UserID {
+		return false, fmt.Errorf("rotate refresh token: %w", errFamilyMismatch)
+	}
+	if s.families[used.FamilyID].RevokedAt != nil {
+		return false, fmt.Errorf("rotate refresh token: %w", domain.ErrRefreshFamilyRevoked)
+	}
+	if used.UsedAt != nil {
+		return false, nil
+	}
+	if _, ok := s.tokens[successor.Hash]; ok {
+		return false, fmt.Errorf("rotate refresh token: successor %w", errDuplicate)
+	}
+	used.UsedAt = normTimePtr(&usedAt)
+	used.SuccessorHash = successor.Hash
+	s.tokens[usedHash] = used
+	s.tokens[successor.Hash] = copyToken(successor)
+	return true, nil
+}
+
+// RevokeFamily implements ports.RefreshTokenStore. A family keeps the time
+// it was first revoked.
+func (r *RefreshTokenStore) RevokeFamily(_ context.Context, familyID string, at time.Time) error {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.families[familyID]; ok && f.RevokedAt == nil {
+		f.RevokedAt = normTimePtr(&at)
+		s.families[familyID] = f
+	}
+	return nil
+}
+
+// RevokeUser implements ports.RefreshTokenStore.
+func (r *RefreshTokenStore) RevokeUser(_ context.Context, userID domain.UserID, at time.Time) error {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, f := range s.families {
+		if f.UserID == userID && f.RevokedAt == nil {
+			f.RevokedAt = normTimePtr(&at)
+			s.families[id] = f
+		}
+	}
+	return nil
+}

@@ -1,0 +1,319 @@
+package application_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+func login(t *testing.T, e *env, email, password string) application.TokenPair {
+	t.Helper()
+	pair, err := e.auth.Login(ctx, application.LoginInput{Email: email, Password: password})
+	if err != nil {
+		t.Fatalf("login %s: %v", email, err)
+	}
+	return pair
+}
+
+func TestLogin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u, _ := e.seed(t, "ada@example.com")
+	pair := login(t, e, "  ADA@example.com", seededPassword)
+	if pair.User.ID != u.ID || pair.Access.Token == "" || pair.RefreshToken == "" {
+		t.Fatalf("pair = %+v", pair)
+	}
+	if want := e.clock.Now().Add(30 * 24 * time.Hour); !pair.RefreshExpiresAt.Equal(want) {
+		t.Fatalf("refresh expires %v, want %v", pair.RefreshExpiresAt, want)
+	}
+	p, err := e.auth.Authenticate(ctx, pair.Access.Token)
+	wantErr(t, err, nil)
+	if p.UserID != u.ID {
+		t.Fatalf("principal %s, want %s", p.UserID, u.ID)
+	}
+	_, err = e.auth.Authenticate(ctx, "garbage")
+	wantErr(t, err, domain.ErrInvalidToken)
+}
+
+func TestLogin_unknown_email_and_wrong_password_are_one_error(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	_, wrongPassword := e.auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: "not it at all"})
+	_, unknownEmail := e.auth.Login(ctx, application.LoginInput{Email: "nobody@example.com", Password: "not it at all"})
+	wantErr(t, wrongPassword, domain.ErrInvalidCredentials)
+	wantErr(t, unknownEmail, domain.ErrInvalidCredentials)
+	if wrongPassword.Error() != unknownEmail.Error() {
+		t.Fatalf("errors differ: %q vs %q", wrongPassword, unknownEmail)
+	}
+}
+
+func TestLogin_empty_fields_are_validation_errors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, err := e.auth.Login(ctx, application.LoginInput{})
+	var verr *domain.ValidationError
+	if !errors.As(err, &verr) || len(verr.Fields) != 2 {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestLogin_throttle(t *testing.T) {
+	t.Parallel()
+	for _, email := range []string{"ada@example.com", "ghost@example.com"} {
+		t.Run(email, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.seed(t, "ada@example.com")
+			for i := range domain.LoginFreeFailures {
+				_, err := e.auth.Login(ctx, application.LoginInput{Email: email, Password: "wrong password"})
+				if !errors.Is(err, domain.ErrInvalidCredentials) {
+					t.Fatalf("failure %d: %v", i+1, err)
+				}
+			}
+			// Locked: even the right password is not checked.
+			var tooMany *domain.TooManyAttemptsError
+			_, err := e.auth.Login(ctx, application.LoginInput{Email: email, Password: seededPassword})
+			if !errors.As(err, &tooMany) || tooMany.RetryAfter != 30*time.Second {
+				t.Fatalf("error = %v, want 30s lock", err)
+			}
+			// Refused attempts do not count: still 30 s after some more.
+			e.clock.Advance(10 * time.Second)
+			_, err = e.auth.Login(ctx, application.LoginInput{Email: email, Password: "wrong password"})
+			if !errors.As(err, &tooMany) || tooMany.RetryAfter != 20*time.Second {
+				t.Fatalf("error = %v, want 20s left", err)
+			}
+			// After the delay, another failure doubles it.
+			e.clock.Advance(21 * time.Second)
+			_, err = e.auth.Login(ctx, application.LoginInput{Email: email, Password: "wrong password"})
+			wantErr(t, err, domain.ErrInvalidCredentials)
+			_, err = e.auth.Login(ctx, application.LoginInput{Email: email, Password: "wrong password"})
+			if !errors.As(err, &tooMany) || tooMany.RetryAfter != 60*time.Second {
+				t.Fatalf("error = %v, want 60s lock", err)
+			}
+			// A day without failures forgets them.
+			e.clock.Advance(24*time.Hour + time.Minute)
+			_, err = e.auth.Login(ctx, application.LoginInput{Email: email, Password: "wrong password"})
+			wantErr(t, err, domain.ErrInvalidCredentials)
+		})
+	}
+}
+
+func TestLogin_success_resets_failures(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	for range domain.LoginFreeFailures - 1 {
+		_, _ = e.auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: "wrong password"})
+	}
+	login(t, e, "ada@example.com", seededPassword)
+	for range domain.LoginFreeFailures - 1 {
+		_, _ = e.auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: "wrong password"})
+	}
+	login(t, e, "ada@example.com", seededPassword)
+}
+
+func TestLogin_delay_caps_at_15_minutes(t *testing.T) {
+	t.Parallel()
+	a := domain.LoginAttempts{Failures: 40, LastFailureAt: time.Unix(0, 0)}
+	if got := a.RetryAfter(time.Unix(0, 0)); got != 15*time.Minute {
+		t.Fatalf("retry after %v", got)
+	}
+}
+
+func TestLogin_rehashes_old_hashes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u, _ := e.seed(t, "ada@example.com")
+	_, err := e.store.Users().Update(ctx, u.ID, func(u *domain.User) error {
+		u.PasswordHash = "old$" + seededPassword
+		return nil
+	})
+	wantErr(t, err, nil)
+	login(t, e, "ada@example.com", seededPassword)
+	got, _ := e.store.Users().ByID(ctx, u.ID)
+	if got.PasswordHash != "fake$"+seededPassword {
+		t.Fatalf("hash not upgraded: %q", got.PasswordHash)
+	}
+	login(t, e, "ada@example.com", seededPassword)
+}
+
+func TestRefresh_rotation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	first := login(t, e, "ada@example.com", seededPassword)
+	second, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, nil)
+	if second.RefreshToken == first.RefreshToken || second.Access.Token == "" {
+		t.Fatalf("no rotation: %+v", second)
+	}
+	third, err := e.auth.Refresh(ctx, second.RefreshToken)
+	wantErr(t, err, nil)
+	if third.RefreshToken == second.RefreshToken {
+		t.Fatal("no rotation on second refresh")
+	}
+}
+
+func TestRefresh_repeat_within_grace_gets_same_successor(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	first := login(t, e, "ada@example.com", seededPassword)
+	a, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, nil)
+	e.clock.Advance(9 * time.Second)
+	b, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, nil)
+	if a.RefreshToken != b.RefreshToken {
+		t.Fatalf("two successors: %s and %s", a.RefreshToken, b.RefreshToken)
+	}
+	// The one successor still works.
+	_, err = e.auth.Refresh(ctx, a.RefreshToken)
+	wantErr(t, err, nil)
+}
+
+func TestRefresh_reuse_after_grace_revokes_family(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	first := login(t, e, "ada@example.com", seededPassword)
+	other := login(t, e, "ada@example.com", seededPassword) // another session
+	next, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, nil)
+	e.clock.Advance(11 * time.Second)
+	_, err = e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenReused)
+	_, err = e.auth.Refresh(ctx, next.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+	// Other sessions of the user live on.
+	_, err = e.auth.Refresh(ctx, other.RefreshToken)
+	wantErr(t, err, nil)
+}
+
+func TestRefresh_reuse_after_successor_used_revokes_family(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	first := login(t, e, "ada@example.com", seededPassword)
+	second, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, nil)
+	third, err := e.auth.Refresh(ctx, second.RefreshToken)
+	wantErr(t, err, nil)
+	_, err = e.auth.Refresh(ctx, first.RefreshToken) // within grace, but its successor is used
+	wantErr(t, err, domain.ErrRefreshTokenReused)
+	_, err = e.auth.Refresh(ctx, third.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+}
+
+func TestRefresh_grace_zero_means_any_repeat_is_reuse(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, noGrace)
+	e.seed(t, "ada@example.com")
+	first := login(t, e, "ada@example.com", seededPassword)
+	_, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, nil)
+	_, err = e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenReused)
+}
+
+func TestRefresh_concurrent_repeats_yield_one_successor(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	first := login(t, e, "ada@example.com", seededPassword)
+	const n = 16
+	results := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pair, err := e.auth.Refresh(ctx, first.RefreshToken)
+			results[i], errs[i] = pair.RefreshToken, err
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		wantErr(t, errs[i], nil)
+		if results[i] != results[0] {
+			t.Fatalf("two successors: %s and %s", results[0], results[i])
+		}
+	}
+}
+
+func TestRefresh_expiry(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	first := login(t, e, "ada@example.com", seededPassword)
+	e.clock.Advance(30*24*time.Hour + time.Second)
+	_, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+}
+
+func TestRefresh_family_ends_90_days_after_login(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	pair := login(t, e, "ada@example.com", seededPassword)
+	var err error
+	for range 3 {
+		e.clock.Advance(29 * 24 * time.Hour)
+		pair, err = e.auth.Refresh(ctx, pair.RefreshToken)
+		wantErr(t, err, nil)
+	}
+	// 87 days in: the new token lives only to day 90, not day 117.
+	if want := e.clock.Now().Add(3 * 24 * time.Hour); !pair.RefreshExpiresAt.Equal(want) {
+		t.Fatalf("expires %v, want %v", pair.RefreshExpiresAt, want)
+	}
+	e.clock.Advance(3*24*time.Hour + time.Second)
+	_, err = e.auth.Refresh(ctx, pair.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+}
+
+func TestRefresh_malformed_and_unknown_tokens(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tok := range []string{"", "nope", "3F1C9A8E-5B2D-4C7E-9A10-2B3C4D5E6F70", "3f1c9a8e-5b2d-4c7e-9a10-2b3c4d5e6f70"} {
+		_, err := e.auth.Refresh(ctx, tok)
+		wantErr(t, err, domain.ErrRefreshTokenInvalid)
+	}
+}
+
+func TestLogout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.seed(t, "ada@example.com")
+	first := login(t, e, "ada@example.com", seededPassword)
+	second, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, nil)
+	// Logging out with an older token of the family ends the whole family.
+	wantErr(t, e.auth.Logout(ctx, first.RefreshToken), nil)
+	_, err = e.auth.Refresh(ctx, second.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+	wantErr(t, e.auth.Logout(ctx, "3f1c9a8e-5b2d-4c7e-9a10-2b3c4d5e6f70"), nil)
+	wantErr(t, e.auth.Logout(ctx, "garbage"), nil)
+}
+
+func TestRefresh_returns_current_profiles(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	u, _ := e.seed(t, "ada@example.com")
+	pair := login(t, e, "ada@example.com", seededPassword)
+	_, err := e.store.Users().Update(ctx, u.ID, func(u *domain.User) error {
+		u.Name = "Renamed"
+		return nil
+	})
+	wantErr(t, err, nil)
+	next, err := e.auth.Refresh(ctx, pair.RefreshToken)
+	wantErr(t, err, nil)
+	if next.User.Name != "Renamed" {
+		t.Fatalf("refresh answered a stale user: %+v", next.User)
+	}
+}
