@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+func (h *handler) login(c *gin.Context) {
+	var req loginRequest
+	if err := decodeJSON(c.Request, &req); err != nil {
+		h.fail(c, err)
+		return
+	}
+	pair, err := h.auth.Login(c.Request.Context(), application.LoginInput{Email: deref(req.Email), Password: deref(req.Password)})
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.writeTokens(c, pair)
+}
+
+// refresh answers both spellings of the refresh route.
+func (h *handler) refresh(c *gin.Context) {
+	token, ok := h.refreshToken(c)
+	if !ok {
+		return
+	}
+	pair, err := h.auth.Refresh(c.Request.Context(), token)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.writeTokens(c, pair)
+}
+
+// logout ends the token's session; an unknown token is fine, since the
+// caller's goal, no live session for it, holds.
+func (h *handler) logout(c *gin.Context) {
+	token, ok := h.refreshToken(c)
+	if !ok {
+		return
+	}
+	if err := h.auth.Logout(c.Request.Context(), token); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// refreshToken reads {"refreshToken"}; a missing or empty one is a
+// validation failure (the request's shape), not an invalid token.
+func (h *handler) refreshToken(c *gin.Context) (string, bool) {
+	var req refreshRequest
+	if err := decodeJSON(c.Request, &req); err != nil {
+		h.fail(c, err)
+		return "", false
+	}
+	if req.RefreshToken == nil || *req.RefreshToken == "" {
+		var verr domain.ValidationError
+		verr.Add("refreshToken", "must not be empty")
+		h.fail(c, &verr)
+		return "", false
+	}
+	return *req.RefreshToken, true
+}
+
+// writeTokens sends a token response. Tokens must stay out of every cache
+// (RFC 6749, section 5.1): apiHeaders sets no-store, Pragma covers
+// HTTP/1.0 caches.
+func (h *handler) writeTokens(c *gin.Context, pair application.TokenPair) {
+	c.Set(userIDKey, pair.User.ID.String())
+	c.Header("Cache-Control", "no-store")
+	c.Header("Pragma", "no-cache")
+	h.writeJSON(c, http.StatusOK, toTokenResponse(pair, h.clock.Now()))
+}

@@ -1,0 +1,134 @@
+package httpapi
+
+import (
+	"time"
+
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+// Request DTOs. Pointer fields tell an absent field (nil) from an empty one;
+// a JSON null counts as absent. Profiles is a slice: nil when absent or
+// null, non-nil (possibly empty) when sent.
+
+type loginRequest struct {
+	Email    *string `json:"email"`
+	Password *string `json:"password"`
+}
+
+// refreshRequest is the body of refresh and logout.
+type refreshRequest struct {
+	RefreshToken *string `json:"refreshToken"`
+}
+
+type createUserRequest struct {
+	Name     *string  `json:"name"`
+	Email    *string  `json:"email"`
+	Password *string  `json:"password"`
+	Profiles []string `json:"profiles"`
+	// Role is the legacy single-role spelling of the original interface.
+	Role *string `json:"role"`
+}
+
+// updateUserRequest covers both update shapes of the original interface,
+// {email,password} and {id,name,email,password,profiles}: whatever is
+// present is replaced.
+type updateUserRequest struct {
+	ID              *string  `json:"id"`
+	Name            *string  `json:"name"`
+	Email           *string  `json:"email"`
+	Password        *string  `json:"password"`
+	Profiles        []string `json:"profiles"`
+	CurrentPassword *string  `json:"currentPassword"`
+}
+
+func (r createUserRequest) toInput() application.RegisterInput {
+	return application.RegisterInput{
+		Name:     deref(r.Name),
+		Email:    deref(r.Email),
+		Password: deref(r.Password),
+		Profiles: r.Profiles,
+		Role:     r.Role,
+	}
+}
+
+func (r updateUserRequest) toInput() application.UpdateInput {
+	return application.UpdateInput{
+		ID:              r.ID,
+		Name:            r.Name,
+		Email:           r.Email,
+		Password:        r.Password,
+		Profiles:        r.Profiles,
+		CurrentPassword: r.CurrentPassword,
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// userResponse is the user representation of the contract. It has no
+// password field to leak from.
+type userResponse struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Email     string   `json:"email"`
+	Profiles  []string `json:"profiles"`
+	CreatedAt string   `json:"createdAt"`
+	UpdatedAt string   `json:"updatedAt"`
+}
+
+func toUserResponse(u domain.User) userResponse {
+	return userResponse{
+		ID:        u.ID.String(),
+		Name:      u.Name,
+		Email:     u.Email.String(),
+		Profiles:  u.Profiles.Strings(),
+		CreatedAt: formatTime(u.CreatedAt),
+		UpdatedAt: formatTime(u.UpdatedAt),
+	}
+}
+
+func toUserResponses(users []domain.User) []userResponse {
+	out := make([]userResponse, len(users))
+	for i, u := range users {
+		out[i] = toUserResponse(u)
+	}
+	return out
+}
+
+// formatTime renders RFC 3339 in UTC with whole seconds: stores differ in
+// the precision they keep, and clients need no more.
+func formatTime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
+}
+
+type tokenResponse struct {
+	AccessToken      string       `json:"accessToken"`
+	TokenType        string       `json:"tokenType"`
+	ExpiresIn        int64        `json:"expiresIn"`
+	RefreshToken     string       `json:"refreshToken"`
+	RefreshExpiresIn int64        `json:"refreshExpiresIn"`
+	User             userResponse `json:"user"`
+}
+
+func toTokenResponse(p application.TokenPair, now time.Time) tokenResponse {
+	return tokenResponse{
+		AccessToken:      p.Access.Token,
+		TokenType:        "Bearer",
+		ExpiresIn:        secondsUntil(p.Access.ExpiresAt, now),
+		RefreshToken:     p.RefreshToken,
+		RefreshExpiresIn: secondsUntil(p.RefreshExpiresAt, now),
+		User:             toUserResponse(p.User),
+	}
+}
+
+// secondsUntil rounds to the nearest second: the expiry was computed a
+// moment before now, and a 900 s token should read 900, not 899. Never
+// negative.
+func secondsUntil(t, now time.Time) int64 {
+	return max(int64(t.Sub(now).Round(time.Second)/time.Second), 0)
+}

@@ -1,0 +1,360 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/userd/userd/adapters/httpapi"
+	"github.com/userd/userd/adapters/jwtissuer"
+	"github.com/userd/userd/adapters/memory"
+	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// Credentials used across the tests. None is on the common-password list.
+const (
+	adminEmail    = "root@example.com"
+	adminPassword = "admin-Passphrase-42"
+	custPassword  = "customer-Passphrase-7"
+)
+
+// fakeClock is a ports.Clock that only moves when told to.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type serverConfig struct {
+	users      application.UserServiceConfig
+	grace      time.Duration
+	health     ports.HealthChecker
+	wrapUsers  func(ports.UserRepository) ports.UserRepository
+	maxBody    int64
+	logToStore bool
+	ipLimit    int
+	proxies    []netip.Prefix
+}
+
+type serverOption func(*serverConfig)
+
+func withClosedRegistration() serverOption {
+	return func(c *serverConfig) { c.users.OpenRegistration = false }
+}
+
+func withRequireCurrentPassword() serverOption {
+	return func(c *serverConfig) { c.users.RequireCurrentPassword = true }
+}
+
+func withGrace(d time.Duration) serverOption { return func(c *serverConfig) { c.grace = d } }
+
+func withHealth(h ports.HealthChecker) serverOption { return func(c *serverConfig) { c.health = h } }
+
+// withUserRepo lets a test put a faulty repository in front of the real one.
+func withUserRepo(wrap func(ports.UserRepository) ports.UserRepository) serverOption {
+	return func(c *serverConfig) { c.wrapUsers = wrap }
+}
+
+func withMaxBody(n int64) serverOption { return func(c *serverConfig) { c.maxBody = n } }
+
+// withAuthIPLimit sets the per-IP limit of /auth/* and the trusted proxies.
+func withAuthIPLimit(n int, proxies ...string) serverOption {
+	return func(c *serverConfig) {
+		c.ipLimit = n
+		for _, p := range proxies {
+			c.proxies = append(c.proxies, netip.MustParsePrefix(p))
+		}
+	}
+}
+
+// testServer is the real handler over the real application services and
+// the in-memory adapters, with a clock the test controls.
+type testServer struct {
+	t       *testing.T
+	handler http.Handler
+	clock   *fakeClock
+	users   *application.UserService
+	auth    *application.AuthService
+	logs    *syncBuffer
+}
+
+func newTestServer(t *testing.T, opts ...serverOption) *testServer {
+	t.Helper()
+	cfg := serverConfig{users: application.UserServiceConfig{OpenRegistration: true}, grace: 10 * time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+	store := memory.NewStore()
+	var users ports.UserRepository = store.Users()
+	if cfg.wrapUsers != nil {
+		users = cfg.wrapUsers(users)
+	}
+	// Tiny argon2 parameters: the tests hash dozens of passwords.
+	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
+	issuer, err := jwtissuer.New(ctx, store.Keys(), clock, jwtissuer.Options{Issuer: "userd-test", Audience: "userd-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	userSvc := application.NewUserService(users, store.RefreshTokens(), hasher, clock, cfg.users, log)
+	authSvc, err := application.NewAuthService(ctx, application.AuthDeps{
+		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Keys: store.Keys(),
+		Hasher: hasher, Issuer: issuer, Clock: clock,
+	}, application.AuthServiceConfig{
+		RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour, RefreshReuseGrace: cfg.grace,
+	}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := cfg.health
+	if health == nil {
+		health = store
+	}
+	h := httpapi.New(userSvc, authSvc, health, httpapi.Options{
+		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies,
+	})
+	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, logs: logs}
+}
+
+// request options.
+type reqOption func(*http.Request)
+
+// withToken sends an access token.
+func withToken(tok string) reqOption {
+	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok) }
+}
+
+func withHeader(k, v string) reqOption { return func(r *http.Request) { r.Header.Set(k, v) } }
+
+func withoutHeader(k string) reqOption { return func(r *http.Request) { r.Header.Del(k) } }
+
+// response is a recorded answer.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// do sends a request. body is sent as is when it is a string or []byte,
+// JSON-encoded otherwise, and nil sends none; a body gets Content-Type
+// application/json unless an option changes it. Every response is checked
+// for the headers the contract puts on all of them.
+func (s *testServer) do(method, path string, body any, opts ...reqOption) response {
+	s.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	case io.Reader:
+		rd = b
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		rd = bytes.NewReader(enc)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	for _, o := range opts {
+		o(req)
+	}
+	rec := httptest.NewRecorder()
+	s.handler.ServeHTTP(rec, req)
+	res := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	if got := res.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		s.t.Errorf("%s %s: X-Content-Type-Options = %q, want nosniff", method, path, got)
+	}
+	if res.Header.Get("X-Request-Id") == "" {
+		s.t.Errorf("%s %s: no X-Request-Id", method, path)
+	}
+	return res
+}
+
+// problemBody is a problem details response.
+type problemBody struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail"`
+	Instance string `json:"instance"`
+	Code     string `json:"code"`
+	Errors   []struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	} `json:"errors"`
+}
+
+// fields returns the fields named in the errors array.
+func (p problemBody) fields() []string {
+	out := make([]string, len(p.Errors))
+	for i, e := range p.Errors {
+		out[i] = e.Field
+	}
+	return out
+}
+
+// wantProblem checks that res is a problem with the status and code, with
+// every member of RFC 9457 that we promise, and returns it.
+func wantProblem(t *testing.T, res response, status int, code string) problemBody {
+	t.Helper()
+	if res.Status != status {
+		t.Fatalf("status = %d, want %d; body %s", res.Status, status, res.Body)
+	}
+	if mt := mediaType(res.Header); mt != "application/problem+json" {
+		t.Errorf("Content-Type = %q, want application/problem+json", res.Header.Get("Content-Type"))
+	}
+	var p problemBody
+	dec := json.NewDecoder(bytes.NewReader(res.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("problem body %s: %v", res.Body, err)
+	}
+	if p.Code != code {
+		t.Errorf("code = %q, want %q (detail %q)", p.Code, code, p.Detail)
+	}
+	if p.Status != status || p.Type != "about:blank" || p.Title != http.StatusText(status) || p.Instance == "" || p.Detail == "" {
+		t.Errorf("incomplete problem: %+v", p)
+	}
+	return p
+}
+
+// wantJSON checks status and Content-Type and decodes the body into v.
+func wantJSON(t *testing.T, res response, status int, v any) {
+	t.Helper()
+	if res.Status != status {
+		t.Fatalf("status = %d, want %d; body %s", res.Status, status, res.Body)
+	}
+	if mt := mediaType(res.Header); mt != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", res.Header.Get("Content-Type"))
+	}
+	if v == nil {
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(res.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("body %s: %v", res.Body, err)
+	}
+}
+
+func mediaType(h http.Header) string {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt
+}
+
+// userBody is the user representation; decoding with
+// DisallowUnknownFields proves nothing else (a hash) is in it.
+type userBody struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Email     string   `json:"email"`
+	Profiles  []string `json:"profiles"`
+	CreatedAt string   `json:"createdAt"`
+	UpdatedAt string   `json:"updatedAt"`
+}
+
+type tokenBody struct {
+	AccessToken      string   `json:"accessToken"`
+	TokenType        string   `json:"tokenType"`
+	ExpiresIn        int      `json:"expiresIn"`
+	RefreshToken     string   `json:"refreshToken"`
+	RefreshExpiresIn int      `json:"refreshExpiresIn"`
+	User             userBody `json:"user"`
+}
+
+// createAdmin makes the bootstrap admin directly through the use case, as
+// the server's start does.
+func (s *testServer) createAdmin() domain.User {
+	s.t.Helper()
+	u, _, err := s.users.EnsureAdmin(context.Background(), "Root", adminEmail, adminPassword)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return u
+}
+
+// adminToken creates the admin and returns an access token for it.
+func (s *testServer) adminToken() string {
+	s.t.Helper()
+	s.createAdmin()
+	return s.login(adminEmail, adminPassword).AccessToken
+}
+
+func (s *testServer) login(email, password string) tokenBody {
+	s.t.Helper()
+	var tb tokenBody
+	wantJSON(s.t, s.do("POST", "/auth/login", map[string]string{"email": email, "password": password}), http.StatusOK, &tb)
+	return tb
+}
+
+// register creates a customer through the open registration.
+func (s *testServer) register(name, email string) userBody {
+	s.t.Helper()
+	var u userBody
+	res := s.do("POST", "/api/users", map[string]any{"name": name, "email": email, "password": custPassword})
+	wantJSON(s.t, res, http.StatusCreated, &u)
+	return u
+}
+
+// customer registers a customer and signs it in.
+func (s *testServer) customer(name, email string) (userBody, tokenBody) {
+	s.t.Helper()
+	u := s.register(name, email)
+	return u, s.login(email, custPassword)
+}
+
+// missingID is a well-formed id that no user has.
+const missingID = "000000000000000000000000"

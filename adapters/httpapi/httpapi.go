@@ -1,0 +1,148 @@
+// Package httpapi is the driving HTTP adapter of userd: a gin router that
+// turns requests into calls on the application services, and their results
+// and domain errors into JSON and RFC 9457 problem details, as fixed by the
+// HTTP contract.
+//
+// The package owns every request and response DTO; domain types never see a
+// JSON tag, and requests are never bound into them.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/userd/userd/adapters/httpapi/ratelimit"
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/ports"
+)
+
+// DefaultMaxBodyBytes is the largest request body accepted (64 KiB); a
+// larger one is a 413.
+const DefaultMaxBodyBytes int64 = 64 << 10
+
+// Options tune the handler. The zero value is usable.
+type Options struct {
+	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Logger receives the access log and unexpected errors; nil discards.
+	Logger *slog.Logger
+	// Clock turns token expiry times into the expiresIn seconds of a token
+	// response. It must be the clock the application services use; nil
+	// means the system clock.
+	Clock ports.Clock
+	// AuthIPLimit is how many requests a minute one client IP may send to
+	// /auth/*; 0 turns the limit off.
+	AuthIPLimit int
+	// TrustedProxies are the peers whose X-Forwarded-For names the client.
+	TrustedProxies []netip.Prefix
+}
+
+// handler carries what every route needs.
+type handler struct {
+	users   *application.UserService
+	auth    *application.AuthService
+	health  ports.HealthChecker
+	clock   ports.Clock
+	log     *slog.Logger
+	maxBody int64
+
+	authLimiter    *ratelimit.Limiter
+	trustedProxies []netip.Prefix
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now().UTC() }
+
+var releaseMode sync.Once
+
+// New returns the HTTP handler of userd over the application services.
+// health answers GET /readyz; nil means always ready.
+func New(users *application.UserService, auth *application.AuthService, health ports.HealthChecker, opts Options) http.Handler {
+	return newEngine(users, auth, health, opts)
+}
+
+func newEngine(users *application.UserService, auth *application.AuthService, health ports.HealthChecker, opts Options) *gin.Engine {
+	// Gin's mode is process-wide; release mode silences its route dump and
+	// debug warnings, which would otherwise go to stdout past our logger.
+	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+
+	h := &handler{users: users, auth: auth, health: health, clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
+	if h.clock == nil {
+		h.clock = systemClock{}
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBodyBytes
+	}
+	h.authLimiter = ratelimit.New(opts.AuthIPLimit, h.clock.Now)
+	h.trustedProxies = opts.TrustedProxies
+
+	e := gin.New()
+	// A 301 to another path surprises API clients (and drops the body of a
+	// POST in many of them): an unknown path is a plain 404.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = true
+	// ClientIP is the TCP peer until trusted proxies are configured; the
+	// per-IP limit of /auth/* will rely on that.
+	e.ForwardedByClientIP = false
+	_ = e.SetTrustedProxies(nil)
+
+	// The chain, outermost first. Every response, 404 and 405 included, gets
+	// the request id and nosniff; the access log sees the final status, a
+	// recovered panic's 500 too. Metrics slot in after recovery, so that
+	// they count what the client saw. Per-route checks follow in groups:
+	// header checks, then (for /auth/*) the per-IP rate limit, then
+	// authentication.
+	e.Use(h.requestID, h.accessLog, h.recoverPanic)
+	e.NoRoute(h.noRoute)
+	e.NoMethod(h.noMethod)
+
+	e.GET("/healthz", h.healthz)
+	e.GET("/readyz", h.readyz)
+	e.GET("/.well-known/jwks.json", h.jwks)
+
+	// Header checks (406, 415, early 413) run before authentication: they
+	// are about the form of the request, which is wrong whoever sends it.
+	api := e.Group("/api", h.apiHeaders)
+	required, optional := h.authenticate(true), h.authenticate(false)
+	api.GET("/users", required, h.listUsers)
+	api.GET("/users/me", required, h.me)
+	api.GET("/users/:id", required, h.getUser)
+	api.POST("/users", optional, h.createUser)
+	api.PUT("/users/:id", required, h.updateUser)
+	api.DELETE("/users/:id", required, h.deleteUser)
+
+	// /api/users/me answers GET only. Without these, PUT and DELETE on it
+	// would reach the :id routes and answer 400 invalid_id; they sit outside
+	// the header checks so that a wrong method wins over a wrong header, as
+	// it does on every other route.
+	for _, m := range meMethods {
+		e.Handle(m, "/api/users/me", h.meNotAllowed)
+	}
+
+	// Every request to /auth/* counts against its client's IP limit, even
+	// one with a wrong header: the limit is about volume, and it guards the
+	// password hashing behind login.
+	a := e.Group("/auth", h.limitAuthByIP, h.apiHeaders)
+	a.POST("/login", h.login)
+	a.POST("/refreshtoken", h.refresh)
+	a.POST("/refresh-token", h.refresh)
+	a.POST("/logout", h.logout)
+	return e
+}
+
+// meMethods are the methods other than GET that gin would route to
+// /api/users/:id or that a client might try on /api/users/me.
+var meMethods = []string{
+	http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+	http.MethodHead, http.MethodOptions,
+}

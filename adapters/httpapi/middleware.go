@@ -1,0 +1,294 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/userd/userd/adapters/httpapi/ratelimit"
+	"github.com/userd/userd/domain"
+)
+
+// Keys of values kept in the gin context for the length of a request.
+const (
+	principalKey = "httpapi.principal"
+	userIDKey    = "httpapi.userID"
+)
+
+type requestIDKey struct{}
+
+// RequestID returns the request id that the handler put into the request's
+// context, or "" outside a request. A slog handler can use it to tag the
+// application's log lines with the id of the request they belong to.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// maxRequestIDLen bounds a caller's X-Request-Id: it lands in our logs, so
+// it must be short and harmless there.
+const maxRequestIDLen = 128
+
+// saneRequestID accepts 1 to 128 characters of [A-Za-z0-9._-].
+func saneRequestID(s string) bool {
+	if s == "" || len(s) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	var b [16]byte
+	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// requestID tags the request with an id (the caller's when sane, so that a
+// trace spans a proxy and us) and sets the headers every response carries.
+func (h *handler) requestID(c *gin.Context) {
+	id := c.GetHeader("X-Request-Id")
+	if !saneRequestID(id) {
+		id = newRequestID()
+	}
+	hdr := c.Writer.Header()
+	hdr.Set("X-Request-Id", id)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey{}, id))
+	c.Next()
+}
+
+// accessLog writes one line per request. It logs no body, no header value
+// but the request id, and no query string (?email= is personal data): only
+// what cannot carry a secret.
+func (h *handler) accessLog(c *gin.Context) {
+	start := time.Now()
+	// Deferred, so that a panic re-raised by recoverPanic is logged too.
+	defer func() {
+		status := c.Writer.Status()
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		attrs := []slog.Attr{
+			slog.String("method", c.Request.Method),
+			slog.String("route", c.FullPath()),
+			slog.String("path", c.Request.URL.Path),
+			slog.Int("status", status),
+			slog.Duration("latency", time.Since(start)),
+			slog.Int("bytes", max(c.Writer.Size(), 0)),
+			slog.String("request_id", RequestID(c.Request.Context())),
+		}
+		if uid := c.GetString(userIDKey); uid != "" {
+			attrs = append(attrs, slog.String("user_id", uid))
+		}
+		h.log.LogAttrs(c.Request.Context(), level, "http request", attrs...)
+	}()
+	c.Next()
+}
+
+// recoverPanic turns a panic in a handler into a 500 problem, so that one
+// bad request neither kills the process nor gets an empty answer.
+func (h *handler) recoverPanic(c *gin.Context) {
+	defer func() {
+		rec := recover()
+		if rec == nil {
+			return
+		}
+		if rec == http.ErrAbortHandler {
+			// net/http's way to abort a response on purpose; let it through.
+			panic(rec)
+		}
+		h.log.LogAttrs(c.Request.Context(), slog.LevelError, "panic serving request",
+			slog.String("request_id", RequestID(c.Request.Context())),
+			slog.String("panic", fmt.Sprint(rec)),
+			slog.String("stack", string(debug.Stack())))
+		if c.Writer.Written() {
+			// Too late for a problem body; the client sees a cut response.
+			c.Abort()
+			return
+		}
+		h.writeProblem(c, internalProblem())
+	}()
+	c.Next()
+}
+
+// apiHeaders enforces the header rules of the contract on /api/* and /auth/*
+// routes: an Accept that excludes JSON is a 406, a POST or PUT body that is
+// not JSON a 415, a declared length over the limit a 413. It also caps the
+// body for the JSON decoder and keeps every answer out of caches: they carry
+// personal data or tokens.
+func (h *handler) apiHeaders(c *gin.Context) {
+	c.Header("Cache-Control", "no-store")
+	if !acceptsJSON(c.Request.Header.Values("Accept")) {
+		h.writeProblem(c, problem{Status: http.StatusNotAcceptable, Code: "not_acceptable",
+			Detail: "this resource is only available as application/json"})
+		return
+	}
+	if m := c.Request.Method; m == http.MethodPost || m == http.MethodPut {
+		if !isJSONContentType(c.GetHeader("Content-Type")) {
+			h.writeProblem(c, problem{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+				Detail: "the request body must be application/json"})
+			return
+		}
+	}
+	if c.Request.ContentLength > h.maxBody {
+		h.writeProblem(c, tooLarge(h.maxBody))
+		return
+	}
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, h.maxBody)
+	}
+	c.Next()
+}
+
+// acceptsJSON reports whether the Accept header values admit JSON. No
+// header, or an empty one, admits anything (RFC 9110, 12.5.1); a range
+// with q=0 is a refusal, not an acceptance.
+func acceptsJSON(values []string) bool {
+	seen := false
+	for _, v := range values {
+		for _, r := range strings.Split(v, ",") {
+			r = strings.TrimSpace(r)
+			if r == "" {
+				continue
+			}
+			seen = true
+			typ, params, _ := strings.Cut(r, ";")
+			typ = strings.ToLower(strings.TrimSpace(typ))
+			switch typ {
+			case "*/*", "application/*", "application/json", "application/problem+json":
+			default:
+				continue
+			}
+			if qualityOf(params) > 0 {
+				return true
+			}
+		}
+	}
+	return !seen
+}
+
+// qualityOf returns the q parameter of a media range's parameters, 1 when
+// absent or unreadable (be liberal in what you accept).
+func qualityOf(params string) float64 {
+	for _, p := range strings.Split(params, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), "q") {
+			continue
+		}
+		q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return 1
+		}
+		return q
+	}
+	return 1
+}
+
+// isJSONContentType accepts application/json with any parameters (a
+// charset, typically) and any structured-syntax application/*+json type,
+// in any letter case.
+func isJSONContentType(v string) bool {
+	if v == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(v)
+	if err != nil {
+		return false
+	}
+	// ParseMediaType lower-cases the type.
+	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
+}
+
+// Challenges for WWW-Authenticate (RFC 6750, section 3). The error
+// attribute is added only when the client sent something we could read as
+// an attempt, so that a client without credentials is simply asked for them.
+const (
+	challengeBearer       = "Bearer"
+	challengeInvalidToken = `Bearer error="invalid_token"`
+	challengeBadRequest   = `Bearer error="invalid_request"`
+)
+
+// authenticate reads the bearer token and stores the caller's principal.
+// With required, a request without a token is a 401; without it, such a
+// request goes on as anonymous. A token that does not verify is a 401
+// either way: a client that tried to sign in and failed must learn it,
+// not be served as anonymous.
+func (h *handler) authenticate(required bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		values := c.Request.Header.Values("Authorization")
+		if len(values) == 0 {
+			if required {
+				h.writeProblem(c, unauthorized(challengeBearer))
+				return
+			}
+			c.Next()
+			return
+		}
+		if len(values) > 1 {
+			h.writeProblem(c, unauthorized(challengeBadRequest))
+			return
+		}
+		scheme, token, _ := strings.Cut(strings.TrimSpace(values[0]), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			// Another scheme (Basic, …): not ours, ask for a bearer token.
+			h.writeProblem(c, unauthorized(challengeBearer))
+			return
+		}
+		token = strings.TrimSpace(token)
+		if token == "" {
+			h.writeProblem(c, unauthorized(challengeBadRequest))
+			return
+		}
+		p, err := h.auth.Authenticate(c.Request.Context(), token)
+		if err != nil {
+			if errors.Is(err, domain.ErrInvalidToken) {
+				h.writeProblem(c, unauthorized(challengeInvalidToken))
+				return
+			}
+			h.fail(c, err)
+			return
+		}
+		c.Set(principalKey, p)
+		c.Set(userIDKey, p.UserID.String())
+		c.Next()
+	}
+}
+
+// principal returns the caller, nil when anonymous.
+func principal(c *gin.Context) *domain.Principal {
+	p, _ := c.Get(principalKey)
+	pp, _ := p.(*domain.Principal)
+	return pp
+}
+
+// limitAuthByIP refuses a request past its client IP's per-minute allowance
+// with 429 rate_limited; refused requests take no allowance.
+func (h *handler) limitAuthByIP(c *gin.Context) {
+	ip := ratelimit.ClientIP(c.Request, h.trustedProxies)
+	if ok, wait := h.authLimiter.Allow(ip); !ok {
+		h.writeProblem(c, problem{Status: http.StatusTooManyRequests, Code: "rate_limited",
+			Detail:  "too many requests from this address; retry later",
+			headers: map[string]string{"Retry-After": retryAfter(wait)}})
+		return
+	}
+	c.Next()
+}

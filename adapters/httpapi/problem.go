@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/userd/userd/domain"
+)
+
+// problemContentType is the media type of every error body (RFC 9457).
+const problemContentType = "application/problem+json"
+
+// problem is an RFC 9457 problem details object plus our stable code and,
+// for validation failures, the invalid fields. headers are sent with it.
+type problem struct {
+	Type     string       `json:"type"`
+	Title    string       `json:"title"`
+	Status   int          `json:"status"`
+	Detail   string       `json:"detail"`
+	Instance string       `json:"instance"`
+	Code     string       `json:"code"`
+	Errors   []fieldError `json:"errors,omitempty"`
+
+	headers map[string]string
+}
+
+// fieldError is one entry of a problem's errors array.
+type fieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// requestError is a problem found by the adapter itself (malformed JSON, a
+// bad query parameter), carried through the same path as domain errors.
+type requestError struct{ p problem }
+
+func (e *requestError) Error() string { return e.p.Code + ": " + e.p.Detail }
+
+func badRequest(code, detail string) error {
+	return &requestError{p: problem{Status: http.StatusBadRequest, Code: code, Detail: detail}}
+}
+
+func tooLarge(limit int64) problem {
+	return problem{Status: http.StatusRequestEntityTooLarge, Code: "payload_too_large",
+		Detail: fmt.Sprintf("the request body exceeds %d bytes", limit)}
+}
+
+func unauthorized(challenge string) problem {
+	return problem{Status: http.StatusUnauthorized, Code: "unauthorized",
+		Detail: "a valid bearer access token is required", headers: map[string]string{"WWW-Authenticate": challenge}}
+}
+
+func internalProblem() problem {
+	return problem{Status: http.StatusInternalServerError, Code: "internal",
+		Detail: "an unexpected error occurred; the request id identifies it in our logs"}
+}
+
+// sentinels maps each domain sentinel error to its answer. It is the one
+// place where the HTTP meaning of a domain error is decided, together with
+// the typed errors handled in problemOf.
+var sentinels = []struct {
+	err     error
+	problem problem
+}{
+	{domain.ErrInvalidID, problem{Status: http.StatusBadRequest, Code: "invalid_id",
+		Detail: "a user id is 24 lowercase hexadecimal characters"}},
+	{domain.ErrIDMismatch, problem{Status: http.StatusBadRequest, Code: "id_mismatch",
+		Detail: "the id in the body does not match the id in the path"}},
+	{domain.ErrConflictingFields, problem{Status: http.StatusBadRequest, Code: "conflicting_fields",
+		Detail: "send either profiles or role, not both"}},
+	{domain.ErrInvalidProfile, problem{Status: http.StatusBadRequest, Code: "invalid_profile",
+		Detail: "known profiles are ROLE_CUSTOMER and ROLE_ADMIN"}},
+	{domain.ErrCurrentPasswordRequired, problem{Status: http.StatusBadRequest, Code: "validation_failed",
+		Detail: "the request has invalid fields",
+		Errors: []fieldError{{Field: "currentPassword", Message: "is required to change the password or email"}}}},
+	{domain.ErrUnauthenticated, unauthorized(challengeBearer)},
+	{domain.ErrInvalidToken, unauthorized(challengeInvalidToken)},
+	{domain.ErrInvalidCredentials, problem{Status: http.StatusUnauthorized, Code: "invalid_credentials",
+		Detail: "invalid email or password"}},
+	// Reuse, revocation and an unknown token answer alike: telling a thief
+	// that reuse was detected would tell it the family is burnt.
+	{domain.ErrRefreshTokenInvalid, invalidRefresh},
+	{domain.ErrRefreshTokenReused, invalidRefresh},
+	{domain.ErrRefreshFamilyRevoked, invalidRefresh},
+	{domain.ErrForbidden, problem{Status: http.StatusForbidden, Code: "forbidden",
+		Detail: "you may not perform this operation"}},
+	{domain.ErrUserNotFound, problem{Status: http.StatusNotFound, Code: "not_found",
+		Detail: "no user has this id"}},
+	{domain.ErrEmailTaken, problem{Status: http.StatusConflict, Code: "email_taken",
+		Detail: "email already registered", Errors: []fieldError{{Field: "email", Message: "already registered"}}}},
+	{domain.ErrUnavailable, problem{Status: http.StatusServiceUnavailable, Code: "unavailable",
+		Detail: "the service is temporarily unavailable; retry shortly", headers: map[string]string{"Retry-After": "1"}}},
+}
+
+var invalidRefresh = problem{Status: http.StatusUnauthorized, Code: "invalid_refresh_token",
+	Detail: "the refresh token is invalid, expired or revoked"}
+
+// problemOf maps err to its answer; ok is false for an error nobody
+// expected, which is a 500.
+func problemOf(err error) (p problem, ok bool) {
+	var (
+		reqErr   *requestError
+		verr     *domain.ValidationError
+		perr     *domain.ParameterError
+		tooMany  *domain.TooManyAttemptsError
+		maxBytes *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &reqErr):
+		return reqErr.p, true
+	case errors.As(err, &maxBytes):
+		return tooLarge(maxBytes.Limit), true
+	case errors.As(err, &verr):
+		p = problem{Status: http.StatusBadRequest, Code: "validation_failed", Detail: "the request has invalid fields"}
+		for _, f := range verr.Fields {
+			p.Errors = append(p.Errors, fieldError{Field: f.Field, Message: f.Message})
+		}
+		return p, true
+	case errors.As(err, &perr):
+		return problem{Status: http.StatusBadRequest, Code: "invalid_parameter", Detail: perr.Error(),
+			Errors: []fieldError{{Field: perr.Name, Message: perr.Reason}}}, true
+	case errors.As(err, &tooMany):
+		return problem{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
+			Detail:  "too many failed logins for this email; retry later",
+			headers: map[string]string{"Retry-After": retryAfter(tooMany.RetryAfter)}}, true
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return s.problem, true
+		}
+	}
+	return problem{}, false
+}
+
+// retryAfter renders a wait as whole seconds, rounded up and at least 1, so
+// that a client that obeys it is never refused again for being early.
+func retryAfter(d time.Duration) string {
+	s := int64(math.Ceil(d.Seconds()))
+	return strconv.FormatInt(max(s, 1), 10)
+}
+
+// fail answers err. Unexpected errors are logged with the request id and
+// answered with a generic 500: their text may hold internals.
+func (h *handler) fail(c *gin.Context, err error) {
+	p, ok := problemOf(err)
+	if !ok {
+		h.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
+			slog.String("request_id", RequestID(c.Request.Context())),
+			slog.String("method", c.Request.Method),
+			slog.String("route", c.FullPath()),
+			slog.String("error", err.Error()))
+		p = internalProblem()
+	}
+	h.writeProblem(c, p)
+}
+
+// writeProblem sends p and stops the handler chain.
+func (h *handler) writeProblem(c *gin.Context, p problem) {
+	p.Type = "about:blank"
+	p.Title = http.StatusText(p.Status)
+	p.Instance = c.Request.URL.Path
+	for k, v := range p.headers {
+		c.Header(k, v)
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		// A problem holds strings and ints only; this cannot happen.
+		body = []byte(`{"type":"about:blank","status":500,"code":"internal"}`)
+	}
+	c.Data(p.Status, problemContentType, body)
+	c.Abort()
+}

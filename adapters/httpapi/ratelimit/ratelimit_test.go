@@ -1,0 +1,107 @@
+package ratelimit
+
+import (
+	"net/http"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func TestLimiter_refuses_past_the_limit_and_refills_over_the_minute(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	l := New(120, clk.now)
+	ip := netip.MustParseAddr("192.0.2.1")
+	for i := range 120 {
+		if ok, _ := l.Allow(ip); !ok {
+			t.Fatalf("request %d refused", i+1)
+		}
+	}
+	ok, wait := l.Allow(ip)
+	if ok || wait != 500*time.Millisecond {
+		t.Fatalf("121st: ok=%v wait=%v, want refused for 500ms", ok, wait)
+	}
+	// Refused requests take no token: after half a second exactly one more.
+	for range 10 {
+		l.Allow(ip)
+	}
+	clk.t = clk.t.Add(500 * time.Millisecond)
+	if ok, _ := l.Allow(ip); !ok {
+		t.Fatal("token not refilled after 500ms")
+	}
+	if ok, _ := l.Allow(ip); ok {
+		t.Fatal("more than one token refilled")
+	}
+	// Other clients are unaffected.
+	if ok, _ := l.Allow(netip.MustParseAddr("192.0.2.2")); !ok {
+		t.Fatal("another client refused")
+	}
+	// A full minute refills the bucket to the limit, not beyond.
+	clk.t = clk.t.Add(10 * time.Minute)
+	for i := range 120 {
+		if ok, _ := l.Allow(ip); !ok {
+			t.Fatalf("after refill, request %d refused", i+1)
+		}
+	}
+	if ok, _ := l.Allow(ip); ok {
+		t.Fatal("bucket grew beyond the limit")
+	}
+}
+
+func TestLimiter_zero_limit_allows_everything(t *testing.T) {
+	l := New(0, nil)
+	for range 1000 {
+		if ok, _ := l.Allow(netip.MustParseAddr("192.0.2.1")); !ok {
+			t.Fatal("refused with the limit off")
+		}
+	}
+}
+
+func TestLimiter_memory_is_bounded(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	l := New(10, clk.now)
+	base := netip.MustParseAddr("10.0.0.0").As4()
+	for i := range maxBuckets + 10 {
+		b := base
+		b[1], b[2], b[3] = byte(i>>16), byte(i>>8), byte(i)
+		l.Allow(netip.AddrFrom4(b))
+	}
+	if n := len(l.buckets); n > maxBuckets {
+		t.Fatalf("%d buckets kept, bound is %d", n, maxBuckets)
+	}
+}
+
+func TestClientIP(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	tests := []struct {
+		name   string
+		remote string
+		xff    []string
+		want   string
+	}{
+		{name: "direct_peer", remote: "192.0.2.7:5555", want: "192.0.2.7"},
+		{name: "untrusted_peer_cannot_spoof", remote: "192.0.2.7:5555", xff: []string{"203.0.113.9"}, want: "192.0.2.7"},
+		{name: "trusted_proxy", remote: "10.1.2.3:80", xff: []string{"203.0.113.9"}, want: "203.0.113.9"},
+		{name: "client_prepended_entries_ignored", remote: "10.1.2.3:80", xff: []string{"1.1.1.1, 203.0.113.9"}, want: "203.0.113.9"},
+		{name: "chain_of_trusted_proxies", remote: "10.1.2.3:80", xff: []string{"203.0.113.9, 10.9.9.9"}, want: "203.0.113.9"},
+		{name: "several_headers", remote: "10.1.2.3:80", xff: []string{"1.1.1.1", "203.0.113.9"}, want: "203.0.113.9"},
+		{name: "malformed_entry_stops_at_last_good_hop", remote: "10.1.2.3:80", xff: []string{"garbage"}, want: "10.1.2.3"},
+		{name: "trusted_proxy_without_header", remote: "10.1.2.3:80", want: "10.1.2.3"},
+		{name: "ipv6_peer", remote: "[2001:db8::1]:443", want: "2001:db8::1"},
+		{name: "ipv4_mapped_peer", remote: "[::ffff:192.0.2.7]:1", want: "192.0.2.7"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &http.Request{RemoteAddr: tc.remote, Header: http.Header{}}
+			for _, v := range tc.xff {
+				r.Header.Add("X-Forwarded-For", v)
+			}
+			if got := ClientIP(r, trusted); got.String() != tc.want {
+				t.Fatalf("ClientIP = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/userd/userd/adapters/clock"
+	"github.com/userd/userd/adapters/gormstore"
+	"github.com/userd/userd/adapters/httpapi"
+	"github.com/userd/userd/adapters/jwtissuer"
+	"github.com/userd/userd/adapters/memory"
+	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/config"
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// startTimeout bounds start-up: opening the database, migrating, loading keys.
+const startTimeout = 30 * time.Second
+
+// baseModule supplies the configuration and the logger.
+func baseModule(cfg config.Config, logOut io.Writer) fx.Option {
+	return fx.Module("base",
+		fx.Supply(cfg),
+		fx.Provide(func() *slog.Logger { return newLogger(cfg, logOut) }),
+	)
+}
+
+func newLogger(cfg config.Config, out io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == config.LogFormatText {
+		return slog.New(slog.NewTextHandler(out, opts))
+	}
+	return slog.New(slog.NewJSONHandler(out, opts))
+}
+
+// storeModule picks the storage adapter named by the configuration. Both
+// modules bind the same ports, so nothing else changes with the backend.
+func storeModule(cfg config.Config) fx.Option {
+	if cfg.DBDriver == config.DriverMemory {
+		return memoryModule
+	}
+	return sqlModule
+}
+
+// memoryModule keeps everything in process memory: tests, demos.
+var memoryModule = fx.Module("memory",
+	fx.Provide(
+		memory.NewStore,
+		fx.Annotate((*memory.Store).Users, fx.As(new(ports.UserRepository))),
+		fx.Annotate((*memory.Store).RefreshTokens, fx.As(new(ports.RefreshTokenStore))),
+		fx.Annotate((*memory.Store).LoginAttempts, fx.As(new(ports.LoginAttemptStore))),
+		fx.Annotate((*memory.Store).Keys, fx.As(new(ports.KeyStore))),
+		fx.Annotate(func(s *memory.Store) *memory.Store { return s }, fx.As(new(ports.HealthChecker))),
+	),
+	fx.Invoke(func(log *slog.Logger) {
+		log.Warn("USERD_DB_DRIVER=memory: nothing is kept across restarts")
+	}),
+)
+
+// sqlModule stores everything through GORM, on SQLite or PostgreSQL.
+var sqlModule = fx.Module("sql",
+	fx.Provide(
+		openDatabase,
+		fx.Annotate(gormstore.NewUserRepository, fx.As(new(ports.UserRepository))),
+		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
+		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
+		fx.Annotate(gormstore.NewKeyStore, fx.As(new(ports.KeyStore))),
+		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db }, fx.As(new(ports.HealthChecker))),
+	),
+)
+
+// openDatabase opens the configured database and brings its schema up to
+// date; the pool closes when the app stops.
+func openDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
+	db, err := gormstore.Open(cfg.DBDriver, cfg.DBDSN, gormstore.Options{
+		MaxOpenConns:    cfg.DBMaxOpenConns,
+		MaxIdleConns:    cfg.DBMaxIdleConns,
+		ConnMaxLifetime: cfg.DBConnMaxLifetime,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open %s database: %w", cfg.DBDriver, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := db.Migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	log.Info("database ready", slog.String("driver", cfg.DBDriver))
+	lc.Append(fx.StopHook(db.Close))
+	return db, nil
+}
+
+// appModule provides the security adapters and the use cases.
+var appModule = fx.Module("application",
+	fx.Provide(
+		fx.Annotate(func() clock.System { return clock.System{} }, fx.As(new(ports.Clock))),
+		fx.Annotate(newPasswordHasher, fx.As(new(ports.PasswordHasher))),
+		fx.Annotate(newTokenIssuer, fx.As(new(ports.TokenIssuer))),
+		newUserService,
+		newAuthService,
+	),
+)
+
+func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
+	p := passwordhash.DefaultParams()
+	p.Memory, p.Iterations, p.Parallelism = cfg.Argon2MemoryKiB, cfg.Argon2Iterations, cfg.Argon2Parallelism
+	return passwordhash.New(p)
+}
+
+func newTokenIssuer(cfg config.Config, keys ports.KeyStore, clk ports.Clock) (*jwtissuer.Issuer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	return jwtissuer.New(ctx, keys, clk, jwtissuer.Options{Issuer: cfg.Issuer, Audience: cfg.Audience, TTL: cfg.AccessTTL})
+}
+
+func newUserService(cfg config.Config, users ports.UserRepository, tokens ports.RefreshTokenStore,
+	hasher ports.PasswordHasher, clk ports.Clock, log *slog.Logger) *application.UserService {
+	return application.NewUserService(users, tokens, hasher, clk, application.UserServiceConfig{
+		OpenRegistration:       cfg.OpenRegistration,
+		RequireCurrentPassword: cfg.RequireCurrentPassword,
+	}, log)
+}
+
+type authServiceParams struct {
+	fx.In
+	Config   config.Config
+	Users    ports.UserRepository
+	Tokens   ports.RefreshTokenStore
+	Attempts ports.LoginAttemptStore
+	Keys     ports.KeyStore
+	Hasher   ports.PasswordHasher
+	Issuer   ports.TokenIssuer
+	Clock    ports.Clock
+	Log      *slog.Logger
+}
+
+func newAuthService(p authServiceParams) (*application.AuthService, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	return application.NewAuthService(ctx, application.AuthDeps{
+		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Keys: p.Keys,
+		Hasher: p.Hasher, Issuer: p.Issuer, Clock: p.Clock,
+	}, application.AuthServiceConfig{
+		RefreshTTL:        p.Config.RefreshTTL,
+		RefreshFamilyTTL:  p.Config.RefreshFamilyTTL,
+		RefreshReuseGrace: p.Config.RefreshReuseGrace,
+	}, p.Log)
+}
+
+// httpModule serves the API: listen at start, graceful shutdown at stop.
+var httpModule = fx.Module("http",
+	fx.Provide(newHandler, newHTTPServer),
+	fx.Invoke(func(*http.Server) {}),
+)
+
+func newHandler(users *application.UserService, auth *application.AuthService, health ports.HealthChecker,
+	clk ports.Clock, cfg config.Config, log *slog.Logger) http.Handler {
+	return httpapi.New(users, auth, health, httpapi.Options{
+		Logger:         log,
+		Clock:          clk,
+		AuthIPLimit:    cfg.AuthIPLimit,
+		TrustedProxies: cfg.TrustedProxies,
+	})
+}
+
+func newHTTPServer(lc fx.Lifecycle, cfg config.Config, handler http.Handler, log *slog.Logger) *http.Server {
+	srv := &http.Server{
+		Addr:              cfg.HTTPAddr,
+		Handler:           handler,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			// Listen here, not in the goroutine, so that a taken port fails
+			// the start instead of a log line after it.
+			ln, err := net.Listen("tcp", srv.Addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", srv.Addr, err)
+			}
+			log.Info("userd listening", slog.String("addr", ln.Addr().String()), slog.String("version", version))
+			go func() {
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					log.Error("http server stopped", slog.String("error", err.Error()))
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			log.Info("userd shutting down")
+			return srv.Shutdown(ctx)
+		},
+	})
+	return srv
+}
+
+// bootstrapAdmin creates USERD_BOOTSTRAP_ADMIN_EMAIL at start when set and
+// not registered yet.
+func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, users *application.UserService, log *slog.Logger) {
+	if cfg.BootstrapAdminEmail == "" {
+		return
+	}
+	lc.Append(fx.StartHook(func(ctx context.Context) error {
+		u, created, err := users.EnsureAdmin(ctx, cfg.BootstrapAdminName, cfg.BootstrapAdminEmail, cfg.BootstrapAdminPassword)
+		if err != nil {
+			return fmt.Errorf("bootstrap admin: %w", err)
+		}
+		if created {
+			log.Info("bootstrap admin created", slog.String("user_id", u.ID.String()))
+		}
+		return nil
+	}))
+}
+
+// serverOptions are the fx options of `userd serve`.
+func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
+	return fx.Options(
+		fx.NopLogger,
+		fx.StartTimeout(startTimeout),
+		fx.StopTimeout(cfg.ShutdownTimeout),
+		baseModule(cfg, logOut),
+		storeModule(cfg),
+		appModule,
+		httpModule,
+		fx.Invoke(bootstrapAdmin),
+	)
+}
+
+func serve() error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	app := fx.New(serverOptions(cfg, os.Stderr))
+	if err := app.Err(); err != nil {
+		return err
+	}
+	// Run starts the app, blocks until SIGINT or SIGTERM, then stops it
+	// within the configured grace.
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		return err
+	}
+	sig := <-app.Wait()
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer stopCancel()
+	if err := app.Stop(stopCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if sig.ExitCode != 0 {
+		return fmt.Errorf("exit code %d", sig.ExitCode)
+	}
+	return nil
+}
+
+// createAdmin runs `userd admin create` over the configured store.
+func createAdmin(name, email, password string, stdout io.Writer) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if cfg.DBDriver == config.DriverMemory {
+		return errors.New("admin create: USERD_DB_DRIVER=memory keeps nothing; use USERD_BOOTSTRAP_ADMIN_* instead")
+	}
+	var users *application.UserService
+	app := fx.New(fx.NopLogger, baseModule(cfg, os.Stderr), storeModule(cfg), appModule, fx.Populate(&users))
+	if err := app.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		return err
+	}
+	defer func() { _ = app.Stop(context.Background()) }()
+	u, created, err := users.EnsureAdmin(ctx, name, email, password)
+	if err != nil {
+		var verr *domain.ValidationError
+		if errors.As(err, &verr) {
+			return fmt.Errorf("admin create: %s", verr.Error())
+		}
+		return err
+	}
+	if !created {
+		return fmt.Errorf("admin create: %s is already registered (user %s)", u.Email, u.ID)
+	}
+	fmt.Fprintf(stdout, "created admin %s (%s)\n", u.ID, u.Email)
+	return nil
+}
+
+// migrate runs `userd migrate up|status`.
+func migrate(action string, stdout io.Writer) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if cfg.DBDriver == config.DriverMemory {
+		return errors.New("migrate: USERD_DB_DRIVER=memory has no schema")
+	}
+	db, err := gormstore.Open(cfg.DBDriver, cfg.DBDSN, gormstore.Options{MaxOpenConns: 1})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if action == "up" {
+		if err := db.Migrate(ctx); err != nil {
+			return err
+		}
+	}
+	states, err := db.MigrationStatus(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range states {
+		state := "pending"
+		if s.Applied {
+			state = "applied " + s.AppliedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(stdout, "%04d  %-32s  %s\n", s.Version, s.Name, state)
+	}
+	return nil
+}
