@@ -31,7 +31,7 @@ type AuthServiceConfig struct {
 type AuthService struct {
 	users    ports.UserRepository
 	tokens   ports.RefreshTokenStore
-	attempts ports.LoginAttemptStore
+	throttle passwordThrottle
 	hasher   ports.PasswordHasher
 	issuer   ports.TokenIssuer
 	clock    ports.Clock
@@ -68,7 +68,8 @@ func NewAuthService(ctx context.Context, deps AuthDeps, cfg AuthServiceConfig, l
 		return nil, fmt.Errorf("refresh token key: %w", err)
 	}
 	return &AuthService{
-		users: deps.Users, tokens: deps.Tokens, attempts: deps.Attempts, hasher: deps.Hasher,
+		users: deps.Users, tokens: deps.Tokens, hasher: deps.Hasher,
+		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
 		issuer: deps.Issuer, clock: deps.Clock, cfg: cfg, log: log, refreshKey: key,
 	}, nil
 }
@@ -128,29 +129,30 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	if err := verr.Err(); err != nil {
 		return TokenPair{}, err
 	}
-	email := domain.NormalizeEmail(in.Email)
 	now := s.clock.Now()
-	attempts, err := s.attempts.Get(ctx, email)
+	email, msg := domain.ParseEmail(in.Email)
+	if msg != "" {
+		// No user can have this address, so there is nothing to count: not
+		// storing a record keeps made-up strings out of the attempts table.
+		// The dummy verification keeps the answer's timing uniform.
+		if err := s.verifyDummy(in.Password); err != nil {
+			return TokenPair{}, err
+		}
+		return TokenPair{}, domain.ErrInvalidCredentials
+	}
+	failures, err := s.throttle.admit(ctx, email)
 	if err != nil {
-		return TokenPair{}, fmt.Errorf("login attempts: %w", err)
-	}
-	if !attempts.LastFailureAt.IsZero() && now.Sub(attempts.LastFailureAt) > domain.LoginFailureWindow {
-		attempts.Failures = 0
-	}
-	if wait := attempts.RetryAfter(now); wait > 0 {
-		return TokenPair{}, &domain.TooManyAttemptsError{RetryAfter: wait}
+		return TokenPair{}, err
 	}
 
 	user, err := s.users.ByEmail(ctx, email)
 	if errors.Is(err, domain.ErrUserNotFound) {
 		// Spend the same work as a real check, so timing does not tell
 		// whether the email is registered.
-		dummy, derr := s.dummy()
-		if derr != nil {
-			return TokenPair{}, derr
+		if err := s.verifyDummy(in.Password); err != nil {
+			return TokenPair{}, err
 		}
-		_, _, _ = s.hasher.Verify(dummy, in.Password)
-		return TokenPair{}, s.loginFailed(ctx, email, now)
+		return TokenPair{}, s.throttle.failed(ctx, email)
 	}
 	if err != nil {
 		return TokenPair{}, fmt.Errorf("user by email: %w", err)
@@ -160,12 +162,10 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		return TokenPair{}, fmt.Errorf("verify password: %w", err)
 	}
 	if !ok {
-		return TokenPair{}, s.loginFailed(ctx, email, now)
+		return TokenPair{}, s.throttle.failed(ctx, email)
 	}
-	if attempts.Failures > 0 {
-		if err := s.attempts.Reset(ctx, email); err != nil {
-			return TokenPair{}, fmt.Errorf("reset login attempts: %w", err)
-		}
+	if err := s.throttle.succeeded(ctx, email, failures); err != nil {
+		return TokenPair{}, err
 	}
 	if rehash {
 		user = s.rehash(ctx, user, in.Password)
@@ -178,24 +178,20 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	return pair, nil
 }
 
-func (s *AuthService) dummy() (string, error) {
+// verifyDummy checks password against a hash of a random password made
+// once with the configured parameters: the cost of a real verification,
+// for logins that have no real hash to check.
+func (s *AuthService) verifyDummy(password string) error {
 	s.dummyOnce.Do(func() {
 		pw := make([]byte, 24)
 		_, _ = rand.Read(pw)
 		s.dummyHash, s.dummyErr = s.hasher.Hash(hex.EncodeToString(pw))
 	})
-	return s.dummyHash, s.dummyErr
-}
-
-// loginFailed counts the failure and returns ErrInvalidCredentials.
-func (s *AuthService) loginFailed(ctx context.Context, email domain.Email, now time.Time) error {
-	rec, err := s.attempts.RecordFailure(ctx, email, now, domain.LoginFailureWindow)
-	if err != nil {
-		return fmt.Errorf("record login failure: %w", err)
+	if s.dummyErr != nil {
+		return fmt.Errorf("dummy hash: %w", s.dummyErr)
 	}
-	// The email is not logged: it may be a password typed into the wrong field.
-	s.log.LogAttrs(ctx, slog.LevelInfo, "login failed", slog.Int("failures", rec.Failures))
-	return domain.ErrInvalidCredentials
+	_, _, _ = s.hasher.Verify(s.dummyHash, password)
+	return nil
 }
 
 // rehash replaces a hash made with other parameters (or bcrypt) by one with

@@ -317,3 +317,45 @@ func TestRefresh_returns_current_profiles(t *testing.T) {
 		t.Fatalf("refresh answered a stale user: %+v", next.User)
 	}
 }
+
+func TestLogin_malformed_email_is_not_counted(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	junk := "not an email " + string(make([]byte, 300))
+	for range domain.LoginFreeFailures + 2 {
+		_, err := e.auth.Login(ctx, application.LoginInput{Email: junk, Password: "whatever it is"})
+		wantErr(t, err, domain.ErrInvalidCredentials)
+	}
+	rec, err := e.store.LoginAttempts().Get(ctx, domain.NormalizeEmail(junk))
+	wantErr(t, err, nil)
+	if rec.Failures != 0 {
+		t.Fatalf("a malformed email was counted %d times", rec.Failures)
+	}
+}
+
+func TestUpdate_wrong_current_password_counts_towards_the_lock_out(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	self, selfP := e.seed(t, "ada@example.com")
+	change := application.UpdateInput{Password: ptr("another long secret"), CurrentPassword: ptr("a wrong guess")}
+	for range domain.LoginFreeFailures {
+		_, err := e.users.Update(ctx, selfP, self.ID.String(), change)
+		wantErr(t, err, domain.ErrInvalidCredentials)
+	}
+	var tooMany *domain.TooManyAttemptsError
+	change.CurrentPassword = ptr(seededPassword)
+	if _, err := e.users.Update(ctx, selfP, self.ID.String(), change); !errors.As(err, &tooMany) {
+		t.Fatalf("update after 5 wrong current passwords: %v, want too many attempts", err)
+	}
+	// Login for the same email is locked too: one counter per email.
+	if _, err := e.auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: seededPassword}); !errors.As(err, &tooMany) {
+		t.Fatalf("login: %v, want too many attempts", err)
+	}
+	e.clock.Advance(31 * time.Second)
+	_, err := e.users.Update(ctx, selfP, self.ID.String(), change)
+	wantErr(t, err, nil)
+	rec, _ := e.store.LoginAttempts().Get(ctx, "ada@example.com")
+	if rec.Failures != 0 {
+		t.Fatalf("a right current password did not reset the count (%d)", rec.Failures)
+	}
+}

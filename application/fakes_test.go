@@ -116,7 +116,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		o(&ucfg, &acfg)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	users := application.NewUserService(store.Users(), store.RefreshTokens(), fakeHasher{}, clock, ucfg, log)
+	users := application.NewUserService(store.Users(), store.RefreshTokens(), store.LoginAttempts(), fakeHasher{}, clock, ucfg, log)
 	auth, err := application.NewAuthService(context.Background(), application.AuthDeps{
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
 		Keys: store.Keys(), Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clock}, Clock: clock,

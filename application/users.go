@@ -27,18 +27,23 @@ type UserServiceConfig struct {
 
 // UserService implements the user-record use cases.
 type UserService struct {
-	users  ports.UserRepository
-	tokens ports.RefreshTokenStore
-	hasher ports.PasswordHasher
-	clock  ports.Clock
-	cfg    UserServiceConfig
-	log    *slog.Logger
+	users    ports.UserRepository
+	tokens   ports.RefreshTokenStore
+	throttle passwordThrottle
+	hasher   ports.PasswordHasher
+	clock    ports.Clock
+	cfg      UserServiceConfig
+	log      *slog.Logger
 }
 
-// NewUserService returns a UserService over the given ports.
-func NewUserService(users ports.UserRepository, tokens ports.RefreshTokenStore, hasher ports.PasswordHasher,
-	clock ports.Clock, cfg UserServiceConfig, log *slog.Logger) *UserService {
-	return &UserService{users: users, tokens: tokens, hasher: hasher, clock: clock, cfg: cfg, log: log}
+// NewUserService returns a UserService over the given ports. attempts is
+// the login lock-out store: a wrong currentPassword counts against it too.
+func NewUserService(users ports.UserRepository, tokens ports.RefreshTokenStore, attempts ports.LoginAttemptStore,
+	hasher ports.PasswordHasher, clock ports.Clock, cfg UserServiceConfig, log *slog.Logger) *UserService {
+	return &UserService{
+		users: users, tokens: tokens, hasher: hasher, clock: clock, cfg: cfg, log: log,
+		throttle: passwordThrottle{attempts: attempts, clock: clock, log: log},
+	}
 }
 
 // RegisterInput is a create request. Profiles nil means absent; Role is the
@@ -317,12 +322,8 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	}
 	changesCredentials := in.Password != nil || (in.Email != nil && email != current.Email)
 	if in.CurrentPassword != nil {
-		ok, _, err := s.hasher.Verify(current.PasswordHash, *in.CurrentPassword)
-		if err != nil {
-			return domain.User{}, fmt.Errorf("verify current password: %w", err)
-		}
-		if !ok {
-			return domain.User{}, domain.ErrInvalidCredentials
+		if err := s.checkCurrentPassword(ctx, current, *in.CurrentPassword); err != nil {
+			return domain.User{}, err
 		}
 	} else if s.cfg.RequireCurrentPassword && changesCredentials && !actor.IsAdmin() {
 		verr.Add("currentPassword", "is required to change the password or email")
@@ -384,6 +385,23 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	s.log.LogAttrs(ctx, slog.LevelInfo, "user updated", slog.String("user_id", id.String()),
 		slog.Bool("sessions_revoked", revoke))
 	return updated, nil
+}
+
+// checkCurrentPassword verifies the currentPassword of an update under the
+// same per-email lock-out as login.
+func (s *UserService) checkCurrentPassword(ctx context.Context, u domain.User, password string) error {
+	failures, err := s.throttle.admit(ctx, u.Email)
+	if err != nil {
+		return err
+	}
+	ok, _, err := s.hasher.Verify(u.PasswordHash, password)
+	if err != nil {
+		return fmt.Errorf("verify current password: %w", err)
+	}
+	if !ok {
+		return s.throttle.failed(ctx, u.Email)
+	}
+	return s.throttle.succeeded(ctx, u.Email, failures)
 }
 
 // Delete removes a user, for admins only; the user's refresh tokens die

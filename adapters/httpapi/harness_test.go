@@ -142,7 +142,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	userSvc := application.NewUserService(users, store.RefreshTokens(), hasher, clock, cfg.users, log)
+	userSvc := application.NewUserService(users, store.RefreshTokens(), store.LoginAttempts(), hasher, clock, cfg.users, log)
 	authSvc, err := application.NewAuthService(ctx, application.AuthDeps{
 		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Keys: store.Keys(),
 		Hasher: hasher, Issuer: issuer, Clock: clock,

@@ -126,8 +126,8 @@ func newTokenIssuer(cfg config.Config, keys ports.KeyStore, clk ports.Clock) (*j
 }
 
 func newUserService(cfg config.Config, users ports.UserRepository, tokens ports.RefreshTokenStore,
-	hasher ports.PasswordHasher, clk ports.Clock, log *slog.Logger) *application.UserService {
-	return application.NewUserService(users, tokens, hasher, clk, application.UserServiceConfig{
+	attempts ports.LoginAttemptStore, hasher ports.PasswordHasher, clk ports.Clock, log *slog.Logger) *application.UserService {
+	return application.NewUserService(users, tokens, attempts, hasher, clk, application.UserServiceConfig{
 		OpenRegistration:       cfg.OpenRegistration,
 		RequireCurrentPassword: cfg.RequireCurrentPassword,
 	}, log)
