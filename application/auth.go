@@ -70,7 +70,7 @@ func NewAuthService(ctx context.Context, deps AuthDeps, cfg AuthServiceConfig, l
 	return &AuthService{
 		users: deps.Users, tokens: deps.Tokens, hasher: deps.Hasher,
 		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
-		issuer: deps.Issuer, clock: deps.Clock, cfg: cfg, log: log, refreshKey: key,
+		issuer:   deps.Issuer, clock: deps.Clock, cfg: cfg, log: log, refreshKey: key,
 	}, nil
 }
 

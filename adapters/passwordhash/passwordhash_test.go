@@ -233,7 +233,6 @@ func TestHashRefusesInvalidParams(t *testing.T) {
 	}
 }
 
-
 func BenchmarkHash(b *testing.B) {
 	h := New(DefaultParams())
 	for b.Loop() {
