@@ -19,9 +19,8 @@ run: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/userd
 
-## test: vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN)
-test:
-	$(GO) vet ./...
+## test: gofmt and vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN)
+test: lint
 	$(GO) test -count=1 -race $(GOTESTFLAGS) ./...
 
 ## lint: formatting and vet

@@ -6,36 +6,18 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
 
-// fixedClock is a clock the test moves by hand.
-type fixedClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fixedClock {
-	return &fixedClock{now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fixedClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fixedClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newClock() *clock.Manual {
+	return clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 }
 
 // fakeHasher stands in for argon2id: the rules under test are about who may
@@ -82,7 +64,7 @@ func (fakeIssuer) JWKSJSON() []byte { return []byte(`{"keys":[]}`) }
 
 // env is one isolated set of services over fresh in-memory adapters.
 type env struct {
-	clock *fixedClock
+	clock *clock.Manual
 	store *memory.Store
 	users *application.UserService
 	auth  *application.AuthService

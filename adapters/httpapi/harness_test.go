@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
@@ -30,24 +31,6 @@ const (
 	adminPassword = "admin-Passphrase-42"
 	custPassword  = "customer-Passphrase-7"
 )
-
-// fakeClock is a ports.Clock that only moves when told to.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
 type syncBuffer struct {
@@ -114,7 +97,7 @@ func withAuthIPLimit(n int, proxies ...string) serverOption {
 type testServer struct {
 	t       *testing.T
 	handler http.Handler
-	clock   *fakeClock
+	clock   *clock.Manual
 	users   *application.UserService
 	auth    *application.AuthService
 	logs    *syncBuffer
@@ -127,9 +110,9 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		o(&cfg)
 	}
 	ctx := context.Background()
-	clock := &fakeClock{now: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	clock := clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 
 	store := memory.NewStore()
 	var users ports.UserRepository = store.Users()

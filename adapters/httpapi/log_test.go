@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,31 @@ func TestLogs_carryNoSecrets(t *testing.T) {
 	}
 	if access != 12 {
 		t.Errorf("%d access lines, want 12 (one per request)", access)
+	}
+}
+
+// The application's own lines carry the id of the request that caused them.
+func TestLogs_application_lines_carry_the_request_id(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	res := s.do("POST", "/api/users", map[string]any{"name": "Ada", "email": "ada@example.com", "password": custPassword},
+		withHeader("X-Request-Id", "trace-abc.123"))
+	wantJSON(t, res, http.StatusCreated, nil)
+	sc := bufio.NewScanner(strings.NewReader(s.logs.String()))
+	var seen []string
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("log line %q: %v", sc.Text(), err)
+		}
+		if line["request_id"] == "trace-abc.123" {
+			seen = append(seen, line["msg"].(string))
+		}
+		if strings.Count(sc.Text(), `"request_id"`) > 1 {
+			t.Errorf("request_id twice in one line: %s", sc.Text())
+		}
+	}
+	if !slices.Contains(seen, "user created") || !slices.Contains(seen, "http request") {
+		t.Fatalf("lines with the request id: %v; want the application's and the access line", seen)
 	}
 }

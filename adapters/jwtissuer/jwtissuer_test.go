@@ -18,6 +18,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
@@ -77,24 +78,6 @@ func (s *fakeKeyStore) readCount() int {
 	return s.reads
 }
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 var testOpts = Options{Issuer: "userd", Audience: "userd-api"}
@@ -105,9 +88,9 @@ var testUser = domain.User{
 	Profiles: domain.Profiles{domain.ProfileCustomer, domain.ProfileAdmin},
 }
 
-func newTestIssuer(t testing.TB) (*Issuer, *fakeKeyStore, *fakeClock) {
+func newTestIssuer(t testing.TB) (*Issuer, *fakeKeyStore, *clock.Manual) {
 	t.Helper()
-	store, clock := newFakeKeyStore(), &fakeClock{now: t0}
+	store, clock := newFakeKeyStore(), clock.NewManual(t0)
 	iss, err := New(context.Background(), store, clock, testOpts)
 	if err != nil {
 		t.Fatal(err)
@@ -576,7 +559,7 @@ func TestJWKS(t *testing.T) {
 
 func TestNewOptions(t *testing.T) {
 	t.Parallel()
-	clock := &fakeClock{now: t0}
+	clock := clock.NewManual(t0)
 	for _, opts := range []Options{
 		{Audience: "a"},
 		{Issuer: "i"},

@@ -38,10 +38,11 @@ func baseModule(cfg config.Config, logOut io.Writer) fx.Option {
 
 func newLogger(cfg config.Config, out io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	var h slog.Handler = slog.NewJSONHandler(out, opts)
 	if cfg.LogFormat == config.LogFormatText {
-		return slog.New(slog.NewTextHandler(out, opts))
+		h = slog.NewTextHandler(out, opts)
 	}
-	return slog.New(slog.NewJSONHandler(out, opts))
+	return slog.New(httpapi.LogHandler(h))
 }
 
 // storeModule picks the storage adapter named by the configuration. Both
