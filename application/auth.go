@@ -74,6 +74,12 @@ func NewAuthService(ctx context.Context, deps AuthDeps, cfg AuthServiceConfig, l
 	}, nil
 }
 
+// refreshKeyID is the id of the refresh-token HMAC key. It is fixed, so that
+// nodes starting together on an empty database race to insert the same
+// row: one wins, the others get domain.ErrKeyExists, and all read back the
+// one key. Two keys would make nodes derive different successors.
+const refreshKeyID = "refresh-hmac-1"
+
 func ensureRefreshKey(ctx context.Context, keys ports.KeyStore, clock ports.Clock) ([]byte, error) {
 	existing, err := keys.Keys(ctx, domain.KeyPurposeRefreshHMAC)
 	if err != nil {
@@ -82,23 +88,21 @@ func ensureRefreshKey(ctx context.Context, keys ports.KeyStore, clock ports.Cloc
 	if len(existing) == 0 {
 		secret := make([]byte, 32)
 		_, _ = rand.Read(secret)
-		id := make([]byte, 8)
-		_, _ = rand.Read(id)
-		k := domain.SigningKey{ID: hex.EncodeToString(id), Purpose: domain.KeyPurposeRefreshHMAC,
+		k := domain.SigningKey{ID: refreshKeyID, Purpose: domain.KeyPurposeRefreshHMAC,
 			Algorithm: "HS256", Secret: secret, CreatedAt: clock.Now()}
-		if err := keys.AddKey(ctx, k); err != nil {
+		if err := keys.AddKey(ctx, k); err != nil && !errors.Is(err, domain.ErrKeyExists) {
 			return nil, err
 		}
-		// Re-read: a node starting at the same moment may have added one too,
-		// and all must agree on the oldest.
 		if existing, err = keys.Keys(ctx, domain.KeyPurposeRefreshHMAC); err != nil {
 			return nil, err
 		}
 	}
-	if len(existing) == 0 || len(existing[0].Secret) < 32 {
-		return nil, errors.New("no usable refresh token key")
+	for _, k := range existing {
+		if k.ID == refreshKeyID && len(k.Secret) >= 32 {
+			return k.Secret, nil
+		}
 	}
-	return existing[0].Secret, nil
+	return nil, errors.New("no usable refresh token key")
 }
 
 // TokenPair is what login and refresh answer.

@@ -42,6 +42,9 @@ var (
 	// ErrCurrentPasswordRequired: configuration demands currentPassword for
 	// this change and none was sent.
 	ErrCurrentPasswordRequired = errors.New("current password required")
+	// ErrKeyExists: a server key with that id is stored already (another
+	// node created it first).
+	ErrKeyExists = errors.New("key already exists")
 	// ErrUnavailable: the store is temporarily unable to serve (busy,
 	// unreachable); the request may be retried.
 	ErrUnavailable = errors.New("service temporarily unavailable")

@@ -85,7 +85,9 @@ type LoginAttemptStore interface {
 type KeyStore interface {
 	// Keys returns the keys of the purpose, oldest first (by CreatedAt, then ID).
 	Keys(ctx context.Context, purpose string) ([]domain.SigningKey, error)
-	// AddKey stores a new key. Adding an id that exists is an error.
+	// AddKey stores a new key. Adding an id that exists returns
+	// domain.ErrKeyExists and changes nothing, so nodes racing to create a
+	// key with a well-known id agree on one.
 	AddKey(ctx context.Context, k domain.SigningKey) error
 }
 

@@ -2,6 +2,10 @@ package gormstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -32,5 +36,9 @@ func (s *KeyStore) Keys(ctx context.Context, purpose string) ([]domain.SigningKe
 // AddKey implements ports.KeyStore. An id that exists already is an error.
 func (s *KeyStore) AddKey(ctx context.Context, k domain.SigningKey) error {
 	row := fromDomainKey(k)
-	return storeError("add key "+k.ID, s.db.gorm.WithContext(ctx).Create(&row).Error)
+	err := s.db.gorm.WithContext(ctx).Create(&row).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return fmt.Errorf("add key %q: %w", k.ID, domain.ErrKeyExists)
+	}
+	return storeError("add key "+k.ID, err)
 }

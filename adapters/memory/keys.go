@@ -41,7 +41,7 @@ func (r *KeyStore) AddKey(_ context.Context, k domain.SigningKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.keys[k.ID]; ok {
-		return fmt.Errorf("add key %q: %w", k.ID, errDuplicate)
+		return fmt.Errorf("add key %q: %w", k.ID, domain.ErrKeyExists)
 	}
 	s.keys[k.ID] = copyKey(k)
 	return nil

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 	"time"
 
@@ -50,8 +51,8 @@ func KeyStore(t *testing.T, newStore func(t *testing.T) ports.KeyStore) {
 			t.Fatalf("AddKey: %v", err)
 		}
 		dup := newKey("k-1", domain.KeyPurposeRefreshHMAC, at(time.Hour))
-		if err := store.AddKey(ctx, dup); err == nil {
-			t.Error("AddKey(existing id) succeeded, want an error")
+		if err := store.AddKey(ctx, dup); !errors.Is(err, domain.ErrKeyExists) {
+			t.Errorf("AddKey(existing id) = %v, want domain.ErrKeyExists", err)
 		}
 		checkKeys(t, store, domain.KeyPurposeAccessToken, k)
 		checkKeys(t, store, domain.KeyPurposeRefreshHMAC)
