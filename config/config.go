@@ -77,6 +77,10 @@ type Config struct {
 	DBMaxOpenConns    int
 	DBMaxIdleConns    int
 	DBConnMaxLifetime time.Duration
+	// DBAutoMigrate applies pending schema migrations at `serve`. Off, the
+	// server refuses to start on an out-of-date schema instead, for teams
+	// that migrate as a separate deployment step.
+	DBAutoMigrate bool
 
 	// BootstrapAdminEmail and BootstrapAdminPassword, when set, create an
 	// admin at start if that email is not registered yet. Both or neither.
@@ -158,6 +162,7 @@ var fields = []field{
 	intField("DB_MAX_OPEN_CONNS", "20", 0, func(c *Config) *int { return &c.DBMaxOpenConns }),
 	intField("DB_MAX_IDLE_CONNS", "10", 0, func(c *Config) *int { return &c.DBMaxIdleConns }),
 	durationField("DB_CONN_MAX_LIFETIME", "30m", 0, func(c *Config) *time.Duration { return &c.DBConnMaxLifetime }),
+	boolField("DB_AUTO_MIGRATE", "true", func(c *Config) *bool { return &c.DBAutoMigrate }),
 
 	stringField("BOOTSTRAP_ADMIN_EMAIL", "", func(c *Config) *string { return &c.BootstrapAdminEmail }, nil),
 	{

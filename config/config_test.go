@@ -47,6 +47,7 @@ func TestDefaults(t *testing.T) {
 		DBMaxOpenConns:     20,
 		DBMaxIdleConns:     10,
 		DBConnMaxLifetime:  30 * time.Minute,
+		DBAutoMigrate:      true,
 		BootstrapAdminName: "Administrator",
 		OpenRegistration:   true,
 		AccessTTL:          15 * time.Minute,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -145,4 +146,27 @@ func TestRun_admin_create_and_migrate_on_sqlite(t *testing.T) {
 	if code := run([]string{"migrate", "status"}, nil, &out, &out); code != 0 || !strings.Contains(out.String(), "applied") {
 		t.Fatalf("migrate status: code %d: %s", code, out.String())
 	}
+}
+
+// With auto-migration off, serve refuses an out-of-date schema until
+// `userd migrate up` has run.
+func TestServer_without_auto_migrate_needs_migrate_up(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "userd.db")
+	env := map[string]string{
+		"USERD_DB_DSN": dsn, "USERD_HTTP_ADDR": freeAddr(t), "USERD_DB_AUTO_MIGRATE": "false",
+	}
+	app := fx.New(serverOptions(testConfig(t, env), io.Discard))
+	err := app.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "pending migrations") {
+		t.Fatalf("start on an empty database = %v, want a pending-migrations error", err)
+	}
+	t.Setenv("USERD_DB_DSN", dsn)
+	var out bytes.Buffer
+	if code := run([]string{"migrate", "up"}, nil, &out, &out); code != 0 {
+		t.Fatalf("migrate up: %d %s", code, out.String())
+	}
+	if strings.Contains(out.String(), "pending") {
+		t.Fatalf("migrate up left pending steps: %s", out.String())
+	}
+	fxtest.New(t, serverOptions(testConfig(t, env), io.Discard)).RequireStart().RequireStop()
 }

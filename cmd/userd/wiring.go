@@ -94,13 +94,38 @@ func openDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormst
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	if err := db.Migrate(ctx); err != nil {
+	if err := prepareSchema(ctx, db, cfg.DBAutoMigrate); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("migrate: %w", err)
+		return nil, err
 	}
 	log.Info("database ready", slog.String("driver", cfg.DBDriver))
 	lc.Append(fx.StopHook(db.Close))
 	return db, nil
+}
+
+// prepareSchema migrates the schema, or with auto-migration off checks that
+// no migration is pending.
+func prepareSchema(ctx context.Context, db *gormstore.DB, auto bool) error {
+	if auto {
+		if err := db.Migrate(ctx); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		return nil
+	}
+	states, err := db.MigrationStatus(ctx)
+	if err != nil {
+		return fmt.Errorf("migration status: %w", err)
+	}
+	pending := 0
+	for _, s := range states {
+		if !s.Applied {
+			pending++
+		}
+	}
+	if pending > 0 {
+		return fmt.Errorf("the database schema has %d pending migrations and USERD_DB_AUTO_MIGRATE=false: run `userd migrate up`", pending)
+	}
+	return nil
 }
 
 // appModule provides the security adapters and the use cases.
