@@ -1,0 +1,451 @@
+// Package multinode proves that several userd processes sharing one
+// PostgreSQL database keep the contract's guarantees under concurrent
+// traffic: one successor per refresh token, one account per email, and no
+// lost login failures. It starts real binaries on 127.0.0.1 ports.
+package multinode
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
+
+const (
+	nodeCount     = 3
+	adminEmail    = "root@example.com"
+	adminPassword = "root-Passphrase-42"
+	userPassword  = "customer-Passphrase-7"
+	// perNode concurrent requests are sent to each node in every race.
+	perNode = 8
+)
+
+// binary is the userd built once for the whole package.
+var binary string
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		if os.Getenv("USERD_TEST_POSTGRES_DSN") == "" {
+			// The tests themselves report the skip (or, in CI, the failure).
+			return m.Run()
+		}
+		dir, err := os.MkdirTemp("", "userd-multinode-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		binary = filepath.Join(dir, "userd")
+		build := exec.Command("go", "build", "-o", binary, "github.com/userd/userd/cmd/userd")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build userd:", err)
+			return 1
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// postgresDSN returns the test database DSN, skipping the test without one
+// (failing it in CI, where PostgreSQL must be there).
+func postgresDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("USERD_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("USERD_TEST_POSTGRES_DSN not set in CI: the multi-node tests must run")
+		}
+		t.Skip("USERD_TEST_POSTGRES_DSN not set: multi-node PostgreSQL tests skipped")
+	}
+	return dsn
+}
+
+// cluster is nodeCount userd processes on one fresh PostgreSQL schema.
+type cluster struct {
+	t      *testing.T
+	db     *sql.DB
+	urls   []string
+	procs  []*exec.Cmd
+	exited []chan error
+	logs   []*syncBuffer
+}
+
+// syncBuffer collects a node's output while the test may read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// newCluster makes a private schema and starts the nodes at the same moment,
+// so that their start-up (migrations, key creation, the bootstrap admin)
+// races too.
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	base := postgresDSN(t)
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	schema := "userd_mn_" + randomHex(6)
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() { _, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	dsn := withSearchPath(t, base, schema)
+	scoped, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { scoped.Close() })
+
+	c := &cluster{t: t, db: scoped}
+	for _, addr := range freeAddrs(t, nodeCount) {
+		logs := &syncBuffer{}
+		cmd := exec.Command(binary, "serve")
+		cmd.Env = append(os.Environ(),
+			"USERD_DB_DRIVER=postgres",
+			"USERD_DB_DSN="+dsn,
+			"USERD_HTTP_ADDR="+addr,
+			"USERD_AUTH_IP_LIMIT=0", // every request comes from 127.0.0.1
+			"USERD_ARGON2_MEMORY_KIB=64",
+			"USERD_ARGON2_ITERATIONS=1",
+			"USERD_BOOTSTRAP_ADMIN_EMAIL="+adminEmail,
+			"USERD_BOOTSTRAP_ADMIN_PASSWORD="+adminPassword,
+			"USERD_LOG_LEVEL=warn",
+			"USERD_SHUTDOWN_TIMEOUT=5s",
+		)
+		cmd.Stdout, cmd.Stderr = logs, logs
+		c.urls = append(c.urls, "http://"+addr)
+		c.procs = append(c.procs, cmd)
+		c.logs = append(c.logs, logs)
+		c.exited = append(c.exited, make(chan error, 1))
+	}
+	for i, cmd := range c.procs {
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start node %d: %v", i, err)
+		}
+		go func() { c.exited[i] <- cmd.Wait() }()
+	}
+	t.Cleanup(c.stop)
+	for i, u := range c.urls {
+		c.waitReady(i, u)
+	}
+	return c
+}
+
+func (c *cluster) waitReady(i int, base string) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-c.exited[i]:
+			c.exited[i] <- err // for stop
+			c.t.Fatalf("node %d exited during start (%v); log:\n%s", i, err, c.logs[i])
+		default:
+		}
+		res, err := http.Get(base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("node %d not ready after 30 s; log:\n%s", i, c.logs[i])
+}
+
+// stop ends every node with SIGTERM and checks each exits cleanly.
+func (c *cluster) stop() {
+	for i, cmd := range c.procs {
+		if cmd.Process == nil {
+			continue
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-c.exited[i]:
+			if err != nil {
+				c.t.Errorf("node %d exited with %v; log:\n%s", i, err, c.logs[i])
+			}
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			c.t.Errorf("node %d ignored SIGTERM for 10 s", i)
+		}
+	}
+}
+
+// reply is an HTTP answer.
+type reply struct {
+	status int
+	body   []byte
+}
+
+var client = &http.Client{
+	Timeout:   20 * time.Second,
+	Transport: &http.Transport{MaxIdleConnsPerHost: 64},
+}
+
+func (c *cluster) post(node int, path string, body any, token string) reply {
+	c.t.Helper()
+	enc, err := json.Marshal(body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, c.urls[node]+path, bytes.NewReader(enc))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		c.t.Errorf("POST %s on node %d: %v", path, node, err)
+		return reply{}
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return reply{status: res.StatusCode, body: b}
+}
+
+// race sends n requests at once, spread over the nodes round robin, and
+// returns the replies in request order.
+func (c *cluster) race(n int, send func(i, node int) reply) []reply {
+	out := make([]reply, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i] = send(i, i%nodeCount)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+type tokenResponse struct {
+	AccessToken  string `json:"accessToken"`
+	RefreshToken string `json:"refreshToken"`
+	User         struct {
+		ID string `json:"id"`
+	} `json:"user"`
+}
+
+func (c *cluster) login(node int, email, password string) tokenResponse {
+	c.t.Helper()
+	r := c.post(node, "/auth/login", map[string]string{"email": email, "password": password}, "")
+	if r.status != http.StatusOK {
+		c.t.Fatalf("login %s on node %d: %d %s", email, node, r.status, r.body)
+	}
+	var tr tokenResponse
+	if err := json.Unmarshal(r.body, &tr); err != nil {
+		c.t.Fatal(err)
+	}
+	return tr
+}
+
+func (c *cluster) register(node int, email string) {
+	c.t.Helper()
+	r := c.post(node, "/api/users", map[string]string{"name": "Racer", "email": email, "password": userPassword}, "")
+	if r.status != http.StatusCreated {
+		c.t.Fatalf("register %s: %d %s", email, r.status, r.body)
+	}
+}
+
+func TestThreeNodes(t *testing.T) {
+	c := newCluster(t)
+
+	// All three nodes bootstrapped the same admin at once: one account.
+	var admins int
+	if err := c.db.QueryRow("SELECT COUNT(*) FROM users WHERE email = $1", adminEmail).Scan(&admins); err != nil {
+		t.Fatal(err)
+	}
+	if admins != 1 {
+		t.Fatalf("%d bootstrap admins, want 1", admins)
+	}
+
+	t.Run("concurrent_refresh_of_one_token_yields_one_successor", func(t *testing.T) {
+		c.register(0, "refresh@example.com")
+		first := c.login(1, "refresh@example.com", userPassword)
+		n := nodeCount * perNode
+		replies := c.race(n, func(_, node int) reply {
+			return c.post(node, "/auth/refresh-token", map[string]string{"refreshToken": first.RefreshToken}, "")
+		})
+		successors := map[string]int{}
+		for i, r := range replies {
+			if r.status != http.StatusOK {
+				t.Fatalf("refresh %d on node %d: %d %s (a repeat within the grace window must succeed)", i, i%nodeCount, r.status, r.body)
+			}
+			var tr tokenResponse
+			if err := json.Unmarshal(r.body, &tr); err != nil {
+				t.Fatal(err)
+			}
+			successors[tr.RefreshToken]++
+		}
+		// The store must agree: one token used, one successor, one live token.
+		var used, live, total int
+		err := c.db.QueryRow(`SELECT
+				COUNT(*) FILTER (WHERE used_at IS NOT NULL),
+				COUNT(*) FILTER (WHERE used_at IS NULL),
+				COUNT(*)
+			FROM refresh_tokens WHERE user_id = $1`, first.User.ID).Scan(&used, &live, &total)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("refresh race: %d attempts on %d nodes, %d distinct successors; store: %d used, %d live, %d tokens",
+			n, nodeCount, len(successors), used, live, total)
+		if len(successors) != 1 || used != 1 || live != 1 || total != 2 {
+			t.Fatalf("two branches: successors %v, used %d, live %d, total %d", successors, used, live, total)
+		}
+		// The one successor works on any node.
+		for s := range successors {
+			if r := c.post(2, "/auth/refreshtoken", map[string]string{"refreshToken": s}, ""); r.status != http.StatusOK {
+				t.Fatalf("successor refused: %d %s", r.status, r.body)
+			}
+		}
+	})
+
+	t.Run("concurrent_creates_of_one_email_give_one_201", func(t *testing.T) {
+		n := nodeCount * perNode
+		replies := c.race(n, func(i, node int) reply {
+			// Letter case varies: the address is one all the same.
+			email := "Twin@Example.com"
+			if i%2 == 1 {
+				email = "twin@EXAMPLE.COM"
+			}
+			return c.post(node, "/api/users", map[string]string{"name": "Twin", "email": email, "password": userPassword}, "")
+		})
+		counts := map[int]int{}
+		for _, r := range replies {
+			counts[r.status]++
+		}
+		var rows int
+		if err := c.db.QueryRow("SELECT COUNT(*) FROM users WHERE email = 'twin@example.com'").Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("create race: %d attempts on %d nodes: %d × 201, %d × 409; %d row", n, nodeCount, counts[201], counts[409], rows)
+		if counts[http.StatusCreated] != 1 || counts[http.StatusConflict] != n-1 || rows != 1 {
+			t.Fatalf("statuses %v, rows %d; want one 201 and %d × 409", counts, rows, n-1)
+		}
+	})
+
+	t.Run("concurrent_login_failures_are_all_counted", func(t *testing.T) {
+		c.register(2, "guessed@example.com")
+		n := nodeCount * perNode
+		replies := c.race(n, func(_, node int) reply {
+			return c.post(node, "/auth/login", map[string]string{"email": "guessed@example.com", "password": "wrong-guess-123"}, "")
+		})
+		counts := map[int]int{}
+		for _, r := range replies {
+			counts[r.status]++
+		}
+		var failures int
+		if err := c.db.QueryRow("SELECT failures FROM login_attempts WHERE email = 'guessed@example.com'").Scan(&failures); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("login race: %d wrong passwords on %d nodes: %d × 401, %d × 429; %d failures counted",
+			n, nodeCount, counts[401], counts[429], failures)
+		// Every 401 is one counted failure (none lost, none doubled); a 429
+		// is a refused attempt, which does not count.
+		if counts[http.StatusUnauthorized]+counts[http.StatusTooManyRequests] != n || failures != counts[http.StatusUnauthorized] {
+			t.Fatalf("statuses %v, failures counted %d", counts, failures)
+		}
+		if counts[http.StatusUnauthorized] < 5 {
+			t.Fatalf("only %d failures before the lock-out, want at least 5", counts[http.StatusUnauthorized])
+		}
+		// Locked on every node now, even with the right password.
+		for node := range nodeCount {
+			r := c.post(node, "/auth/login", map[string]string{"email": "guessed@example.com", "password": userPassword}, "")
+			if r.status != http.StatusTooManyRequests {
+				t.Fatalf("node %d after the race: %d, want 429", node, r.status)
+			}
+		}
+	})
+
+	t.Run("tokens_of_one_node_verify_on_the_others", func(t *testing.T) {
+		tr := c.login(0, adminEmail, adminPassword)
+		for node := range nodeCount {
+			req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, c.urls[node]+"/api/users/me", nil)
+			req.Header.Set("Authorization", "Bearer "+tr.AccessToken)
+			res, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("node %d refused node 0's token: %d", node, res.StatusCode)
+			}
+		}
+	})
+}
+
+func withSearchPath(t *testing.T, dsn, schema string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		// key=value form
+		return strings.TrimSpace(dsn) + " search_path=" + schema
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// freeAddrs returns n distinct free loopback addresses. The listeners stay
+// open until all are picked, or the kernel could hand out one port twice.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs[i] = ln.Addr().String()
+	}
+	return addrs
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
