@@ -146,7 +146,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 	t.Run("list_pagination", func(t *testing.T) {
 		t.Parallel()
 		ctx, repo := t.Context(), newRepo(t)
-		const n = 2000
+		const n = 3000
 		users := make([]domain.User, n)
 		for i := range users {
 			// Three users a second: ids then share their time prefix and
