@@ -233,9 +233,8 @@ func (i *Issuer) Issue(ctx context.Context, u domain.User) (domain.AccessToken, 
 		Profiles: u.Profiles.Canonical().Strings(),
 	}
 
-	i.mu.RLock()
-	kid, key := i.keys.signKID, i.keys.signKey
-	i.mu.RUnlock()
+	ks := i.snapshot()
+	kid, key := ks.signKID, ks.signKey
 
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
 	tok.Header["kid"] = kid
@@ -278,9 +277,7 @@ func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, er
 
 // JWKS returns the public keys that verify tokens, oldest first.
 func (i *Issuer) JWKS() JWKSet {
-	i.mu.RLock()
-	ks := i.keys
-	i.mu.RUnlock()
+	ks := i.snapshot()
 	set := JWKSet{Keys: make([]JWK, 0, len(ks.ordered))}
 	for _, k := range ks.ordered {
 		set.Keys = append(set.Keys, JWK{
@@ -323,6 +320,13 @@ func (i *Issuer) keyFor(ctx context.Context, t *jwt.Token) (any, error) {
 		return k, nil
 	}
 	return i.reloadForMiss(ctx, kid)
+}
+
+// snapshot returns the current key set; it is immutable once published.
+func (i *Issuer) snapshot() *keySet {
+	i.mu.RLock()
+	defer i.mu.RUnlock()
+	return i.keys
 }
 
 func (i *Issuer) lookup(kid string) (ed25519.PublicKey, bool) {

@@ -145,7 +145,7 @@ func validClaims() jwt.MapClaims {
 func signWith(t *testing.T, iss *Issuer, c jwt.Claims, header map[string]any) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
-	tok.Header["kid"] = iss.keys.signKID
+	tok.Header["kid"] = iss.snapshot().signKID
 	for k, v := range header {
 		if v == nil {
 			delete(tok.Header, k)
@@ -153,7 +153,7 @@ func signWith(t *testing.T, iss *Issuer, c jwt.Claims, header map[string]any) st
 			tok.Header[k] = v
 		}
 	}
-	s, err := tok.SignedString(iss.keys.signKey)
+	s, err := tok.SignedString(iss.snapshot().signKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +208,8 @@ func TestIssueVerifyRoundTrip(t *testing.T) {
 	if string(h["alg"]) != `"EdDSA"` {
 		t.Errorf("alg = %s", h["alg"])
 	}
-	if string(h["kid"]) != fmt.Sprintf("%q", iss.keys.signKID) {
-		t.Errorf("kid = %s, want %q", h["kid"], iss.keys.signKID)
+	if string(h["kid"]) != fmt.Sprintf("%q", iss.snapshot().signKID) {
+		t.Errorf("kid = %s, want %q", h["kid"], iss.snapshot().signKID)
 	}
 
 	c := decodeSegment(t, at.Token, 1)
@@ -351,8 +351,8 @@ func TestHeaderProblems(t *testing.T) {
 func TestAlgorithmConfusion(t *testing.T) {
 	t.Parallel()
 	iss, _, _ := newTestIssuer(t)
-	kid := iss.keys.signKID
-	pub := iss.keys.byKID[kid].pub
+	kid := iss.snapshot().signKID
+	pub := iss.snapshot().byKID[kid].pub
 
 	t.Run("none", func(t *testing.T) {
 		tok := jwt.NewWithClaims(jwt.SigningMethodNone, validClaims())
@@ -407,7 +407,7 @@ func TestTampering(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, validClaims())
-	tok.Header["kid"] = iss.keys.signKID
+	tok.Header["kid"] = iss.snapshot().signKID
 	s, err := tok.SignedString(otherKey)
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +455,7 @@ func TestKeyPersistedAndShared(t *testing.T) {
 func TestKeyAddedByAnotherNode(t *testing.T) {
 	t.Parallel()
 	iss, store, clock := newTestIssuer(t)
-	oldKID := iss.keys.signKID
+	oldKID := iss.snapshot().signKID
 
 	// An unknown kid reloads once, then not again until the interval passed.
 	reads := store.readCount()
@@ -497,8 +497,8 @@ func TestKeyAddedByAnotherNode(t *testing.T) {
 		t.Fatalf("token of the new key after the interval: %v", err)
 	}
 	// The old key still verifies, the newest signs, both are published.
-	if iss.keys.signKID != "0000000000000002" {
-		t.Errorf("signing kid = %s, want the newest key", iss.keys.signKID)
+	if iss.snapshot().signKID != "0000000000000002" {
+		t.Errorf("signing kid = %s, want the newest key", iss.snapshot().signKID)
 	}
 	if got := iss.JWKS().Keys; len(got) != 2 || got[0].Kid != oldKID || got[1].Kid != "0000000000000002" {
 		t.Errorf("JWKS keys = %+v, want old then new", got)
@@ -531,7 +531,7 @@ func TestJWKS(t *testing.T) {
 		t.Fatalf("JWKS has %d keys, want 1", len(doc.Keys))
 	}
 	k := doc.Keys[0]
-	want := map[string]string{"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": iss.keys.signKID}
+	want := map[string]string{"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": iss.snapshot().signKID}
 	for name, v := range want {
 		if k[name] != v {
 			t.Errorf("%s = %q, want %q", name, k[name], v)
@@ -544,7 +544,7 @@ func TestJWKS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(x, iss.keys.signKey.Public().(ed25519.PublicKey)) {
+	if !bytes.Equal(x, iss.snapshot().signKey.Public().(ed25519.PublicKey)) {
 		t.Error("x is not the signing key's public key")
 	}
 
