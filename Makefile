@@ -9,7 +9,7 @@ LDFLAGS     := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOTESTFLAGS ?=
 FUZZTIME    ?= 30s
 
-.PHONY: run build test lint bench fmt tidy clean
+.PHONY: run build test lint bench fmt tidy clean common-passwords
 
 ## run: start the service on the embedded SQLite default (./userd.db, :8080)
 run: build
@@ -31,6 +31,15 @@ lint:
 ## bench: micro-benchmarks of the hot paths
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## common-passwords: regenerate domain/common_passwords.txt from the zxcvbn
+## npm package (MIT): its 30,000 most common passwords, those of 8+ characters
+## (shorter ones fail the length rule anyway), plus our own additions
+common-passwords:
+	tmp=$$(mktemp -d) && cd $$tmp && npm pack zxcvbn@4.4.2 --silent >/dev/null && tar xzf zxcvbn-4.4.2.tgz && \
+	node -e 'const s = require("fs").readFileSync("package/lib/frequency_lists.js", "utf8"); for (const p of s.match(/passwords: "([^"]*)"/)[1].split(",")) if ([...p].length >= 8) console.log(p)' > $$tmp/zxcvbn.txt && \
+	cd $(CURDIR) && { sed -n '1,/^# --- zxcvbn/p' domain/common_passwords.txt; cat $$tmp/zxcvbn.txt; } > $$tmp/out.txt && \
+	mv $$tmp/out.txt domain/common_passwords.txt && rm -rf $$tmp
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
