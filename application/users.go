@@ -60,6 +60,11 @@ type RegisterInput struct {
 // open registration is on; only an admin may create an admin, or anything
 // when registration is closed.
 func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in RegisterInput) (domain.User, error) {
+	if actor != nil {
+		if _, err := s.confirmActor(ctx, actor); err != nil {
+			return domain.User{}, err
+		}
+	}
 	profiles, err := resolveProfiles(in.Profiles, in.Role)
 	if err != nil {
 		return domain.User{}, err
@@ -175,14 +180,44 @@ func (s *UserService) Get(ctx context.Context, actor *domain.Principal, rawID st
 	if actor == nil {
 		return domain.User{}, domain.ErrUnauthenticated
 	}
+	self, err := s.confirmActor(ctx, actor)
+	if err != nil {
+		return domain.User{}, err
+	}
 	id, err := domain.ParseUserID(rawID)
 	if err != nil {
 		return domain.User{}, err
 	}
-	if !actor.IsAdmin() && actor.UserID != id {
+	if id == actor.UserID {
+		// The confirmation read the record already: a self read costs one
+		// lookup, the same as without the confirmation.
+		return self, nil
+	}
+	if !actor.IsAdmin() {
 		return domain.User{}, domain.ErrForbidden
 	}
 	return s.users.ByID(ctx, id)
+}
+
+// confirmActor reads the caller's account and returns it, or
+// domain.ErrInvalidToken when the account is gone or its profiles differ
+// from those the access token carries. A token thus loses its power the
+// moment its user is deleted, demoted or promoted, not when it expires.
+// Every use case with a signed-in caller starts with it; those that read
+// the caller's own record anyway reuse this read, so the hot path (own
+// record, /me) pays no extra database round trip.
+func (s *UserService) confirmActor(ctx context.Context, actor *domain.Principal) (domain.User, error) {
+	u, err := s.users.ByID(ctx, actor.UserID)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return domain.User{}, domain.ErrInvalidToken
+	}
+	if err != nil {
+		return domain.User{}, err
+	}
+	if !u.Profiles.Equal(actor.Profiles) {
+		return domain.User{}, domain.ErrInvalidToken
+	}
+	return u, nil
 }
 
 // Me returns the caller's own record. A valid token whose user is gone is
@@ -191,11 +226,7 @@ func (s *UserService) Me(ctx context.Context, actor *domain.Principal) (domain.U
 	if actor == nil {
 		return domain.User{}, domain.ErrUnauthenticated
 	}
-	u, err := s.users.ByID(ctx, actor.UserID)
-	if errors.Is(err, domain.ErrUserNotFound) {
-		return domain.User{}, domain.ErrInvalidToken
-	}
-	return u, err
+	return s.confirmActor(ctx, actor)
 }
 
 // ListInput selects a page of users. Limit 0 means the default.
@@ -216,6 +247,9 @@ type UserPage struct {
 func (s *UserService) List(ctx context.Context, actor *domain.Principal, in ListInput) (UserPage, error) {
 	if actor == nil {
 		return UserPage{}, domain.ErrUnauthenticated
+	}
+	if _, err := s.confirmActor(ctx, actor); err != nil {
+		return UserPage{}, err
 	}
 	q := ports.UserListQuery{Limit: in.Limit}
 	if q.Limit == 0 {
@@ -269,6 +303,10 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	if actor == nil {
 		return domain.User{}, domain.ErrUnauthenticated
 	}
+	self, err := s.confirmActor(ctx, actor)
+	if err != nil {
+		return domain.User{}, err
+	}
 	id, err := domain.ParseUserID(rawID)
 	if err != nil {
 		return domain.User{}, err
@@ -313,9 +351,11 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		return domain.User{}, domain.ErrForbidden
 	}
 
-	current, err := s.users.ByID(ctx, id)
-	if err != nil {
-		return domain.User{}, err
+	current := self
+	if id != actor.UserID {
+		if current, err = s.users.ByID(ctx, id); err != nil {
+			return domain.User{}, err
+		}
 	}
 	if in.Profiles != nil && !actor.IsAdmin() && !profiles.Equal(current.Profiles) {
 		return domain.User{}, domain.ErrForbidden
@@ -409,6 +449,9 @@ func (s *UserService) checkCurrentPassword(ctx context.Context, u domain.User, p
 func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID string) error {
 	if actor == nil {
 		return domain.ErrUnauthenticated
+	}
+	if _, err := s.confirmActor(ctx, actor); err != nil {
+		return err
 	}
 	id, err := domain.ParseUserID(rawID)
 	if err != nil {

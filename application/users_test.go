@@ -423,3 +423,37 @@ func TestEnsureAdmin(t *testing.T) {
 		t.Fatalf("weak bootstrap password accepted: %v", err)
 	}
 }
+
+// A token whose user is gone, or whose profiles no longer match the
+// account's, is no longer good for anything.
+func TestStaleTokens_are_rejected(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	victim, victimP := e.seed(t, "victim@example.com")
+	_, adminP := e.seed(t, "admin@example.com", domain.ProfileAdmin)
+	demoted, demotedP := e.seed(t, "demoted@example.com", domain.ProfileAdmin)
+	_, err := e.users.Update(ctx, adminP, demoted.ID.String(), application.UpdateInput{Profiles: []string{"ROLE_CUSTOMER"}})
+	wantErr(t, err, nil)
+	wantErr(t, e.users.Delete(ctx, adminP, victim.ID.String()), nil)
+
+	for name, call := range map[string]func(p *domain.Principal) error{
+		"get_self":   func(p *domain.Principal) error { _, err := e.users.Get(ctx, p, p.UserID.String()); return err },
+		"get_bad_id": func(p *domain.Principal) error { _, err := e.users.Get(ctx, p, "x"); return err },
+		"me":         func(p *domain.Principal) error { _, err := e.users.Me(ctx, p); return err },
+		"list":       func(p *domain.Principal) error { _, err := e.users.List(ctx, p, application.ListInput{}); return err },
+		"update": func(p *domain.Principal) error {
+			_, err := e.users.Update(ctx, p, p.UserID.String(), application.UpdateInput{Name: ptr("x")})
+			return err
+		},
+		"delete": func(p *domain.Principal) error { return e.users.Delete(ctx, p, adminP.UserID.String()) },
+		"register": func(p *domain.Principal) error {
+			_, err := e.users.Register(ctx, p, application.RegisterInput{Name: "N", Email: "n@example.com", Password: "a long enough secret"})
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			wantErr(t, call(victimP), domain.ErrInvalidToken)
+			wantErr(t, call(demotedP), domain.ErrInvalidToken)
+		})
+	}
+}

@@ -51,7 +51,7 @@ func TestLogin(t *testing.T) {
 	}
 }
 
-func TestLogin_failuresLookAlike(t *testing.T) {
+func TestAttack_login_answer_does_not_reveal_registered_emails(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
 	s.createAdmin()
@@ -91,7 +91,7 @@ func TestLogin_badRequests(t *testing.T) {
 	}
 }
 
-func TestLogin_lockout(t *testing.T) {
+func TestAttack_password_guessing_is_locked_out_per_email(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
 	s.createAdmin()
@@ -197,7 +197,7 @@ func (s *testServer) refreshFails(token string) {
 		http.StatusUnauthorized, "invalid_refresh_token")
 }
 
-func TestRefresh_reuseAfterGraceRevokesFamily(t *testing.T) {
+func TestAttack_refresh_token_replayed_after_grace_revokes_the_session(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
 	s.createAdmin()

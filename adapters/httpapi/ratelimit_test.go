@@ -8,7 +8,7 @@ import (
 
 func withPeer(addr string) reqOption { return func(r *http.Request) { r.RemoteAddr = addr } }
 
-func TestAuthIPLimit_refuses_past_the_limit_with_retry_after(t *testing.T) {
+func TestAttack_auth_flood_from_one_ip_is_rate_limited(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t, withAuthIPLimit(3))
 	bad := map[string]string{"refreshToken": "not-a-token"}
@@ -44,7 +44,7 @@ func TestAuthIPLimit_refused_requests_take_no_tokens(t *testing.T) {
 	}
 }
 
-func TestAuthIPLimit_client_ip_from_trusted_proxy_only(t *testing.T) {
+func TestAttack_spoofed_x_forwarded_for_does_not_evade_the_ip_limit(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t, withAuthIPLimit(1, "10.0.0.0/8"))
 	logout := map[string]string{"refreshToken": "x"}

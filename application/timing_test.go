@@ -1,0 +1,86 @@
+package application_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/userd/userd/adapters/jwtissuer"
+	"github.com/userd/userd/adapters/memory"
+	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+// A login for an unknown email must cost what a login with a wrong password
+// costs, or response times tell which emails are registered. Both are
+// measured in this one process, interleaved, over a few hundred attempts
+// each, and their medians compared: no wall-clock threshold on one call.
+func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
+	const attempts = 200
+	clk := newClock()
+	store := memory.NewStore()
+	// Real argon2id, lighter than production so the test stays quick; the
+	// dummy hash uses the same parameters, which is what matters.
+	hasher := passwordhash.New(passwordhash.Params{Memory: 4096, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
+	issuer, err := jwtissuer.New(ctx, store.Keys(), clk, jwtissuer.Options{Issuer: "t", Audience: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := application.NewAuthService(ctx, application.AuthDeps{
+		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
+		Keys: store.Keys(), Hasher: hasher, Issuer: issuer, Clock: clk,
+	}, application.AuthServiceConfig{RefreshTTL: time.Hour, RefreshFamilyTTL: time.Hour}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := hasher.Hash(seededPassword)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One account per attempt: repeated failures on one email would trip
+	// the lock-out, whose fast 429 is not what is compared here.
+	for i := range attempts {
+		now := clk.Now()
+		u := domain.User{ID: domain.NewUserID(now), Name: "U", Email: domain.Email(fmt.Sprintf("user%d@example.com", i)),
+			PasswordHash: hash, Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: now, UpdatedAt: now}
+		if err := store.Users().Create(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	measure := func(email string) time.Duration {
+		start := time.Now()
+		_, err := auth.Login(ctx, application.LoginInput{Email: email, Password: "not the password"})
+		d := time.Since(start)
+		wantErr(t, err, domain.ErrInvalidCredentials)
+		return d
+	}
+	// Warm up the dummy hash and the allocator before measuring.
+	measure("warmup@example.com")
+	var unknown, wrong []time.Duration
+	for i := range attempts {
+		// Alternate which goes first, so drift in machine load hits both.
+		if i%2 == 0 {
+			unknown = append(unknown, measure(fmt.Sprintf("ghost%d@example.com", i)))
+			wrong = append(wrong, measure(fmt.Sprintf("user%d@example.com", i)))
+		} else {
+			wrong = append(wrong, measure(fmt.Sprintf("user%d@example.com", i)))
+			unknown = append(unknown, measure(fmt.Sprintf("ghost%d@example.com", i)))
+		}
+	}
+	mu, mw := median(unknown), median(wrong)
+	diff := float64(mu-mw) / float64(max(mu, mw))
+	t.Logf("median login: unknown email %v, wrong password %v (difference %.1f%%) over %d attempts each", mu, mw, 100*diff, attempts)
+	if diff > 0.10 || diff < -0.10 {
+		t.Fatalf("medians differ by %.1f%%, want within 10%%", 100*diff)
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
