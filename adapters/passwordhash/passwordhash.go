@@ -1,6 +1,11 @@
 // Package passwordhash implements ports.PasswordHasher with argon2id, encoded
 // as PHC strings. It also verifies bcrypt hashes, so that users imported from
 // another system can sign in and be rehashed on their next successful login.
+//
+// Passwords are normalised to Unicode NFKC before hashing (NIST SP 800-63B,
+// 5.1.1.2), so that one password typed on two keyboards or input methods
+// ("ﬁ" and "fi", "１２３" and "123", a precomposed "é" and "e" followed by a
+// combining accent) is one password.
 package passwordhash
 
 import (
@@ -14,6 +19,7 @@ import (
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/userd/userd/ports"
 )
@@ -108,7 +114,7 @@ func (h *Hasher) Hash(password string) (string, error) {
 	salt := make([]byte, p.SaltLen)
 	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
 	_, _ = rand.Read(salt)
-	key := argon2.IDKey([]byte(password), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
+	key := argon2.IDKey([]byte(norm.NFKC.String(password)), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2Version, p.Memory, p.Iterations, p.Parallelism,
 		base64.RawStdEncoding.EncodeToString(salt),
@@ -121,14 +127,39 @@ func (h *Hasher) Hash(password string) (string, error) {
 // differs from the configured ones. A wrong password is (false, false, nil);
 // a hash that cannot be decoded, or whose parameters exceed the bounds of
 // this package, is an error wrapping ErrMalformedHash.
+//
+// The NFKC form of password is tried first. When it differs from password
+// and does not match, password as given is tried too: hashes imported from
+// systems that did not normalise, and argon2id hashes made before this
+// package did, are of the raw form. A match of the raw form always asks
+// for a rehash, which stores the normalised form from then on. The second
+// try depends only on password, never on the account, so it tells an
+// observer nothing about which accounts exist.
 func (h *Hasher) Verify(encoded, password string) (bool, bool, error) {
+	var verify func(pw string) (bool, bool, error)
 	switch {
 	case strings.HasPrefix(encoded, "$argon2id$"):
-		return h.verifyArgon2id(encoded, password)
+		d, err := decodeArgon2id(encoded)
+		if err != nil {
+			return false, false, err
+		}
+		verify = func(pw string) (bool, bool, error) { return d.verify(pw), d.params != h.params, nil }
 	case strings.HasPrefix(encoded, "$2a$"), strings.HasPrefix(encoded, "$2b$"), strings.HasPrefix(encoded, "$2y$"):
-		return verifyBcrypt(encoded, password)
+		if err := checkBcrypt(encoded); err != nil {
+			return false, false, err
+		}
+		verify = func(pw string) (bool, bool, error) { return verifyBcrypt(encoded, pw) }
+	default:
+		return false, false, fmt.Errorf("%w: unknown algorithm", ErrMalformedHash)
 	}
-	return false, false, fmt.Errorf("%w: unknown algorithm", ErrMalformedHash)
+
+	normalized := norm.NFKC.String(password)
+	ok, rehash, err := verify(normalized)
+	if ok || err != nil || normalized == password {
+		return ok, ok && rehash, err
+	}
+	ok, _, err = verify(password)
+	return ok, ok, err
 }
 
 // argon2Hash is a decoded argon2id PHC string.
@@ -138,17 +169,11 @@ type argon2Hash struct {
 	key    []byte
 }
 
-func (h *Hasher) verifyArgon2id(encoded, password string) (bool, bool, error) {
-	d, err := decodeArgon2id(encoded)
-	if err != nil {
-		return false, false, err
-	}
+// verify reports whether password, as given, is the one hashed in d.
+func (d argon2Hash) verify(password string) bool {
 	p := d.params
 	got := argon2.IDKey([]byte(password), d.salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
-	if subtle.ConstantTimeCompare(got, d.key) != 1 {
-		return false, false, nil
-	}
-	return true, p != h.params, nil
+	return subtle.ConstantTimeCompare(got, d.key) == 1
 }
 
 // decodeArgon2id parses $argon2id$v=19$m=M,t=T,p=P$salt$hash. The m, t and p
@@ -218,17 +243,33 @@ func decodeArgon2id(encoded string) (argon2Hash, error) {
 	return argon2Hash{params: p, salt: salt, key: key}, nil
 }
 
-func verifyBcrypt(encoded, password string) (bool, bool, error) {
+// bcryptMaxPassword is the number of password bytes bcrypt uses.
+const bcryptMaxPassword = 72
+
+// checkBcrypt refuses a bcrypt hash that cannot be decoded or whose cost is
+// above MaxBcryptCost, before any work is spent on it.
+func checkBcrypt(encoded string) error {
 	cost, err := bcrypt.Cost([]byte(encoded))
 	if err != nil {
-		return false, false, fmt.Errorf("%w: bcrypt: %w", ErrMalformedHash, err)
+		return fmt.Errorf("%w: bcrypt: %w", ErrMalformedHash, err)
 	}
 	if cost > MaxBcryptCost {
-		return false, false, fmt.Errorf("%w: bcrypt: cost %d above %d", ErrMalformedHash, cost, MaxBcryptCost)
+		return fmt.Errorf("%w: bcrypt: cost %d above %d", ErrMalformedHash, cost, MaxBcryptCost)
 	}
-	// bcrypt only reads the first 72 bytes of a password; the system the
-	// hash was imported from did the same, so longer passwords still match.
-	err = bcrypt.CompareHashAndPassword([]byte(encoded), []byte(password))
+	return nil
+}
+
+// verifyBcrypt compares password, as given, with a bcrypt hash that
+// checkBcrypt accepted. bcrypt only reads the first 72 bytes of a password
+// and the system the hash was imported from did the same, so a longer
+// password is cut there rather than refused: newer versions of x/crypto
+// return an error for it, which would turn a long password into a 500.
+func verifyBcrypt(encoded, password string) (bool, bool, error) {
+	pw := []byte(password)
+	if len(pw) > bcryptMaxPassword {
+		pw = pw[:bcryptMaxPassword]
+	}
+	err := bcrypt.CompareHashAndPassword([]byte(encoded), pw)
 	switch {
 	case err == nil:
 		return true, true, nil
