@@ -26,7 +26,7 @@ var backends = []struct {
 	name string
 	// require skips the test when the backend is not available.
 	require func(t *testing.T)
-	open    func(t *testing.T) *DB
+	open    func(t testing.TB) *DB
 }{
 	{"sqlite", func(*testing.T) {}, openSQLite},
 	{"postgres", func(t *testing.T) { postgresDSN(t) }, openPostgres},
@@ -319,12 +319,12 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
-func openSQLite(t *testing.T) *DB {
+func openSQLite(t testing.TB) *DB {
 	t.Helper()
 	return openSQLiteDSN(t, filepath.Join(t.TempDir(), "userd.db"))
 }
 
-func openSQLiteDSN(t *testing.T, dsn string) *DB {
+func openSQLiteDSN(t testing.TB, dsn string) *DB {
 	t.Helper()
 	db, err := Open(DriverSQLite, dsn, Options{})
 	if err != nil {
@@ -339,7 +339,7 @@ func openSQLiteDSN(t *testing.T, dsn string) *DB {
 
 // openPostgres returns a migrated database in a schema of its own, dropped
 // at the end of the test.
-func openPostgres(t *testing.T) *DB {
+func openPostgres(t testing.TB) *DB {
 	t.Helper()
 	// A small pool: parallel tests each hold one, under max_connections.
 	db, err := Open(DriverPostgres, newPostgresSchema(t), Options{MaxOpenConns: 4})
@@ -356,7 +356,7 @@ func openPostgres(t *testing.T) *DB {
 // newPostgresSchema creates an empty schema, to be dropped at the end of
 // the test, and returns a DSN whose search_path selects it. It skips the
 // test when no PostgreSQL is configured, except in CI.
-func newPostgresSchema(t *testing.T) string {
+func newPostgresSchema(t testing.TB) string {
 	t.Helper()
 	base := postgresDSN(t)
 	admin, err := postgresAdmin()
@@ -380,7 +380,7 @@ func newPostgresSchema(t *testing.T) string {
 
 // postgresDSN returns USERD_TEST_POSTGRES_DSN. Without it, the test is
 // skipped, except in CI, where PostgreSQL must be tested.
-func postgresDSN(t *testing.T) string {
+func postgresDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("USERD_TEST_POSTGRES_DSN")
 	if dsn == "" {
@@ -413,7 +413,7 @@ func withSearchPath(dsn, schema string) string {
 	return dsn + " search_path=" + schema
 }
 
-func randomHex(t *testing.T) string {
+func randomHex(t testing.TB) string {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
