@@ -101,6 +101,9 @@ type testServer struct {
 	users   *application.UserService
 	auth    *application.AuthService
 	logs    *syncBuffer
+	// store is the memory store behind the services, for tests that set
+	// up or inspect records directly.
+	store *memory.Store
 }
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
@@ -142,7 +145,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	h := httpapi.New(userSvc, authSvc, health, httpapi.Options{
 		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies,
 	})
-	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, logs: logs}
+	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, logs: logs, store: store}
 }
 
 // request options.
