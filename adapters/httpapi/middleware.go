@@ -243,19 +243,9 @@ func (h *handler) authenticate(required bool) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		if len(values) > 1 {
-			h.writeProblem(c, unauthorized(challengeBadRequest))
-			return
-		}
-		scheme, token, _ := strings.Cut(strings.TrimSpace(values[0]), " ")
-		if !strings.EqualFold(scheme, "Bearer") {
-			// Another scheme (Basic, …): not ours, ask for a bearer token.
-			h.writeProblem(c, unauthorized(challengeBearer))
-			return
-		}
-		token = strings.TrimSpace(token)
-		if token == "" {
-			h.writeProblem(c, unauthorized(challengeBadRequest))
+		token, challenge := bearerToken(values)
+		if challenge != "" {
+			h.writeProblem(c, unauthorized(challenge))
 			return
 		}
 		p, err := h.auth.Authenticate(c.Request.Context(), token)
@@ -271,6 +261,49 @@ func (h *handler) authenticate(required bool) gin.HandlerFunc {
 		c.Set(userIDKey, p.UserID.String())
 		c.Next()
 	}
+}
+
+// bearerToken reads the Authorization header values of a request: the
+// token of a single "Bearer <token>" (the scheme in any letter case), or
+// else the challenge to answer with. No value, or another scheme (Basic,
+// …), asks for a bearer token; two values are a bad request; a token
+// outside the b64token syntax of RFC 6750 (section 2.1) cannot be one we
+// issued and is refused as invalid without being parsed.
+func bearerToken(values []string) (token, challenge string) {
+	switch {
+	case len(values) == 0:
+		return "", challengeBearer
+	case len(values) > 1:
+		return "", challengeBadRequest
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(values[0]), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", challengeBearer
+	}
+	token = strings.TrimSpace(token)
+	switch {
+	case token == "":
+		return "", challengeBadRequest
+	case !isB64Token(token):
+		return "", challengeInvalidToken
+	}
+	return token, ""
+}
+
+// isB64Token reports whether s is an RFC 6750 b64token:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // principal returns the caller, nil when anonymous.
