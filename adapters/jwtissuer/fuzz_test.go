@@ -1,0 +1,108 @@
+package jwtissuer
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/userd/userd/adapters/clock"
+)
+
+// FuzzVerify feeds Verify arbitrary token strings, and tokens built from
+// arbitrary header and claims JSON that are either genuinely signed by the
+// issuer's key or carry arbitrary signature bytes. Verify must never panic,
+// never accept a token it did not sign, and accept a token it signed only
+// when header and claims obey every rule.
+//
+//	go test -run '^$' -fuzz FuzzVerify -fuzztime 20s ./adapters/jwtissuer
+func FuzzVerify(f *testing.F) {
+	var issuers []*Issuer
+	var genuine []string // tokens issued below: the only raw strings that may verify
+	for _, alg := range allAlgorithms {
+		iss, err := New(context.Background(), newFakeKeyStore(), clock.NewManual(t0), optsFor(alg))
+		if err != nil {
+			f.Fatal(err)
+		}
+		issuers = append(issuers, iss)
+		genuine = append(genuine, issue(f, iss))
+	}
+
+	js := func(v any) []byte {
+		b, err := json.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	valid := js(validClaims())
+	for n, iss := range issuers {
+		kid := iss.snapshot().signKID
+		alg := uint8(n)
+		header := js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "JWT"})
+		f.Add(alg, genuine[n], header, valid, []byte(nil), true)
+		f.Add(alg, genuine[n][:len(genuine[n])-2], js(map[string]any{"alg": "none", "kid": kid}), valid, []byte(nil), false)
+		f.Add(alg, "a.b.c", js(map[string]any{"alg": "HS256", "kid": kid}), valid, []byte("sig"), false)
+		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "jku": "https://x"}), valid, []byte(nil), true)
+		f.Add(alg, "..", header, js(map[string]any{"aud": []string{"userd-api"}, "iss": "userd", "exp": 1e300}), []byte(nil), true)
+		f.Add(alg, strings.Repeat(".", 5), js(map[string]any{"alg": iss.opts.Algorithm, "kid": map[string]any{"x": 1}}), []byte(`{"exp":"1","nbf":null}`), []byte{0}, true)
+		f.Add(alg, genuine[n]+"=", []byte(`{"alg":"none","alg":"`+iss.opts.Algorithm+`","kid":"`+kid+`"}`), []byte(`[]`), []byte(nil), true)
+	}
+
+	f.Fuzz(func(t *testing.T, alg uint8, raw string, header, payload, sig []byte, sign bool) {
+		iss := issuers[int(alg)%len(issuers)]
+		ctx := context.Background()
+
+		if _, err := iss.Verify(ctx, raw); err == nil && !slices.Contains(genuine, raw) {
+			t.Fatalf("accepted a token string it never issued: %q", raw)
+		}
+
+		signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
+		if sign {
+			ks := iss.snapshot()
+			s, err := iss.alg.method.Sign(signing, ks.sign)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig = s
+		}
+		token := signing + "." + base64.RawURLEncoding.EncodeToString(sig)
+		if _, err := iss.Verify(ctx, token); err != nil {
+			return
+		}
+		if !sign {
+			t.Fatalf("accepted a token with a signature it did not make: header %q claims %q", header, payload)
+		}
+		// Genuinely signed and accepted: it must obey every rule.
+		var h map[string]any
+		if err := json.Unmarshal(header, &h); err != nil {
+			t.Fatalf("accepted a header that is not a JSON object: %q", header)
+		}
+		if h["alg"] != iss.opts.Algorithm || h["kid"] != iss.snapshot().signKID {
+			t.Fatalf("accepted header %q", header)
+		}
+		for _, name := range forbiddenHeaders {
+			if _, ok := h[name]; ok {
+				t.Fatalf("accepted header %q with %s", header, name)
+			}
+		}
+		// Claims are read as Verify reads them (encoding/json matches
+		// member names case-insensitively, which is harmless in a token
+		// only we can sign).
+		var c claims
+		if err := json.Unmarshal(payload, &c); err != nil {
+			t.Fatalf("accepted claims that do not decode: %q", payload)
+		}
+		now := iss.clock.Now()
+		switch {
+		case c.Issuer != iss.opts.Issuer, c.Audience != iss.opts.Audience:
+			t.Fatalf("accepted iss/aud of claims %q", payload)
+		case c.ExpiresAt == nil, c.NotBefore == nil, c.IssuedAt == nil:
+			t.Fatalf("accepted claims without exp, nbf or iat: %q", payload)
+		case !now.Before(c.ExpiresAt.Add(iss.opts.Leeway)), now.Add(iss.opts.Leeway).Before(c.NotBefore.Time):
+			t.Fatalf("accepted claims outside their validity: %q", payload)
+		}
+	})
+}
