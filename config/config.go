@@ -35,6 +35,17 @@ const (
 	DriverMemory   = "memory"
 )
 
+// Access-token signing algorithms.
+const (
+	JWTAlgorithmEdDSA = "EdDSA"
+	JWTAlgorithmES256 = "ES256"
+	JWTAlgorithmHS256 = "HS256"
+)
+
+// MinJWTHMACSecretLen is the shortest USERD_JWT_HMAC_SECRET accepted, in
+// bytes: as long as the HMAC-SHA-256 output (RFC 7518, section 3.2).
+const MinJWTHMACSecretLen = 32
+
 // Log formats.
 const (
 	LogFormatJSON = "json"
@@ -113,6 +124,13 @@ type Config struct {
 	// Issuer and Audience are the iss and aud of access tokens.
 	Issuer   string
 	Audience string
+	// JWTAlgorithm signs access tokens and is the only one accepted:
+	// JWTAlgorithmEdDSA, JWTAlgorithmES256 or JWTAlgorithmHS256.
+	JWTAlgorithm string
+	// JWTHMACSecret, with HS256 only, is the signing key instead of keys
+	// generated and kept in the database; at least MinJWTHMACSecretLen
+	// bytes. Redacted hides it.
+	JWTHMACSecret string
 
 	// LogLevel is one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError.
 	LogLevel slog.Level
@@ -199,6 +217,13 @@ var fields = []field{
 
 	stringField("ISSUER", "userd", func(c *Config) *string { return &c.Issuer }, nonEmpty),
 	stringField("AUDIENCE", "userd", func(c *Config) *string { return &c.Audience }, nonEmpty),
+	stringField("JWT_ALGORITHM", JWTAlgorithmEdDSA, func(c *Config) *string { return &c.JWTAlgorithm },
+		oneOf(JWTAlgorithmEdDSA, JWTAlgorithmES256, JWTAlgorithmHS256)),
+	{
+		key: "JWT_HMAC_SECRET", secret: true,
+		set: func(c *Config, v string) error { c.JWTHMACSecret = v; return nil },
+		get: func(c *Config) string { return maskSecret(c.JWTHMACSecret) },
+	},
 
 	{
 		key: "LOG_LEVEL", def: "info",
@@ -305,6 +330,15 @@ func (c *Config) validate() []error {
 	if c.BootstrapAdminEmail != "" && strings.TrimSpace(c.BootstrapAdminName) == "" {
 		add("%sBOOTSTRAP_ADMIN_NAME: must not be empty", EnvPrefix)
 	}
+	// Only the key is named, never the secret.
+	if c.JWTHMACSecret != "" {
+		if c.JWTAlgorithm != JWTAlgorithmHS256 {
+			add("%sJWT_HMAC_SECRET: only used with %sJWT_ALGORITHM=%s, which is %s", EnvPrefix, EnvPrefix, JWTAlgorithmHS256, c.JWTAlgorithm)
+		}
+		if len(c.JWTHMACSecret) < MinJWTHMACSecretLen {
+			add("%sJWT_HMAC_SECRET: must be at least %d bytes", EnvPrefix, MinJWTHMACSecretLen)
+		}
+	}
 	if c.RefreshFamilyTTL < c.RefreshTTL {
 		add("%sREFRESH_FAMILY_TTL: must be at least %sREFRESH_TTL (%s)", EnvPrefix, EnvPrefix, c.RefreshTTL)
 	}
@@ -396,7 +430,8 @@ func scalarValue(f field, v *yaml.Node) (s string, set bool, err error) {
 
 // Redacted returns the effective value of every key by its environment
 // variable name, in the syntax Load reads, with secrets masked: the
-// bootstrap password entirely, a database password inside the DSN.
+// bootstrap password and the JWT HMAC secret entirely, a database password
+// inside the DSN.
 func (c Config) Redacted() map[string]string {
 	m := make(map[string]string, len(fields))
 	for _, f := range fields {

@@ -57,6 +57,7 @@ func TestDefaults(t *testing.T) {
 		AuthIPLimit:        120,
 		Issuer:             "userd",
 		Audience:           "userd",
+		JWTAlgorithm:       JWTAlgorithmEdDSA,
 		LogLevel:           slog.LevelInfo,
 		LogFormat:          LogFormatJSON,
 		Argon2MemoryKiB:    19456,
@@ -219,6 +220,11 @@ func TestInvalidValues(t *testing.T) {
 		{"argon2_parallelism_wraps", map[string]string{"USERD_ARGON2_PARALLELISM": "257"}, "USERD_ARGON2_PARALLELISM"},
 		{"http_addr", map[string]string{"USERD_HTTP_ADDR": "8080"}, "USERD_HTTP_ADDR"},
 		{"issuer_blank", map[string]string{"USERD_ISSUER": " "}, "USERD_ISSUER"},
+		{"jwt_algorithm_none", map[string]string{"USERD_JWT_ALGORITHM": "none"}, "USERD_JWT_ALGORITHM"},
+		{"jwt_algorithm_rs256", map[string]string{"USERD_JWT_ALGORITHM": "RS256"}, "USERD_JWT_ALGORITHM"},
+		{"jwt_algorithm_lower_case", map[string]string{"USERD_JWT_ALGORITHM": "eddsa"}, "USERD_JWT_ALGORITHM"},
+		{"jwt_hmac_secret_short", map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": strings.Repeat("k", 31)}, "USERD_JWT_HMAC_SECRET: must be at least 32 bytes"},
+		{"jwt_hmac_secret_without_hs256", map[string]string{"USERD_JWT_HMAC_SECRET": strings.Repeat("k", 32)}, "USERD_JWT_HMAC_SECRET: only used with USERD_JWT_ALGORITHM=HS256"},
 		{"proxy_garbage", map[string]string{"USERD_TRUSTED_PROXIES": "10.0.0.1,proxy.local"}, "USERD_TRUSTED_PROXIES"},
 		{"proxy_bad_cidr", map[string]string{"USERD_TRUSTED_PROXIES": "10.0.0.0/33"}, "USERD_TRUSTED_PROXIES"},
 		{"family_shorter_than_token", map[string]string{"USERD_REFRESH_TTL": "2400h"}, "USERD_REFRESH_FAMILY_TTL"},
@@ -425,5 +431,91 @@ func TestRedactedRoundTrip(t *testing.T) {
 	}
 	if len(c.Redacted()) != len(fields) || strings.Count(c.String(), "\n") != len(fields)-1 {
 		t.Error("Redacted or String misses keys")
+	}
+}
+
+func TestJWTSettings(t *testing.T) {
+	t.Parallel()
+	for _, alg := range []string{JWTAlgorithmEdDSA, JWTAlgorithmES256, JWTAlgorithmHS256} {
+		c, err := LoadFrom(env(map[string]string{"USERD_JWT_ALGORITHM": alg}))
+		if err != nil || c.JWTAlgorithm != alg || c.JWTHMACSecret != "" {
+			t.Errorf("USERD_JWT_ALGORITHM=%s: %q, %v", alg, c.JWTAlgorithm, err)
+		}
+	}
+
+	const secret = "0123456789abcdef0123456789abcdef" // exactly 32 bytes
+	c, err := LoadFrom(env(map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": secret}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.JWTAlgorithm != JWTAlgorithmHS256 || c.JWTHMACSecret != secret {
+		t.Errorf("got %q and a secret of %d bytes", c.JWTAlgorithm, len(c.JWTHMACSecret))
+	}
+
+	path := writeYAML(t, "jwt_algorithm: ES256\n")
+	if c, err := LoadFrom(env(map[string]string{"USERD_CONFIG": path})); err != nil || c.JWTAlgorithm != JWTAlgorithmES256 {
+		t.Errorf("jwt_algorithm in the file: %q, %v", c.JWTAlgorithm, err)
+	}
+}
+
+// The HMAC secret is a secret: errors name the key and never show the value,
+// and every way of printing the configuration masks it.
+func TestJWTHMACSecretNeverShown(t *testing.T) {
+	t.Parallel()
+	const short = "Tr0ub4dor&3-short-hmac-secret" // 29 bytes
+	const long = "Tr0ub4dor&3-a-long-enough-hmac-secret-value"
+	cases := []struct {
+		name string
+		env  map[string]string
+		file string
+	}{
+		{name: "short", env: map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": short}},
+		{name: "short_in_file", file: "jwt_algorithm: HS256\njwt_hmac_secret: " + short + "\n"},
+		{name: "list_in_file", file: "jwt_algorithm: HS256\njwt_hmac_secret: [" + short + "]\n"},
+		{name: "without_hs256", env: map[string]string{"USERD_JWT_HMAC_SECRET": long}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := map[string]string{}
+			for k, v := range tt.env {
+				e[k] = v
+			}
+			if tt.file != "" {
+				e["USERD_CONFIG"] = writeYAML(t, tt.file)
+			}
+			_, err := LoadFrom(env(e))
+			if err == nil {
+				t.Fatal("LoadFrom succeeded")
+			}
+			if !strings.Contains(strings.ToUpper(err.Error()), "JWT_HMAC_SECRET") {
+				t.Errorf("error %q does not name the key", err)
+			}
+			if strings.Contains(err.Error(), short) || strings.Contains(err.Error(), long) || strings.Contains(err.Error(), "Tr0ub4dor") {
+				t.Errorf("error %q shows the secret", err)
+			}
+		})
+	}
+
+	c, err := LoadFrom(env(map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": long}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "config", c)
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "config", c)
+	for how, out := range map[string]string{
+		"String": c.String(), "%v": fmt.Sprintf("%v", c), "%+v": fmt.Sprintf("%+v", c), "%#v": fmt.Sprintf("%#v", c),
+		"slog": logged.String(), "Redacted": fmt.Sprint(c.Redacted()),
+	} {
+		if strings.Contains(out, long) {
+			t.Errorf("%s shows the secret: %s", how, out)
+		}
+	}
+	if got := c.Redacted()["USERD_JWT_HMAC_SECRET"]; got != "********" {
+		t.Errorf("secret shown as %q", got)
+	}
+	if got := Default().Redacted()["USERD_JWT_HMAC_SECRET"]; got != "" {
+		t.Errorf("unset secret shown as %q, want empty", got)
 	}
 }
