@@ -7,9 +7,13 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOTESTFLAGS ?=
-FUZZTIME    ?= 30s
+# FUZZTIME is how long `make fuzz` runs each fuzz target. FUZZBUDGET is the
+# number of seconds `make test` spends fuzzing, shared among the targets
+# (at least 1 s each).
+FUZZTIME    ?= 60s
+FUZZBUDGET  ?= 15
 
-.PHONY: run build test lint bench fmt tidy clean common-passwords
+.PHONY: run build test lint bench fmt tidy clean common-passwords fuzz fuzz-short
 
 ## run: start the service on the embedded SQLite default (./userd.db, :8080)
 run: build
@@ -19,9 +23,38 @@ run: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/userd
 
-## test: gofmt and vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN)
+## test: gofmt and vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN),
+## then every fuzz target briefly
 test: lint
 	$(GO) test -count=1 -race $(GOTESTFLAGS) ./...
+	@$(MAKE) --no-print-directory fuzz-short
+
+# FUZZ_TARGETS lists every fuzz target as package-dir:FuzzName, found in the
+# test files so that a new target is fuzzed without editing this file.
+FUZZ_TARGETS = $(shell grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do \
+	sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*\*testing\.F).*/\1/p' "$$f" | sed "s|^|$$(dirname "$$f"):|"; done)
+
+# fuzz-run runs each target for $(1). It is run without the race detector
+# (-fuzz and -race do not mix on every platform) and without GOTESTFLAGS:
+# -v would print each seed as a "--- PASS" line and skew the counts of
+# .ci/run. Every target runs even when one fails. A failing input is
+# written to testdata/fuzz/<FuzzName>/ and fails the run; committed, it
+# becomes a regression test. Passing runs write nothing into the tree (the
+# inputs they find go to the fuzz cache in GOCACHE).
+define fuzz-run
+	@rc=0; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz: $${t#*:} in $${t%%:*} for $(1)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(1) "$${t%%:*}" || rc=1; \
+	done; exit $$rc
+endef
+
+## fuzz: run every fuzz target for FUZZTIME (default 60s) each
+fuzz:
+	$(call fuzz-run,$(FUZZTIME))
+
+## fuzz-short: run every fuzz target briefly, FUZZBUDGET seconds in all (part of `make test`)
+fuzz-short:
+	$(call fuzz-run,$(shell n=$$(echo $(FUZZ_TARGETS) | wc -w); [ "$$n" -gt 0 ] || n=1; s=$$(( $(FUZZBUDGET) / n )); [ "$$s" -ge 1 ] || s=1; echo $${s}s))
 
 ## lint: formatting and vet
 lint:

@@ -252,6 +252,35 @@ func FuzzBearerToken(f *testing.F) {
 	})
 }
 
+func TestBearerToken(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		values           []string
+		token, challenge string
+	}{
+		{nil, "", challengeBearer},
+		{[]string{"Bearer a.b.c"}, "a.b.c", ""},
+		{[]string{"bEaReR   a.b.c  "}, "a.b.c", ""},
+		{[]string{"Bearer YWJj+/-_~.=="}, "YWJj+/-_~.==", ""},
+		{[]string{"Bearer a.b.c", "Bearer a.b.c"}, "", challengeBadRequest},
+		{[]string{"Bearer"}, "", challengeBadRequest},
+		{[]string{"Bearer  "}, "", challengeBadRequest},
+		{[]string{"Basic cm9vdDpwdw=="}, "", challengeBearer},
+		{[]string{"Bearer\ta.b.c"}, "", challengeBearer},
+		{[]string{"a.b.c"}, "", challengeBearer},
+		{[]string{"Bearer a b"}, "", challengeInvalidToken},
+		{[]string{"Bearer a\x00b"}, "", challengeInvalidToken},
+		{[]string{"Bearer tøken"}, "", challengeInvalidToken},
+		{[]string{"Bearer ab=c"}, "", challengeInvalidToken},
+		{[]string{"Bearer ==="}, "", challengeInvalidToken},
+	} {
+		token, challenge := bearerToken(tt.values)
+		if token != tt.token || challenge != tt.challenge {
+			t.Errorf("bearerToken(%q) = %q, %q; want %q, %q", tt.values, token, challenge, tt.token, tt.challenge)
+		}
+	}
+}
+
 // checkSingleValue checks what bearerToken made of the one header value.
 func checkSingleValue(t *testing.T, value, token, challenge string) {
 	t.Helper()
