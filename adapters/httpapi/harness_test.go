@@ -55,6 +55,7 @@ type serverConfig struct {
 	grace      time.Duration
 	health     ports.HealthChecker
 	wrapUsers  func(ports.UserRepository) ports.UserRepository
+	timeout    time.Duration
 	maxBody    int64
 	logToStore bool
 	ipLimit    int
@@ -74,6 +75,8 @@ func withRequireCurrentPassword() serverOption {
 func withGrace(d time.Duration) serverOption { return func(c *serverConfig) { c.grace = d } }
 
 func withHealth(h ports.HealthChecker) serverOption { return func(c *serverConfig) { c.health = h } }
+
+func withRequestTimeout(d time.Duration) serverOption { return func(c *serverConfig) { c.timeout = d } }
 
 // withUserRepo lets a test put a faulty repository in front of the real one.
 func withUserRepo(wrap func(ports.UserRepository) ports.UserRepository) serverOption {
@@ -143,7 +146,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		health = store
 	}
 	h := httpapi.New(userSvc, authSvc, health, httpapi.Options{
-		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies,
+		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
 	})
 	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, logs: logs, store: store}
 }

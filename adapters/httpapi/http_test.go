@@ -9,7 +9,9 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -403,5 +405,39 @@ func TestServeHTTP(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusRequestEntityTooLarge || res.Header.Get("Content-Type") != "application/problem+json" {
 		t.Errorf("chunked large body: %d %v", res.StatusCode, res.Header)
+	}
+}
+
+// hangingUsers is a store that went away: every read waits until the
+// request gives up.
+type hangingUsers struct {
+	ports.UserRepository
+	hang atomic.Bool
+}
+
+func (h *hangingUsers) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
+	if h.hang.Load() {
+		<-ctx.Done()
+		return domain.User{}, fmt.Errorf("user by id: %w", ctx.Err())
+	}
+	return h.UserRepository.ByID(ctx, id)
+}
+
+func TestRequestTimeout_answers_503_instead_of_hanging(t *testing.T) {
+	t.Parallel()
+	hanging := &hangingUsers{}
+	s := newTestServer(t, withRequestTimeout(50*time.Millisecond), withUserRepo(func(r ports.UserRepository) ports.UserRepository {
+		hanging.UserRepository = r
+		return hanging
+	}))
+	tok := s.adminToken()
+	hanging.hang.Store(true)
+	res := s.do("GET", "/api/users/me", nil, withToken(tok))
+	wantProblem(t, res, http.StatusServiceUnavailable, "unavailable")
+	if res.Header.Get("Retry-After") == "" {
+		t.Error("503 without Retry-After")
+	}
+	if logs := s.logs.String(); !strings.Contains(logs, "store unavailable") {
+		t.Error("the timeout is not logged")
 	}
 }

@@ -40,7 +40,14 @@ type Options struct {
 	AuthIPLimit int
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
 	TrustedProxies []netip.Prefix
+	// RequestTimeout bounds the work done for one request (database calls
+	// included): past it the request answers 503 unavailable instead of
+	// hanging on a database that went away. 0 means DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout is the default of Options.RequestTimeout.
+const DefaultRequestTimeout = 10 * time.Second
 
 // handler carries what every route needs.
 type handler struct {
@@ -53,6 +60,7 @@ type handler struct {
 
 	authLimiter    *ratelimit.Limiter
 	trustedProxies []netip.Prefix
+	requestTimeout time.Duration
 }
 
 type systemClock struct{}
@@ -84,6 +92,10 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	}
 	h.authLimiter = ratelimit.New(opts.AuthIPLimit, h.clock.Now)
 	h.trustedProxies = opts.TrustedProxies
+	h.requestTimeout = opts.RequestTimeout
+	if h.requestTimeout <= 0 {
+		h.requestTimeout = DefaultRequestTimeout
+	}
 
 	e := gin.New()
 	// A 301 to another path surprises API clients (and drops the body of a
@@ -102,7 +114,7 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	// they count what the client saw. Per-route checks follow in groups:
 	// header checks, then (for /auth/*) the per-IP rate limit, then
 	// authentication.
-	e.Use(h.requestID, h.accessLog, h.recoverPanic)
+	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.deadline)
 	e.NoRoute(h.noRoute)
 	e.NoMethod(h.noMethod)
 

@@ -325,3 +325,12 @@ func (h *handler) limitAuthByIP(c *gin.Context) {
 	}
 	c.Next()
 }
+
+// deadline gives the request's context the configured timeout, so that
+// every database call made for it gives up in time.
+func (h *handler) deadline(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), h.requestTimeout)
+	defer cancel()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,9 +97,16 @@ var sentinels = []struct {
 		Detail: "no user has this id"}},
 	{domain.ErrEmailTaken, problem{Status: http.StatusConflict, Code: "email_taken",
 		Detail: "email already registered", Errors: []fieldError{{Field: "email", Message: "already registered"}}}},
-	{domain.ErrUnavailable, problem{Status: http.StatusServiceUnavailable, Code: "unavailable",
-		Detail: "the service is temporarily unavailable; retry shortly", headers: map[string]string{"Retry-After": "1"}}},
+	{domain.ErrUnavailable, unavailableProblem},
+	// The request's deadline passed while the store was slow or away: the
+	// client gets a fast, retryable answer instead of a hung connection.
+	// (A canceled context means the client left; the answer goes nowhere.)
+	{context.DeadlineExceeded, unavailableProblem},
+	{context.Canceled, unavailableProblem},
 }
+
+var unavailableProblem = problem{Status: http.StatusServiceUnavailable, Code: "unavailable",
+	Detail: "the service is temporarily unavailable; retry shortly", headers: map[string]string{"Retry-After": "1"}}
 
 var invalidRefresh = problem{Status: http.StatusUnauthorized, Code: "invalid_refresh_token",
 	Detail: "the refresh token is invalid, expired or revoked"}
@@ -151,6 +159,11 @@ func retryAfter(d time.Duration) string {
 // answered with a generic 500: their text may hold internals.
 func (h *handler) fail(c *gin.Context, err error) {
 	p, ok := problemOf(err)
+	if ok && p.Status == http.StatusServiceUnavailable {
+		// Expected in an outage, but operators need to see it.
+		h.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "request failed: store unavailable",
+			slog.String("route", c.FullPath()), slog.String("error", err.Error()))
+	}
 	if !ok {
 		h.log.LogAttrs(c.Request.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", RequestID(c.Request.Context())),
