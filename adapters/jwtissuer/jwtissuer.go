@@ -153,11 +153,21 @@ func (o Options) withDefaults() (Options, algorithm, error) {
 	return o, alg, nil
 }
 
-// retireAfter is how long after a newer key is created an older one retires:
+// RetireAfter is how long after a newer key is created an older one retires:
 // nodes keep signing with the older key until their next reload, and its last
 // token is valid for TTL and the leeway after that.
-func (o Options) retireAfter() time.Duration {
-	return o.reloadInterval + o.TTL + o.Leeway
+func (o Options) RetireAfter() time.Duration {
+	reload, ttl, leeway := o.reloadInterval, o.TTL, o.Leeway
+	if reload <= 0 {
+		reload = ReloadInterval
+	}
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	if leeway <= 0 {
+		leeway = DefaultLeeway
+	}
+	return reload + ttl + leeway
 }
 
 // JWK is a public key in the form of RFC 7517: an Ed25519 key (RFC 8037, kty
@@ -558,7 +568,7 @@ func (i *Issuer) readKeys(ctx context.Context) (*keySet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jwt issuer: read keys: %w", err)
 	}
-	sched := schedule(stored, i.opts.Algorithm, i.opts.retireAfter())
+	sched := schedule(stored, i.opts.Algorithm, i.opts.RetireAfter())
 	if len(sched) == 0 {
 		return nil, nil
 	}
@@ -672,7 +682,7 @@ func ListKeys(ctx context.Context, store ports.KeyStore, clock ports.Clock, opts
 	if opts.HMACSecret != nil {
 		out = append(out, KeyInfo{KID: ConfiguredKID(opts.HMACSecret), Algorithm: HS256, Status: StatusActive, Configured: true})
 	} else {
-		sched := schedule(stored, opts.Algorithm, opts.retireAfter())
+		sched := schedule(stored, opts.Algorithm, opts.RetireAfter())
 		for n, s := range sched {
 			info := KeyInfo{KID: s.ID, Algorithm: s.Algorithm, CreatedAt: s.CreatedAt, RetiresAt: s.retiresAt}
 			switch {

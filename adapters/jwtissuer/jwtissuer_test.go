@@ -513,7 +513,7 @@ func TestAttack_token_signed_by_retired_key_is_rejected(t *testing.T) {
 			clk.Advance(time.Hour)
 			next := rotate(t, iss, store, clk)
 
-			clk.Set(next.CreatedAt.Add(iss.opts.retireAfter() + time.Second))
+			clk.Set(next.CreatedAt.Add(iss.opts.RetireAfter() + time.Second))
 			forged := signRaw(t, iss.alg.method, old.sign, old.signKID, claimsAt(clk.Now()), nil)
 			reads := store.readCount()
 			assertInvalid(t, iss, forged, errRetiredKID)
