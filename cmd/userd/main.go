@@ -3,6 +3,7 @@
 //	userd [serve]                             run the HTTP server (default)
 //	userd admin create --email E --name N     create an admin; password on stdin
 //	userd migrate up|status                   apply or list schema migrations
+//	userd keys rotate|list                    add a signing key, or list them
 //	userd version                             print version information
 //
 // Configuration comes from USERD_* environment variables and an optional
@@ -33,6 +34,9 @@ Usage:
   userd admin create --email E --name N   create an admin; the password is read from stdin
   userd migrate up                        apply pending schema migrations
   userd migrate status                    list schema migrations
+  userd keys rotate                       add a new access-token signing key; older keys retire
+                                          once every token they signed has expired
+  userd keys list                         list the signing keys: active, published, retired
   userd version                           print version, commit and Go version
   userd help                              show this help
 
@@ -57,6 +61,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = adminCommand(args, stdin, stdout)
 	case "migrate":
 		err = migrateCommand(args, stdout)
+	case "keys":
+		err = keysCommand(args, stdout)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "userd %s (commit %s, %s %s/%s)\n", version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	case "help", "-h", "--help":
@@ -122,4 +128,11 @@ func migrateCommand(args []string, stdout io.Writer) error {
 		return usageError{"migrate: expected up or status"}
 	}
 	return migrate(args[0], stdout)
+}
+
+func keysCommand(args []string, stdout io.Writer) error {
+	if len(args) != 1 || (args[0] != "rotate" && args[0] != "list") {
+		return usageError{"keys: expected rotate or list"}
+	}
+	return keys(args[0], stdout)
 }

@@ -3,16 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
+	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/config"
 )
 
@@ -107,6 +112,9 @@ func TestRun_commands(t *testing.T) {
 		{name: "admin_create_without_email", args: []string{"admin", "create"}, wantCode: 2, wantOut: "--email is required"},
 		{name: "admin_create_without_password", args: []string{"admin", "create", "--email", "a@example.com"}, wantCode: 1, wantOut: "no password on stdin"},
 		{name: "migrate_bad_action", args: []string{"migrate", "sideways"}, wantCode: 2, wantOut: "expected up or status"},
+		{name: "keys_without_subcommand", args: []string{"keys"}, wantCode: 2, wantOut: "expected rotate or list"},
+		{name: "keys_bad_subcommand", args: []string{"keys", "delete"}, wantCode: 2, wantOut: "expected rotate or list"},
+		{name: "help_mentions_keys", args: []string{"help"}, wantOut: "userd keys rotate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -169,4 +177,218 @@ func TestServer_without_auto_migrate_needs_migrate_up(t *testing.T) {
 		t.Fatalf("migrate up left pending steps: %s", out.String())
 	}
 	fxtest.New(t, serverOptions(testConfig(t, env), io.Discard)).RequireStart().RequireStop()
+}
+
+// keyRows returns the table rows of `userd keys list` output, by kid.
+func keyRows(t *testing.T, out string) map[string][]string {
+	t.Helper()
+	rows := map[string][]string{}
+	lines := strings.Split(out, "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "KID") {
+		t.Fatalf("no table header in %q", out)
+	}
+	for _, line := range lines[1:] {
+		if line == "" {
+			break
+		}
+		f := strings.Fields(line)
+		if len(f) != 5 {
+			t.Fatalf("row %q has %d columns, want 5", line, len(f))
+		}
+		rows[f[0]] = f
+	}
+	return rows
+}
+
+// `userd keys rotate` adds a key next to the one `serve` created; `keys
+// list` then shows the new one active and the old one published.
+func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "userd.db")
+	t.Setenv("USERD_DB_DSN", dsn)
+
+	var out bytes.Buffer
+	if code := run([]string{"keys", "list"}, nil, &out, &out); code != 0 || !strings.Contains(out.String(), "no access-token keys yet") {
+		t.Fatalf("keys list on an empty database: code %d: %s", code, out.String())
+	}
+
+	// The first key, as a start of the server creates it.
+	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": dsn, "USERD_HTTP_ADDR": freeAddr(t)})
+	fxtest.New(t, serverOptions(cfg, io.Discard)).RequireStart().RequireStop()
+
+	out.Reset()
+	if code := run([]string{"keys", "rotate"}, nil, &out, &out); code != 0 || !strings.Contains(out.String(), "created EdDSA key") {
+		t.Fatalf("keys rotate: code %d: %s", code, out.String())
+	}
+	newKID := strings.Fields(out.String())[3]
+
+	out.Reset()
+	if code := run([]string{"keys", "list"}, nil, &out, &out); code != 0 {
+		t.Fatalf("keys list: code %d: %s", code, out.String())
+	}
+	rows := keyRows(t, out.String())
+	if len(rows) != 2 {
+		t.Fatalf("keys list shows %d keys, want 2:\n%s", len(rows), out.String())
+	}
+	var statuses []string
+	for kid, row := range rows {
+		if row[1] != "EdDSA" {
+			t.Errorf("key %s has algorithm %s", kid, row[1])
+		}
+		if _, err := time.Parse(time.RFC3339, row[2]); err != nil {
+			t.Errorf("created %q: %v", row[2], err)
+		}
+		statuses = append(statuses, row[3])
+	}
+	if rows[newKID] == nil || rows[newKID][3] != "active" || rows[newKID][4] != "-" {
+		t.Errorf("the rotated key %s is not the active one:\n%s", newKID, out.String())
+	}
+	slices.Sort(statuses)
+	if !slices.Equal(statuses, []string{"active", "published"}) {
+		t.Errorf("statuses %v, want one active and one published:\n%s", statuses, out.String())
+	}
+
+	// Switching to ES256 ignores the EdDSA keys until a rotation adds one.
+	t.Setenv("USERD_JWT_ALGORITHM", "ES256")
+	out.Reset()
+	if code := run([]string{"keys", "rotate"}, nil, &out, &out); code != 0 {
+		t.Fatalf("keys rotate ES256: code %d: %s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"keys", "list"}, nil, &out, &out); code != 0 {
+		t.Fatalf("keys list ES256: code %d: %s", code, out.String())
+	}
+	statuses = nil
+	for _, row := range keyRows(t, out.String()) {
+		statuses = append(statuses, row[1]+":"+row[3])
+	}
+	slices.Sort(statuses)
+	if want := []string{"ES256:active", "EdDSA:ignored", "EdDSA:ignored"}; !slices.Equal(statuses, want) {
+		t.Errorf("statuses %v, want %v:\n%s", statuses, want, out.String())
+	}
+}
+
+func TestRun_keys_refusals(t *testing.T) {
+	t.Setenv("USERD_DB_DSN", filepath.Join(t.TempDir(), "userd.db"))
+	const secret = "a-configured-hmac-secret-of-40-bytes-xyz"
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"memory_rotate", map[string]string{"USERD_DB_DRIVER": "memory"}, []string{"keys", "rotate"}, "USERD_DB_DRIVER=memory"},
+		{"memory_list", map[string]string{"USERD_DB_DRIVER": "memory"}, []string{"keys", "list"}, "USERD_DB_DRIVER=memory"},
+		{"configured_secret", map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": secret}, []string{"keys", "rotate"}, "USERD_JWT_HMAC_SECRET"},
+		{"short_secret", map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": "short-" + secret[:20]}, []string{"keys", "list"}, "USERD_JWT_HMAC_SECRET: must be at least 32 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var out bytes.Buffer
+			if code := run(tc.args, nil, &out, &out); code != 1 || !strings.Contains(out.String(), tc.want) {
+				t.Fatalf("code %d, output %q; want 1 and %q", code, out.String(), tc.want)
+			}
+			if strings.Contains(out.String(), secret[:20]) {
+				t.Fatalf("output shows the secret: %q", out.String())
+			}
+		})
+	}
+
+	// With the configured secret, list shows its key and no secret.
+	t.Setenv("USERD_JWT_ALGORITHM", "HS256")
+	t.Setenv("USERD_JWT_HMAC_SECRET", secret)
+	var out bytes.Buffer
+	if code := run([]string{"keys", "list"}, nil, &out, &out); code != 0 {
+		t.Fatalf("keys list: code %d: %s", code, out.String())
+	}
+	row := keyRows(t, out.String())[jwtissuer.ConfiguredKID([]byte(secret))]
+	if row == nil || row[1] != "HS256" || row[2] != "(USERD_JWT_HMAC_SECRET)" || row[3] != "active" {
+		t.Fatalf("keys list:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), secret[:20]) {
+		t.Fatalf("output shows the secret: %q", out.String())
+	}
+}
+
+// Every algorithm works end to end: the server starts, a login yields a
+// token of that algorithm that authenticates, and the JWKS fits it.
+func TestServer_signs_with_each_jwt_algorithm(t *testing.T) {
+	for _, tc := range []struct {
+		alg, secret, kty string
+	}{
+		{"EdDSA", "", "OKP"},
+		{"ES256", "", "EC"},
+		{"HS256", "", ""},
+		{"HS256", "a-configured-hmac-secret-of-40-bytes-xyz", ""},
+	} {
+		t.Run(tc.alg+map[bool]string{true: "_configured", false: ""}[tc.secret != ""], func(t *testing.T) {
+			addr := freeAddr(t)
+			var logs bytes.Buffer
+			cfg := testConfig(t, map[string]string{
+				"USERD_DB_DRIVER":                "memory",
+				"USERD_HTTP_ADDR":                addr,
+				"USERD_JWT_ALGORITHM":            tc.alg,
+				"USERD_JWT_HMAC_SECRET":          tc.secret,
+				"USERD_BOOTSTRAP_ADMIN_EMAIL":    "root@example.com",
+				"USERD_BOOTSTRAP_ADMIN_PASSWORD": "a very long secret",
+				"USERD_ARGON2_MEMORY_KIB":        "64",
+				"USERD_ARGON2_ITERATIONS":        "1",
+			})
+			app := fxtest.New(t, serverOptions(cfg, &logs))
+			app.RequireStart()
+			defer app.RequireStop()
+
+			resp, err := http.Post("http://"+addr+"/auth/login", "application/json",
+				strings.NewReader(`{"email":"root@example.com","password":"a very long secret"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var login struct {
+				AccessToken string `json:"accessToken"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&login)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("login = %d, %v", resp.StatusCode, err)
+			}
+			header, err := base64.RawURLEncoding.DecodeString(strings.Split(login.AccessToken, ".")[0])
+			if err != nil || !strings.Contains(string(header), `"alg":"`+tc.alg+`"`) {
+				t.Fatalf("token header %s, %v; want alg %s", header, err, tc.alg)
+			}
+
+			req, _ := http.NewRequest("GET", "http://"+addr+"/api/users/me", nil)
+			req.Header.Set("Authorization", "Bearer "+login.AccessToken)
+			resp, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("/api/users/me with the token = %d", resp.StatusCode)
+			}
+
+			resp, err = http.Get("http://" + addr + "/.well-known/jwks.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var set struct {
+				Keys []map[string]string `json:"keys"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&set)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.kty == "" && len(set.Keys) != 0 {
+				t.Errorf("HS256 publishes keys: %v", set.Keys)
+			}
+			if tc.kty != "" && (len(set.Keys) != 1 || set.Keys[0]["kty"] != tc.kty || set.Keys[0]["alg"] != tc.alg) {
+				t.Errorf("JWKS = %v, want one %s key", set.Keys, tc.kty)
+			}
+			if tc.secret != "" && strings.Contains(logs.String(), tc.secret) {
+				t.Error("the HMAC secret reached the logs")
+			}
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"text/tabwriter"
 	"time"
 
 	"go.uber.org/fx"
@@ -145,10 +146,58 @@ func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
 	return passwordhash.New(p)
 }
 
-func newTokenIssuer(cfg config.Config, keys ports.KeyStore, clk ports.Clock) (*jwtissuer.Issuer, error) {
+// jwtOptions are the token issuer's options; `serve` and `userd keys` must
+// agree on them, since the retirement of old keys is computed from them.
+func jwtOptions(cfg config.Config, log *slog.Logger) jwtissuer.Options {
+	opts := jwtissuer.Options{
+		Issuer:    cfg.Issuer,
+		Audience:  cfg.Audience,
+		Algorithm: cfg.JWTAlgorithm,
+		TTL:       cfg.AccessTTL,
+		Logger:    log,
+	}
+	if cfg.JWTHMACSecret != "" {
+		opts.HMACSecret = []byte(cfg.JWTHMACSecret)
+	}
+	return opts
+}
+
+// newTokenIssuer loads (or creates) the signing keys, and reloads them in
+// the background while the app runs so that a rotation made by the CLI or
+// another node is picked up.
+func newTokenIssuer(lc fx.Lifecycle, cfg config.Config, keys ports.KeyStore, clk ports.Clock, log *slog.Logger) (*jwtissuer.Issuer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	return jwtissuer.New(ctx, keys, clk, jwtissuer.Options{Issuer: cfg.Issuer, Audience: cfg.Audience, TTL: cfg.AccessTTL})
+	iss, err := jwtissuer.New(ctx, keys, clk, jwtOptions(cfg, log))
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(keyReloadHook(iss))
+	return iss, nil
+}
+
+// keyReloadHook runs iss.Run from start to stop; stopping waits for it.
+func keyReloadHook(iss *jwtissuer.Issuer) fx.Hook {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	return fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				iss.Run(ctx)
+			}()
+			return nil
+		},
+		OnStop: func(stop context.Context) error {
+			cancel()
+			select {
+			case <-done:
+				return nil
+			case <-stop.Done():
+				return stop.Err()
+			}
+		},
+	}
 }
 
 func newUserService(cfg config.Config, users ports.UserRepository, tokens ports.RefreshTokenStore,
@@ -328,6 +377,75 @@ func createAdmin(name, email, password string, stdout io.Writer) error {
 		return fmt.Errorf("admin create: %s is already registered (user %s)", u.Email, u.ID)
 	}
 	fmt.Fprintf(stdout, "created admin %s (%s)\n", u.ID, u.Email)
+	return nil
+}
+
+// keys runs `userd keys rotate|list` over the configured store.
+func keys(action string, stdout io.Writer) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	if cfg.DBDriver == config.DriverMemory {
+		return errors.New("keys: USERD_DB_DRIVER=memory keeps nothing; the keys live in the database of the nodes")
+	}
+	if action == "rotate" && cfg.JWTHMACSecret != "" {
+		return errors.New("keys rotate: the signing key is USERD_JWT_HMAC_SECRET, not stored; rotate it by changing that setting")
+	}
+	var (
+		store ports.KeyStore
+		clk   ports.Clock
+		log   *slog.Logger
+	)
+	app := fx.New(fx.NopLogger, baseModule(cfg, os.Stderr), storeModule(cfg), appModule, fx.Populate(&store, &clk, &log))
+	if err := app.Err(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := app.Start(ctx); err != nil {
+		return err
+	}
+	defer func() { _ = app.Stop(context.Background()) }()
+
+	opts := jwtOptions(cfg, log)
+	retireAfter := opts.RetireAfter()
+	if action == "rotate" {
+		k, err := jwtissuer.Rotate(ctx, store, clk, opts)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "created %s key %s\nevery node signs with it within %s; the older keys retire at %s\n",
+			k.Algorithm, k.KID, jwtissuer.ReloadInterval, k.CreatedAt.Add(retireAfter).UTC().Format(time.RFC3339))
+		return nil
+	}
+
+	list, err := jwtissuer.ListKeys(ctx, store, clk, opts)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no access-token keys yet: `userd serve` or `userd keys rotate` creates one")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KID\tALGORITHM\tCREATED\tSTATUS\tRETIRES")
+	for _, k := range list {
+		created, retires := k.CreatedAt.UTC().Format(time.RFC3339), "-"
+		if k.Configured {
+			created = "(USERD_JWT_HMAC_SECRET)"
+		}
+		if !k.RetiresAt.IsZero() {
+			retires = k.RetiresAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.KID, k.Algorithm, created, k.Status, retires)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nactive signs; published verifies until it retires %s after the next key was created\n"+
+		"(reload %s + USERD_ACCESS_TTL %s + leeway %s); ignored is not %s and never used.\n",
+		retireAfter, jwtissuer.ReloadInterval, cfg.AccessTTL, jwtissuer.DefaultLeeway, cfg.JWTAlgorithm)
 	return nil
 }
 
