@@ -1,0 +1,322 @@
+// Command userd-load measures userd under load and holds the figures
+// against reference points taken in the same run on the same machine.
+//
+// With no flags it builds userd, starts it on a free 127.0.0.1 port with a
+// SQLite database in a temporary directory, seeds 1,000 users through the
+// API, logs in a pool of them and runs every scenario (read, me, list,
+// create, login, refresh, mixed) at concurrency 1, 4, 16 and 64 for 3 s
+// each. The reference points are a bare net/http handler that answers the
+// same bytes as a user read, loaded the same way, and the raw argon2id hash
+// rate on all cores. It prints one table and writes the same figures as
+// JSON, and an SVG chart, into bench/results/.
+//
+//	go run ./cmd/userd-load                                   # SQLite, defaults
+//	go run ./cmd/userd-load --quick                           # smoke run, well under a minute
+//	go run ./cmd/userd-load --db postgres --dsn 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
+//	go run ./cmd/userd-load --scenarios read,login --concurrency 16 --duration 10s
+//	go run ./cmd/userd-load --target http://127.0.0.1:8080 --admin-email E --admin-password P
+//
+// The load is closed-loop: each worker sends its next request when the
+// previous one has been answered, so req/s is what the server sustains at
+// that many requests in flight. The loader shares the machine's cores with
+// the server, as the goals of the performance issue assume.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if os.Getenv(bareBodyEnv) != "" {
+		// Started by ourselves as the bare reference server.
+		if err := serveBare(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "userd-load bare server:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "userd-load:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError is a bad command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// allScenarios in the order they run and appear in the table.
+var allScenarios = []string{"read", "me", "list", "create", "login", "refresh", "mixed"}
+
+// config is the parsed command line.
+type config struct {
+	userdPath    string
+	target       string
+	adminEmail   string
+	adminPass    string
+	pid          int
+	label        string
+	backends     []string
+	dsn          string
+	users        int
+	pool         int
+	seedConc     int
+	scenarios    []string
+	concurrency  []int
+	duration     time.Duration
+	warmup       time.Duration
+	maxRequests  int64
+	hashDuration time.Duration
+	reference    bool
+	out          string
+	quick        bool
+	argon        argonParams
+	timeout      time.Duration
+}
+
+// argonParams are the argon2id parameters given to the started server and
+// used for the raw hash-rate reference.
+type argonParams struct {
+	MemoryKiB   uint32 `json:"memory_kib"`
+	Iterations  uint32 `json:"iterations"`
+	Parallelism uint8  `json:"parallelism"`
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("userd-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		db, scen, conc string
+		mem, iter, par uint
+	)
+	fs.StringVar(&c.userdPath, "userd", "", "userd binary to start (default: build ./cmd/userd into a temporary directory)")
+	fs.StringVar(&c.target, "target", "", "load an already running userd at this base URL instead of starting one (needs --admin-email and --admin-password)")
+	fs.StringVar(&c.adminEmail, "admin-email", "", "admin email for --target (a started server gets its own bootstrap admin)")
+	fs.StringVar(&c.adminPass, "admin-password", "", "admin password for --target")
+	fs.IntVar(&c.pid, "pid", 0, "with --target: the server's process id, to report its RSS and CPU (Linux /proc)")
+	fs.StringVar(&c.label, "label", "target", "with --target: the backend name used in the table and file names")
+	fs.StringVar(&db, "db", "sqlite", "backend of the started server: sqlite, postgres or both")
+	fs.StringVar(&c.dsn, "dsn", "", "PostgreSQL DSN for --db postgres|both (default $USERD_TEST_POSTGRES_DSN); each run uses a fresh schema, dropped afterwards")
+	fs.IntVar(&c.users, "users", 1000, "users to seed through the API (each create hashes a password: ~10 s per 1,000 on 2 cores)")
+	fs.IntVar(&c.pool, "pool", 256, "users logged in before the scenarios, whose tokens the workers use (at least the highest concurrency)")
+	fs.IntVar(&c.seedConc, "seed-concurrency", 2*runtime.NumCPU(), "concurrent requests while seeding and logging in the pool")
+	fs.StringVar(&scen, "scenarios", strings.Join(allScenarios, ","), "scenarios to run, comma-separated: "+strings.Join(allScenarios, ","))
+	fs.StringVar(&conc, "concurrency", "1,4,16,64", "concurrency levels (closed-loop workers), comma-separated")
+	fs.DurationVar(&c.duration, "duration", 3*time.Second, "measured time per scenario and concurrency level")
+	fs.DurationVar(&c.warmup, "warmup", 500*time.Millisecond, "unmeasured warm-up before each measured point")
+	fs.Int64Var(&c.maxRequests, "max-requests", 1_000_000, "safety cap on requests per measured point")
+	fs.DurationVar(&c.hashDuration, "hash-duration", 3*time.Second, "time for the raw argon2id hash-rate reference")
+	fs.BoolVar(&c.reference, "reference", true, "measure the reference points (bare handler, argon2id rate); --reference=false skips them")
+	fs.StringVar(&c.out, "out", "bench/results", "directory for the JSON and SVG results")
+	fs.BoolVar(&c.quick, "quick", false, "smoke mode: concurrency 1,4; 1 s per point; 100 users (flags given explicitly still win)")
+	fs.UintVar(&mem, "argon2-memory-kib", 19456, "argon2id memory (KiB), given to the started server and used for the reference")
+	fs.UintVar(&iter, "argon2-iterations", 2, "argon2id iterations")
+	fs.UintVar(&par, "argon2-parallelism", 1, "argon2id parallelism")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "per-request timeout")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.quick {
+		if !set["concurrency"] {
+			conc = "1,4"
+		}
+		if !set["duration"] {
+			c.duration = time.Second
+		}
+		if !set["warmup"] {
+			c.warmup = 200 * time.Millisecond
+		}
+		if !set["users"] {
+			c.users = 100
+		}
+		if !set["hash-duration"] {
+			c.hashDuration = time.Second
+		}
+		if !set["pool"] {
+			c.pool = 16
+		}
+	}
+
+	var err error
+	if c.concurrency, err = parseInts(conc); err != nil {
+		return nil, usageError{"--concurrency: " + err.Error()}
+	}
+	c.scenarios = splitList(scen)
+	if len(c.scenarios) == 0 {
+		return nil, usageError{"--scenarios: none given"}
+	}
+	for _, s := range c.scenarios {
+		if !slices.Contains(allScenarios, s) {
+			return nil, usageError{fmt.Sprintf("--scenarios: unknown scenario %q (known: %s)", s, strings.Join(allScenarios, ","))}
+		}
+	}
+	switch {
+	case c.users < 1:
+		return nil, usageError{"--users must be at least 1"}
+	case c.seedConc < 1:
+		return nil, usageError{"--seed-concurrency must be at least 1"}
+	case c.duration <= 0:
+		return nil, usageError{"--duration must be positive"}
+	case c.warmup < 0:
+		return nil, usageError{"--warmup must not be negative"}
+	case c.maxRequests < 1:
+		return nil, usageError{"--max-requests must be at least 1"}
+	case mem < 8 || iter < 1 || par < 1 || par > 255 || mem > 1<<22 || iter > 1<<10:
+		return nil, usageError{"--argon2-*: parameters out of range"}
+	}
+	c.argon = argonParams{MemoryKiB: uint32(mem), Iterations: uint32(iter), Parallelism: uint8(par)}
+	// Each worker owns a session (its refresh-token chain), so the pool is
+	// at least as large as the highest concurrency; beyond the number of
+	// users it would only log the same users in again.
+	c.pool = max(min(c.pool, c.users), slices.Max(c.concurrency))
+
+	if c.target != "" {
+		if set["db"] || set["dsn"] || set["userd"] {
+			return nil, usageError{"--target loads a running server: --db, --dsn and --userd do not apply"}
+		}
+		if c.adminEmail == "" || c.adminPass == "" {
+			return nil, usageError{"--target needs --admin-email and --admin-password"}
+		}
+		c.target = strings.TrimRight(c.target, "/")
+		c.backends = []string{c.label}
+		return c, nil
+	}
+	if set["admin-email"] || set["admin-password"] || set["pid"] || set["label"] {
+		return nil, usageError{"--admin-email, --admin-password, --pid and --label apply to --target only"}
+	}
+	switch db {
+	case "sqlite", "postgres":
+		c.backends = []string{db}
+	case "both":
+		c.backends = []string{"sqlite", "postgres"}
+	default:
+		return nil, usageError{fmt.Sprintf("--db: %q is not sqlite, postgres or both", db)}
+	}
+	if slices.Contains(c.backends, "postgres") {
+		if c.dsn == "" {
+			c.dsn = os.Getenv("USERD_TEST_POSTGRES_DSN")
+		}
+		if c.dsn == "" {
+			return nil, usageError{"--db postgres needs --dsn (or USERD_TEST_POSTGRES_DSN)"}
+		}
+	}
+	return c, nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > 4096 {
+			return nil, fmt.Errorf("%q is not a number from 1 to 4096", f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("none given")
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// run is the whole program; it returns one report per backend.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Report, error) {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "%6.1fs  "+format+"\n", append([]any{time.Since(began).Seconds()}, a...)...)
+	}
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+		return nil, fmt.Errorf("results directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "userd-load-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	machine := describeMachine()
+	if load := loadAverage(); load > 0.5*float64(machine.Cores) {
+		logf("warning: the machine is busy (load average %.1f on %d cores): the figures will be low and noisy", load, machine.Cores)
+	}
+	binary := cfg.userdPath
+	if cfg.target == "" && binary == "" {
+		logf("building userd (commit %s)", machine.Commit)
+		binary, err = buildUserd(ctx, tmp, machine.Commit)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	ref := &Reference{Argon2: cfg.argon}
+	if cfg.reference {
+		logf("reference: raw argon2id hash rate on %d goroutines for %v", runtime.GOMAXPROCS(0), cfg.hashDuration)
+		ref.HashesPerSec, ref.HashMillis = argonRate(ctx, cfg.argon, cfg.hashDuration)
+		logf("reference: %.1f hashes/s (%.1f ms a hash on one core)", ref.HashesPerSec, ref.HashMillis)
+	}
+
+	var reports []*Report
+	for _, backend := range cfg.backends {
+		if err := ctx.Err(); err != nil {
+			return reports, err
+		}
+		rep, err := runBackend(ctx, cfg, backend, binary, tmp, machine, ref, logf)
+		if err != nil {
+			return reports, fmt.Errorf("%s: %w", backend, err)
+		}
+		rep.TotalSeconds = time.Since(began).Seconds()
+		reports = append(reports, rep)
+		stamp := rep.StartedAt.UTC().Format("20060102T150405Z")
+		files, err := writeResults(cfg.out, stamp, rep)
+		if err != nil {
+			return reports, err
+		}
+		printReport(stdout, rep)
+		fmt.Fprintf(stdout, "\nwritten: %s\n\n", strings.Join(files, ", "))
+	}
+	logf("done in %.0f s", time.Since(began).Seconds())
+	return reports, nil
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	// The bare reference server is this binary started again.
+	if os.Getenv(bareBodyEnv) != "" {
+		if err := serveBare(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestQuickRun runs the smoke mode end to end against a real userd built
+// from this tree: every scenario at concurrency 1 and 4 on SQLite, the
+// reference points, the table, the JSON and the SVG.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("userd-load: the end-to-end quick run builds and loads a real userd for about half a minute; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	reports, err := run(ctx, []string{"--quick", "--out", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Logf("stdout:\n%s", stdout.String())
+	if len(reports) != 1 || reports[0].Backend != "sqlite" {
+		t.Fatalf("want one sqlite report, got %d", len(reports))
+	}
+	rep := reports[0]
+	for _, sc := range allScenarios {
+		for _, conc := range []int{1, 4} {
+			p, ok := rep.point(sc, conc)
+			switch {
+			case !ok:
+				t.Errorf("%s c=%d: no row", sc, conc)
+			case p.RPS <= 0 || p.Requests == 0:
+				t.Errorf("%s c=%d: %v req/s over %d requests", sc, conc, p.RPS, p.Requests)
+			case p.Errors != 0:
+				t.Errorf("%s c=%d: %d errors, first: %s", sc, conc, p.Errors, p.ErrorSample)
+			}
+			if !strings.Contains(stdout.String(), sc) {
+				t.Errorf("table does not mention %s", sc)
+			}
+		}
+	}
+	if rep.Reference == nil || rep.Reference.HashesPerSec <= 0 || len(rep.Reference.Bare) != 2 {
+		t.Fatalf("reference points missing: %+v", rep.Reference)
+	}
+	for _, p := range rep.Reference.Bare {
+		if p.RPS <= 0 || p.Errors != 0 {
+			t.Errorf("bare c=%d: %v req/s, %d errors", p.Concurrency, p.RPS, p.Errors)
+		}
+	}
+	if len(rep.Goals) == 0 {
+		t.Error("no ratios computed")
+	}
+
+	// The JSON, under its timestamped and its stable name.
+	stamped, _ := filepath.Glob(filepath.Join(out, "2*-sqlite.json"))
+	if len(stamped) != 1 {
+		t.Fatalf("want one timestamped JSON file, got %v", stamped)
+	}
+	for _, name := range []string{stamped[0], filepath.Join(out, "latest-sqlite.json")} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got Report
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got.Results) != len(allScenarios)*2 || got.Machine.Cores < 1 || got.Machine.GoVersion == "" {
+			t.Errorf("%s: %d results, machine %+v", name, len(got.Results), got.Machine)
+		}
+	}
+
+	// The SVG: well-formed XML with an <svg> root and a line per series.
+	for _, name := range []string{strings.TrimSuffix(stamped[0], ".json") + ".svg", filepath.Join(out, "latest-sqlite.svg")} {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, lines := checkSVG(t, f)
+		f.Close()
+		if root != "svg" {
+			t.Errorf("%s: root element %q", name, root)
+		}
+		// Two panels, a line per scenario and one for the bare handler.
+		if want := 2 * (len(allScenarios) + 1); lines != want {
+			t.Errorf("%s: %d polylines, want %d", name, lines, want)
+		}
+	}
+}
+
+// checkSVG parses an SVG document and returns its root element's name and
+// the number of polylines.
+func checkSVG(t *testing.T, r io.Reader) (root string, polylines int) {
+	t.Helper()
+	dec := xml.NewDecoder(r)
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return root, polylines
+		}
+		if err != nil {
+			t.Fatalf("SVG does not parse: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+			}
+			if se.Name.Local == "polyline" {
+				polylines++
+			}
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.concurrency, []int{1, 4, 16, 64}) || c.duration != 3*time.Second || c.users != 1000 ||
+		!slices.Equal(c.backends, []string{"sqlite"}) || !slices.Equal(c.scenarios, allScenarios) || c.pool != 256 {
+		t.Errorf("defaults: %+v", c)
+	}
+	c, err = parseFlags([]string{"--quick", "--users", "50"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.concurrency, []int{1, 4}) || c.duration != time.Second || c.users != 50 || c.pool != 16 {
+		t.Errorf("quick: %+v", c)
+	}
+	c, err = parseFlags([]string{"--concurrency", "8", "--users", "3"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.pool != 8 {
+		t.Errorf("pool %d: want the highest concurrency when there are fewer users", c.pool)
+	}
+	for _, args := range [][]string{
+		{"--scenarios", "read,nope"},
+		{"--concurrency", "0"},
+		{"--db", "mysql"},
+		{"--target", "http://127.0.0.1:1"},
+		{"--target", "http://127.0.0.1:1", "--admin-email", "a@example.com", "--admin-password", "x", "--db", "postgres"},
+		{"--pid", "12"},
+		{"extra"},
+	} {
+		var ue usageError
+		if _, err := parseFlags(args, io.Discard); !errors.As(err, &ue) {
+			t.Errorf("%q: want a usage error, got %v", args, err)
+		}
+	}
+	t.Setenv("USERD_TEST_POSTGRES_DSN", "")
+	if _, err := parseFlags([]string{"--db", "both"}, io.Discard); err == nil {
+		t.Error("--db both without a DSN: want an error")
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	t.Parallel()
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i)*time.Millisecond)
+	}
+	for q, want := range map[float64]time.Duration{0.5: 50 * time.Millisecond, 0.9: 90 * time.Millisecond, 0.99: 99 * time.Millisecond, 1: 100 * time.Millisecond, 0: time.Millisecond} {
+		if got := quantile(d, q); got != want {
+			t.Errorf("q=%v: %v, want %v", q, got, want)
+		}
+	}
+	if quantile(nil, 0.5) != 0 {
+		t.Error("empty: want 0")
+	}
+}
+
+func TestWithSearchPath(t *testing.T) {
+	t.Parallel()
+	if got := withSearchPath("postgres://u@h:5432/db?sslmode=disable", "s1"); got != "postgres://u@h:5432/db?search_path=s1&sslmode=disable" {
+		t.Errorf("URL form: %s", got)
+	}
+	if got := withSearchPath("host=h dbname=db", "s1"); got != "host=h dbname=db search_path=s1" {
+		t.Errorf("key=value form: %s", got)
+	}
+}

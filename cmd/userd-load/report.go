@@ -1,0 +1,331 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is one backend's run: what the JSON file holds.
+type Report struct {
+	StartedAt        time.Time  `json:"started_at"`
+	BackendSeconds   float64    `json:"backend_seconds"` // seeding, reference and scenarios of this backend
+	TotalSeconds     float64    `json:"total_seconds"`   // since the program started, build included
+	Backend          string     `json:"backend"`
+	Target           string     `json:"target,omitempty"`
+	Machine          Machine    `json:"machine"`
+	Settings         Settings   `json:"settings"`
+	Seed             SeedInfo   `json:"seed"`
+	Reference        *Reference `json:"reference"`
+	Results          []Point    `json:"results"`
+	ServerPeakRSSMiB float64    `json:"server_peak_rss_mib"` // VmHWM at the end
+	LoadAvgStart     float64    `json:"load_avg_start"`      // one-minute load average before and after:
+	LoadAvgEnd       float64    `json:"load_avg_end"`        // anything else running skews the figures
+	Goals            []Goal     `json:"goals"`
+}
+
+// Settings are the run's parameters.
+type Settings struct {
+	Users           int         `json:"users"`
+	Pool            int         `json:"pool"`
+	SeedConcurrency int         `json:"seed_concurrency"`
+	Scenarios       []string    `json:"scenarios"`
+	Concurrency     []int       `json:"concurrency"`
+	DurationSeconds float64     `json:"duration_seconds"`
+	WarmupSeconds   float64     `json:"warmup_seconds"`
+	MaxRequests     int64       `json:"max_requests"`
+	Argon2          argonParams `json:"argon2"`
+	Quick           bool        `json:"quick"`
+}
+
+// SeedInfo is how long the set-up took.
+type SeedInfo struct {
+	Users       int     `json:"users"`
+	Seconds     float64 `json:"seconds"`
+	UsersPerSec float64 `json:"users_per_sec"`
+	PoolLogins  int     `json:"pool_logins"`
+	PoolSeconds float64 `json:"pool_seconds"`
+}
+
+// Reference holds the reference points of the run.
+type Reference struct {
+	Argon2       argonParams `json:"argon2"`
+	HashesPerSec float64     `json:"argon2id_hashes_per_sec"` // all cores
+	HashMillis   float64     `json:"argon2id_ms_per_hash"`    // one core
+	BodyBytes    int         `json:"bare_body_bytes"`
+	Bare         []Point     `json:"bare"`
+}
+
+// Point is one scenario at one concurrency level. Latencies are in
+// milliseconds; CPU is in cores (CPU seconds per wall second).
+type Point struct {
+	Scenario    string  `json:"scenario"`
+	Backend     string  `json:"backend"`
+	Concurrency int     `json:"concurrency"`
+	Requests    int64   `json:"requests"`
+	Errors      int64   `json:"errors"`
+	Seconds     float64 `json:"seconds"`
+	RPS         float64 `json:"rps"`
+	P50         float64 `json:"p50_ms"`
+	P90         float64 `json:"p90_ms"`
+	P99         float64 `json:"p99_ms"`
+	Max         float64 `json:"max_ms"`
+	Mean        float64 `json:"mean_ms"`
+	RSSEndMiB   float64 `json:"rss_end_mib"`
+	RSSPeakMiB  float64 `json:"rss_peak_mib"`
+	ServerCPU   float64 `json:"server_cpu_cores"`
+	LoaderCPU   float64 `json:"loader_cpu_cores"`
+	ErrorSample string  `json:"error_sample,omitempty"`
+	Capped      bool    `json:"capped,omitempty"` // stopped by --max-requests
+}
+
+// Goal is a figure the performance issue sets a target for, or a ratio it
+// reasons with. Met is absent where there is no target.
+type Goal struct {
+	Name        string  `json:"name"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	Value       float64 `json:"value"`
+	Unit        string  `json:"unit,omitempty"`
+	Target      string  `json:"target,omitempty"`
+	Met         *bool   `json:"met,omitempty"`
+}
+
+func (r *Report) hasErrors() bool {
+	for _, p := range r.Results {
+		if p.Errors > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// point returns the result for scenario at conc.
+func (r *Report) point(scenario string, conc int) (Point, bool) {
+	for _, p := range r.Results {
+		if p.Scenario == scenario && p.Concurrency == conc {
+			return p, true
+		}
+	}
+	return Point{}, false
+}
+
+// best returns the scenario's point with the highest req/s.
+func (r *Report) best(scenario string) (Point, bool) {
+	var b Point
+	ok := false
+	for _, p := range r.Results {
+		if p.Scenario == scenario && (!ok || p.RPS > b.RPS) {
+			b, ok = p, true
+		}
+	}
+	return b, ok
+}
+
+// Peer figures from the performance issue (PostgreSQL, same machine).
+const (
+	peerReadRPS    = 1600
+	peerRefreshRPS = 400
+)
+
+// goals computes the ratios and targets of the performance issue.
+func goals(r *Report) []Goal {
+	var gs []Goal
+	yes := func(b bool) *bool { return &b }
+	if r.Reference != nil {
+		for _, b := range r.Reference.Bare {
+			if p, ok := r.point("read", b.Concurrency); ok && b.RPS > 0 {
+				v := p.RPS / b.RPS
+				gs = append(gs, Goal{Name: "read req/s ÷ bare handler req/s", Concurrency: b.Concurrency,
+					Value: round(v, 3), Target: "≥ 0.5", Met: yes(v >= 0.5)})
+			}
+		}
+		for _, b := range r.Reference.Bare {
+			if p, ok := r.point("me", b.Concurrency); ok && b.RPS > 0 {
+				gs = append(gs, Goal{Name: "me req/s ÷ bare handler req/s", Concurrency: b.Concurrency, Value: round(p.RPS/b.RPS, 3)})
+			}
+		}
+	}
+	if p, ok := r.point("read", 16); ok {
+		gs = append(gs, Goal{Name: "read p99", Concurrency: 16, Value: p.P99, Unit: "ms", Target: "< 10 ms", Met: yes(p.P99 < 10)})
+	}
+	if r.Reference != nil && r.Reference.HashesPerSec > 0 {
+		if p, ok := r.best("login"); ok {
+			v := p.RPS / r.Reference.HashesPerSec
+			gs = append(gs, Goal{Name: "login req/s ÷ raw argon2id hashes/s (best level)", Concurrency: p.Concurrency,
+				Value: round(v, 3), Target: "≥ 0.9", Met: yes(v >= 0.9)})
+		}
+		if p, ok := r.best("create"); ok {
+			gs = append(gs, Goal{Name: "create req/s ÷ raw argon2id hashes/s (best level)", Concurrency: p.Concurrency,
+				Value: round(p.RPS/r.Reference.HashesPerSec, 3)})
+		}
+	}
+	if p, ok := r.best("refresh"); ok {
+		want := 4000.0
+		if r.Backend == "postgres" {
+			want = 2000
+		}
+		g := Goal{Name: "refresh req/s (best level)", Concurrency: p.Concurrency, Value: p.RPS, Unit: "req/s"}
+		if r.Backend == "sqlite" || r.Backend == "postgres" {
+			g.Target, g.Met = fmt.Sprintf("≥ %.0f", want), yes(p.RPS >= want)
+		}
+		gs = append(gs, g)
+	}
+	var mixedPeak float64
+	for _, p := range r.Results {
+		if p.Scenario == "mixed" {
+			mixedPeak = math.Max(mixedPeak, p.RSSPeakMiB)
+		}
+	}
+	if mixedPeak > 0 {
+		gs = append(gs, Goal{Name: "server peak RSS under mixed load", Value: mixedPeak, Unit: "MiB", Target: "< 100 MiB", Met: yes(mixedPeak < 100)})
+	}
+	if r.Backend == "postgres" {
+		if p, ok := r.best("read"); ok {
+			v := p.RPS / peerReadRPS
+			gs = append(gs, Goal{Name: "read req/s ÷ peer's 1,600 (best level)", Concurrency: p.Concurrency,
+				Value: round(v, 2), Target: "≥ 10", Met: yes(v >= 10)})
+		}
+		if p, ok := r.best("refresh"); ok {
+			v := p.RPS / peerRefreshRPS
+			gs = append(gs, Goal{Name: "refresh req/s ÷ peer's 400 (best level)", Concurrency: p.Concurrency,
+				Value: round(v, 2), Target: "≥ 5", Met: yes(v >= 5)})
+		}
+	}
+	return gs
+}
+
+// printReport writes the table and the goals.
+func printReport(w io.Writer, r *Report) {
+	m := r.Machine
+	commit := m.Commit
+	if m.Dirty {
+		commit += "+dirty"
+	}
+	fmt.Fprintf(w, "\nuserd load — %s — %d cores (%s), %s %s/%s, userd %s, %s\n\n",
+		r.Backend, m.Cores, m.CPUModel, m.GoVersion, m.GOOS, m.GOARCH, commit, r.StartedAt.Format(time.RFC3339))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tbackend\tconc\treq/s\tp50 ms\tp90 ms\tp99 ms\terrors\tRSS MiB\tpeak MiB\tsrv CPU\tload CPU\t")
+	row := func(p Point) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t\n",
+			p.Scenario, p.Backend, p.Concurrency, fmtRate(p.RPS), fmtMs(p.P50), fmtMs(p.P90), fmtMs(p.P99), p.Errors,
+			fmtMiB(p.RSSEndMiB), fmtMiB(p.RSSPeakMiB), p.ServerCPU, p.LoaderCPU)
+	}
+	for _, p := range r.Results {
+		row(p)
+	}
+	if r.Reference != nil {
+		for _, p := range r.Reference.Bare {
+			row(p)
+		}
+	}
+	tw.Flush()
+	if ref := r.Reference; ref != nil && ref.HashesPerSec > 0 {
+		fmt.Fprintf(w, "\nreference: argon2id m=%d t=%d p=%d: %.1f hashes/s on %d cores (%.1f ms a hash on one core); bare handler body %d bytes\n",
+			ref.Argon2.MemoryKiB, ref.Argon2.Iterations, ref.Argon2.Parallelism, ref.HashesPerSec, m.GOMAXPROCS, ref.HashMillis, ref.BodyBytes)
+	}
+	fmt.Fprintf(w, "machine load average (1 min): %.2f before, %.2f after\n", r.LoadAvgStart, r.LoadAvgEnd)
+	fmt.Fprintf(w, "seeding: %d users in %.1f s, pool of %d logins in %.1f s; server peak RSS (VmHWM) %s MiB; this backend took %.0f s\n",
+		r.Seed.Users, r.Seed.Seconds, r.Seed.PoolLogins, r.Seed.PoolSeconds, fmtMiB(r.ServerPeakRSSMiB), r.BackendSeconds)
+	if len(r.Goals) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ratio / goal\tconc\tvalue\ttarget\tmet")
+	for _, g := range r.Goals {
+		conc, met := "", ""
+		if g.Concurrency > 0 {
+			conc = fmt.Sprint(g.Concurrency)
+		}
+		if g.Met != nil {
+			met = map[bool]string{true: "yes", false: "NO"}[*g.Met]
+		}
+		val := fmt.Sprintf("%.3g", g.Value)
+		if g.Value >= 1000 {
+			val = fmt.Sprintf("%.0f", g.Value)
+		}
+		if g.Unit != "" {
+			val += " " + g.Unit
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Name, conc, val, g.Target, met)
+	}
+	tw.Flush()
+}
+
+func fmtRate(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func fmtMs(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func fmtMiB(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func round(v float64, digits int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
+
+// writeResults writes <stamp>-<backend>.json and .svg into dir, and copies
+// them as latest-<backend>.*.
+func writeResults(dir, stamp string, r *Report) ([]string, error) {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	js = append(js, '\n')
+	svg := []byte(chartSVG(r))
+	name := sanitize(r.Backend)
+	var files []string
+	for _, f := range []struct {
+		base string
+		data []byte
+	}{
+		{stamp + "-" + name + ".json", js},
+		{stamp + "-" + name + ".svg", svg},
+		{"latest-" + name + ".json", js},
+		{"latest-" + name + ".svg", svg},
+	} {
+		path := filepath.Join(dir, f.base)
+		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+			return files, fmt.Errorf("write results: %w", err)
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
+
+// sanitize keeps a backend label usable as part of a file name.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, s)
+}
