@@ -77,6 +77,9 @@ type Config struct {
 	IdleTimeout       time.Duration
 	// ShutdownTimeout bounds the graceful shutdown.
 	ShutdownTimeout time.Duration
+	// RequestTimeout bounds the work done for one request, database calls
+	// included; past it the request answers 503.
+	RequestTimeout time.Duration
 
 	// DBDriver is DriverSQLite, DriverPostgres or DriverMemory.
 	DBDriver string
@@ -169,6 +172,7 @@ var fields = []field{
 	durationField("WRITE_TIMEOUT", "30s", 0, func(c *Config) *time.Duration { return &c.WriteTimeout }),
 	durationField("IDLE_TIMEOUT", "120s", 0, func(c *Config) *time.Duration { return &c.IdleTimeout }),
 	durationField("SHUTDOWN_TIMEOUT", "15s", time.Nanosecond, func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
+	durationField("REQUEST_TIMEOUT", "10s", time.Millisecond, func(c *Config) *time.Duration { return &c.RequestTimeout }),
 
 	stringField("DB_DRIVER", DriverSQLite, func(c *Config) *string { return &c.DBDriver },
 		oneOf(DriverSQLite, DriverPostgres, DriverMemory)),

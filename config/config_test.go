@@ -42,6 +42,7 @@ func TestDefaults(t *testing.T) {
 		WriteTimeout:       30 * time.Second,
 		IdleTimeout:        120 * time.Second,
 		ShutdownTimeout:    15 * time.Second,
+		RequestTimeout:     10 * time.Second,
 		DBDriver:           DriverSQLite,
 		DBDSN:              "userd.db",
 		DBMaxOpenConns:     20,

@@ -247,6 +247,7 @@ func newHandler(users *application.UserService, auth *application.AuthService, h
 		Clock:          clk,
 		AuthIPLimit:    cfg.AuthIPLimit,
 		TrustedProxies: cfg.TrustedProxies,
+		RequestTimeout: cfg.RequestTimeout,
 	})
 }
 
