@@ -27,6 +27,8 @@ type fakeHasher struct{}
 
 func (fakeHasher) Hash(pw string) (string, error) { return "fake$" + pw, nil }
 
+func (fakeHasher) Normalize(pw string) string { return pw }
+
 func (fakeHasher) Verify(encoded, pw string) (bool, bool, error) {
 	switch {
 	case strings.HasPrefix(encoded, "fake$"):

@@ -78,7 +78,7 @@ func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in 
 	if msg != "" {
 		verr.Add("email", msg)
 	}
-	if msg := domain.CheckPassword(in.Password, email); msg != "" {
+	if msg := domain.CheckPassword(s.hasher.Normalize(in.Password), email); msg != "" {
 		verr.Add("password", msg)
 	}
 	if len(profiles) == 0 {
@@ -137,7 +137,7 @@ func (s *UserService) EnsureAdmin(ctx context.Context, name, email, password str
 	if msg != "" {
 		verr.Add("email", msg)
 	}
-	if msg := domain.CheckPassword(password, e); msg != "" {
+	if msg := domain.CheckPassword(s.hasher.Normalize(password), e); msg != "" {
 		verr.Add("password", msg)
 	}
 	if err := verr.Err(); err != nil {
@@ -337,7 +337,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	}
 	if in.Password != nil {
 		// The email rule is checked below, once the effective email is known.
-		if msg := domain.CheckPassword(*in.Password, ""); msg != "" {
+		if msg := domain.CheckPassword(s.hasher.Normalize(*in.Password), ""); msg != "" {
 			verr.Add("password", msg)
 		}
 	}
@@ -375,7 +375,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		if in.Email != nil {
 			effectiveEmail = email
 		}
-		if msg := domain.CheckPassword(*in.Password, effectiveEmail); msg != "" {
+		if msg := domain.CheckPassword(s.hasher.Normalize(*in.Password), effectiveEmail); msg != "" {
 			verr.Add("password", msg)
 			return domain.User{}, &verr
 		}

@@ -183,3 +183,14 @@ func TestCommonPasswordList_is_loaded(t *testing.T) {
 		t.Error("a comment line was loaded as a password")
 	}
 }
+
+// Unicode case folding and white space must not turn a non-ASCII string
+// into an ASCII address (found by FuzzParseEmail).
+func TestParseEmail_no_unicode_folding(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"a@\u212aelvin.example", "\u0130nci@example.com", "\u2028ada@example.com", "ada@example.com\u3000"} {
+		if e, msg := domain.ParseEmail(in); msg == "" {
+			t.Errorf("ParseEmail(%q) = %q, want a refusal", in, e)
+		}
+	}
+}

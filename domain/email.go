@@ -12,11 +12,20 @@ const EmailMaxLen = 254
 // String returns the address.
 func (e Email) String() string { return string(e) }
 
-// NormalizeEmail trims and lower-cases s without validating it. Lookups by
-// email (login, the ?email= filter) use it so that they match what
-// ParseEmail stored.
+// NormalizeEmail trims ASCII white space from s and lower-cases its ASCII
+// letters, without validating it. Lookups by email (login, the ?email=
+// filter) use it so that they match what ParseEmail stored. It is ASCII
+// only on purpose: Unicode case folding would turn a Kelvin sign (U+212A)
+// into "k" and let a non-ASCII string pass for an ASCII address.
 func NormalizeEmail(s string) Email {
-	return Email(strings.ToLower(strings.TrimSpace(s)))
+	s = strings.Trim(s, " \t\r\n\v\f")
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return Email(b)
 }
 
 // ParseEmail normalises s and checks that it is a bare addr-spec: a dot-atom

@@ -105,6 +105,9 @@ type PasswordHasher interface {
 	// should be replaced by a hash with the configured parameters (another
 	// algorithm or other parameters). A wrong password is (false, false, nil).
 	Verify(encoded, password string) (ok bool, needsRehash bool, err error)
+	// Normalize returns the form of password that Hash hashes (Unicode
+	// NFKC), so that the password policy judges what is actually stored.
+	Normalize(password string) string
 }
 
 // TokenIssuer signs and verifies access tokens.

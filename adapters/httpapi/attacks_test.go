@@ -144,7 +144,8 @@ func TestAttack_oversized_strings_are_refused(t *testing.T) {
 func TestAttack_common_password_is_refused(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
-	for _, pw := range []string{"password123", "Qwertyuiop", "iloveyou1", "baseball"} {
+	// The full-width form is the same password once normalised (NFKC).
+	for _, pw := range []string{"password123", "Qwertyuiop", "iloveyou1", "baseball", "ｐａｓｓｗｏｒｄ１２３"} {
 		p := wantProblem(t, s.do("POST", "/api/users", map[string]string{"name": "A", "email": "a@example.com", "password": pw}),
 			http.StatusBadRequest, "validation_failed")
 		if f := p.fields(); len(f) != 1 || f[0] != "password" {

@@ -104,6 +104,10 @@ func New(p Params) *Hasher {
 	return &Hasher{params: p}
 }
 
+// Normalize returns password in Unicode NFKC, the form Hash hashes: "ﬁ"
+// and "fi", or full-width and ASCII digits, are one password.
+func (h *Hasher) Normalize(password string) string { return norm.NFKC.String(password) }
+
 // Hash returns password hashed with argon2id in PHC string form,
 // $argon2id$v=19$m=…,t=…,p=…$<salt>$<hash>, both unpadded standard base64.
 func (h *Hasher) Hash(password string) (string, error) {
@@ -114,7 +118,7 @@ func (h *Hasher) Hash(password string) (string, error) {
 	salt := make([]byte, p.SaltLen)
 	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
 	_, _ = rand.Read(salt)
-	key := argon2.IDKey([]byte(norm.NFKC.String(password)), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
+	key := argon2.IDKey([]byte(h.Normalize(password)), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2Version, p.Memory, p.Iterations, p.Parallelism,
 		base64.RawStdEncoding.EncodeToString(salt),
@@ -153,7 +157,7 @@ func (h *Hasher) Verify(encoded, password string) (bool, bool, error) {
 		return false, false, fmt.Errorf("%w: unknown algorithm", ErrMalformedHash)
 	}
 
-	normalized := norm.NFKC.String(password)
+	normalized := h.Normalize(password)
 	ok, rehash, err := verify(normalized)
 	if ok || err != nil || normalized == password {
 		return ok, ok && rehash, err
