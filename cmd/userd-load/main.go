@@ -290,6 +290,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Repor
 			return nil, err
 		}
 	}
+	if binary != "" {
+		machine.identify(binary, cfg.userdPath == "")
+	} else {
+		// A running server's build is unknown to us.
+		machine.Commit, machine.Dirty = "unknown", false
+	}
 
 	ref := &Reference{Argon2: cfg.argon}
 	if cfg.reference {

@@ -37,7 +37,8 @@ type Machine struct {
 	CPUModel   string `json:"cpu_model"`
 	MemoryMiB  int64  `json:"memory_mib,omitempty"`
 	Commit     string `json:"userd_commit"`
-	Dirty      bool   `json:"userd_dirty"`
+	Dirty      bool   `json:"userd_dirty"`   // built from a tree with uncommitted changes
+	Version    string `json:"userd_version"` // what `userd version` says
 }
 
 func describeMachine() Machine {
@@ -88,6 +89,25 @@ func loadAverage() float64 {
 	}
 	v, _ := strconv.ParseFloat(f[0], 64)
 	return v
+}
+
+// identify asks the binary for its version and, when it was built with a
+// commit, takes that as the commit measured: a binary given with --userd
+// need not come from the tree the loader runs in.
+func (m *Machine) identify(binary string, built bool) {
+	out, err := exec.Command(binary, "version").Output()
+	if err != nil {
+		return
+	}
+	m.Version = strings.TrimSpace(string(out))
+	if built {
+		return
+	}
+	if _, rest, ok := strings.Cut(m.Version, "(commit "); ok {
+		if c, _, ok := strings.Cut(rest, ","); ok && c != "unknown" && c != "" {
+			m.Commit, m.Dirty = c, false
+		}
+	}
 }
 
 // buildUserd compiles the service as `make build` does, into dir.
