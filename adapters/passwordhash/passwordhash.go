@@ -14,13 +14,16 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
 
@@ -94,15 +97,70 @@ func (p Params) Validate() error {
 
 // Hasher hashes passwords with argon2id and verifies argon2id and bcrypt
 // hashes. It is safe for concurrent use.
+//
+// At most a fixed number of hashes run at once (by default one per CPU):
+// each argon2id computation takes Params.Memory (19 MiB by default) and
+// saturates a core, so running more at once only adds memory, not
+// throughput. Callers beyond the limit wait their turn for at most the
+// configured wait, then get domain.ErrUnavailable: under a flood of logins
+// the service answers 503 instead of queueing without bound.
 type Hasher struct {
 	params Params
+	slots  chan struct{}
+	wait   time.Duration
+}
+
+// DefaultMaxWait is how long a hash waits for a free slot by default.
+const DefaultMaxWait = 5 * time.Second
+
+// Option tunes a Hasher.
+type Option func(*Hasher)
+
+// WithConcurrency lets at most n hashes run at once, each waiting at most
+// maxWait for its turn. n < 1 means one per CPU; maxWait <= 0 means
+// DefaultMaxWait.
+func WithConcurrency(n int, maxWait time.Duration) Option {
+	return func(h *Hasher) {
+		if n < 1 {
+			n = runtime.GOMAXPROCS(0)
+		}
+		if maxWait <= 0 {
+			maxWait = DefaultMaxWait
+		}
+		h.slots, h.wait = make(chan struct{}, n), maxWait
+	}
 }
 
 // New returns a Hasher that hashes with p. Parameters outside the bounds of
 // Params.Validate make Hash fail.
-func New(p Params) *Hasher {
-	return &Hasher{params: p}
+func New(p Params, opts ...Option) *Hasher {
+	h := &Hasher{params: p}
+	WithConcurrency(0, 0)(h)
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
+
+// acquire takes a hashing slot, or fails with domain.ErrUnavailable after
+// the maximum wait.
+func (h *Hasher) acquire() error {
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(h.wait)
+	defer t.Stop()
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("password hashing busy: %w", domain.ErrUnavailable)
+	}
+}
+
+func (h *Hasher) release() { <-h.slots }
 
 // Normalize returns password in Unicode NFKC, the form Hash hashes: "ﬁ"
 // and "fi", or full-width and ASCII digits, are one password.
@@ -118,6 +176,10 @@ func (h *Hasher) Hash(password string) (string, error) {
 	salt := make([]byte, p.SaltLen)
 	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
 	_, _ = rand.Read(salt)
+	if err := h.acquire(); err != nil {
+		return "", err
+	}
+	defer h.release()
 	key := argon2.IDKey([]byte(h.Normalize(password)), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2Version, p.Memory, p.Iterations, p.Parallelism,
@@ -157,6 +219,10 @@ func (h *Hasher) Verify(encoded, password string) (bool, bool, error) {
 		return false, false, fmt.Errorf("%w: unknown algorithm", ErrMalformedHash)
 	}
 
+	if err := h.acquire(); err != nil {
+		return false, false, err
+	}
+	defer h.release()
 	normalized := h.Normalize(password)
 	ok, rehash, err := verify(normalized)
 	if ok || err != nil || normalized == password {

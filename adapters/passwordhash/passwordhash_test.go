@@ -5,8 +5,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/userd/userd/domain"
 )
 
 // fastParams keeps tests quick where the cost does not matter.
@@ -239,5 +242,32 @@ func BenchmarkHash(b *testing.B) {
 		if _, err := h.Hash("correct horse battery staple"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A flood of hashes is bounded: at most the configured number run at once,
+// and a caller that cannot get a turn in time gets domain.ErrUnavailable
+// (503) instead of queueing without bound.
+func TestHasher_bounds_concurrent_hashes(t *testing.T) {
+	t.Parallel()
+	h := New(Params{Memory: 8 * 1024, Iterations: 3, Parallelism: 1, SaltLen: 16, KeyLen: 32},
+		WithConcurrency(1, 5*time.Millisecond))
+	enc, err := h.Hash("a long enough secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hold the only slot: every other caller times out.
+	if err := h.acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Hash("another secret"); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("Hash with no free slot = %v, want ErrUnavailable", err)
+	}
+	if _, _, err := h.Verify(enc, "a long enough secret"); !errors.Is(err, domain.ErrUnavailable) {
+		t.Fatalf("Verify with no free slot = %v, want ErrUnavailable", err)
+	}
+	h.release()
+	if ok, _, err := h.Verify(enc, "a long enough secret"); err != nil || !ok {
+		t.Fatalf("Verify after release = %v, %v", ok, err)
 	}
 }
