@@ -80,6 +80,9 @@ type Config struct {
 	// RequestTimeout bounds the work done for one request, database calls
 	// included; past it the request answers 503.
 	RequestTimeout time.Duration
+	// MaxInFlight caps the API requests served at once; past it requests
+	// wait briefly, then answer 503.
+	MaxInFlight int
 
 	// DBDriver is DriverSQLite, DriverPostgres or DriverMemory.
 	DBDriver string
@@ -173,6 +176,7 @@ var fields = []field{
 	durationField("IDLE_TIMEOUT", "120s", 0, func(c *Config) *time.Duration { return &c.IdleTimeout }),
 	durationField("SHUTDOWN_TIMEOUT", "15s", time.Nanosecond, func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
 	durationField("REQUEST_TIMEOUT", "10s", time.Millisecond, func(c *Config) *time.Duration { return &c.RequestTimeout }),
+	intField("MAX_INFLIGHT", "256", 1, func(c *Config) *int { return &c.MaxInFlight }),
 
 	stringField("DB_DRIVER", DriverSQLite, func(c *Config) *string { return &c.DBDriver },
 		oneOf(DriverSQLite, DriverPostgres, DriverMemory)),

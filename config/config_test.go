@@ -43,6 +43,7 @@ func TestDefaults(t *testing.T) {
 		IdleTimeout:        120 * time.Second,
 		ShutdownTimeout:    15 * time.Second,
 		RequestTimeout:     10 * time.Second,
+		MaxInFlight:        256,
 		DBDriver:           DriverSQLite,
 		DBDSN:              "userd.db",
 		DBMaxOpenConns:     20,

@@ -56,6 +56,7 @@ type serverConfig struct {
 	health     ports.HealthChecker
 	wrapUsers  func(ports.UserRepository) ports.UserRepository
 	timeout    time.Duration
+	inFlight   int
 	maxBody    int64
 	logToStore bool
 	ipLimit    int
@@ -77,6 +78,8 @@ func withGrace(d time.Duration) serverOption { return func(c *serverConfig) { c.
 func withHealth(h ports.HealthChecker) serverOption { return func(c *serverConfig) { c.health = h } }
 
 func withRequestTimeout(d time.Duration) serverOption { return func(c *serverConfig) { c.timeout = d } }
+
+func withMaxInFlight(n int) serverOption { return func(c *serverConfig) { c.inFlight = n } }
 
 // withUserRepo lets a test put a faulty repository in front of the real one.
 func withUserRepo(wrap func(ports.UserRepository) ports.UserRepository) serverOption {
@@ -147,6 +150,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	h := httpapi.New(userSvc, authSvc, health, httpapi.Options{
 		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
+		MaxInFlight: cfg.inFlight,
 	})
 	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, logs: logs, store: store}
 }

@@ -44,6 +44,9 @@ type Options struct {
 	// included): past it the request answers 503 unavailable instead of
 	// hanging on a database that went away. 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// MaxInFlight caps the /api and /auth requests served at once; more
+	// wait briefly, then get 503. 0 means DefaultMaxInFlight.
+	MaxInFlight int
 }
 
 // DefaultRequestTimeout is the default of Options.RequestTimeout.
@@ -61,6 +64,7 @@ type handler struct {
 	authLimiter    *ratelimit.Limiter
 	trustedProxies []netip.Prefix
 	requestTimeout time.Duration
+	admission      *admission
 }
 
 type systemClock struct{}
@@ -96,6 +100,7 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	if h.requestTimeout <= 0 {
 		h.requestTimeout = DefaultRequestTimeout
 	}
+	h.admission = newAdmission(opts.MaxInFlight)
 
 	e := gin.New()
 	// A 301 to another path surprises API clients (and drops the body of a
@@ -114,7 +119,7 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	// they count what the client saw. Per-route checks follow in groups:
 	// header checks, then (for /auth/*) the per-IP rate limit, then
 	// authentication.
-	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.deadline)
+	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.admit, h.deadline)
 	e.NoRoute(h.noRoute)
 	e.NoMethod(h.noMethod)
 

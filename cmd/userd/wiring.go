@@ -248,6 +248,7 @@ func newHandler(users *application.UserService, auth *application.AuthService, h
 		AuthIPLimit:    cfg.AuthIPLimit,
 		TrustedProxies: cfg.TrustedProxies,
 		RequestTimeout: cfg.RequestTimeout,
+		MaxInFlight:    cfg.MaxInFlight,
 	})
 }
 

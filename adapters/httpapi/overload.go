@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Admission control defaults. Past MaxInFlight requests at once the
+// service is beyond what two cores and one database can serve promptly;
+// queueing more only stretches every request's latency towards the
+// timeout. A request waits at most admissionWait for a slot, then gets a
+// fast 503 that a client or load balancer can retry elsewhere.
+const (
+	DefaultMaxInFlight = 256
+	admissionWait      = 100 * time.Millisecond
+)
+
+// admission is a counting semaphore of in-flight requests.
+type admission struct {
+	slots chan struct{}
+}
+
+func newAdmission(n int) *admission {
+	if n <= 0 {
+		n = DefaultMaxInFlight
+	}
+	return &admission{slots: make(chan struct{}, n)}
+}
+
+// admit sheds a request with 503 unavailable when too many are in flight.
+// Health, readiness and metrics are exempt: an overloaded node must still
+// say so to its orchestrator.
+func (h *handler) admit(c *gin.Context) {
+	p := c.Request.URL.Path
+	if !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/auth/") {
+		c.Next()
+		return
+	}
+	select {
+	case h.admission.slots <- struct{}{}:
+	default:
+		t := time.NewTimer(admissionWait)
+		select {
+		case h.admission.slots <- struct{}{}:
+			t.Stop()
+		case <-t.C:
+			h.writeProblem(c, problem{Status: http.StatusServiceUnavailable, Code: "unavailable",
+				Detail:  "the service is overloaded; retry shortly",
+				headers: map[string]string{"Retry-After": "1"}})
+			return
+		}
+	}
+	defer func() { <-h.admission.slots }()
+	c.Next()
+}

@@ -1,0 +1,59 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// blockingUsers, once armed, holds the next ByID until released and
+// announces its arrival.
+type blockingUsers struct {
+	ports.UserRepository
+	armed   atomic.Bool
+	block   chan struct{}
+	entered chan struct{}
+}
+
+func (b *blockingUsers) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
+	if b.armed.CompareAndSwap(true, false) {
+		b.entered <- struct{}{}
+		<-b.block
+	}
+	return b.UserRepository.ByID(ctx, id)
+}
+
+func TestOverload_sheds_with_503_past_max_in_flight(t *testing.T) {
+	t.Parallel()
+	blocking := &blockingUsers{block: make(chan struct{}), entered: make(chan struct{}, 1)}
+	s := newTestServer(t, withMaxInFlight(1), withUserRepo(func(r ports.UserRepository) ports.UserRepository {
+		blocking.UserRepository = r
+		return blocking
+	}))
+	tok := s.adminToken()
+	blocking.armed.Store(true)
+
+	first := make(chan response, 1)
+	go func() { first <- s.do("GET", "/api/users/me", nil, withToken(tok)) }()
+	<-blocking.entered // the only slot is taken
+
+	res := s.do("GET", "/api/users/me", nil, withToken(tok))
+	wantProblem(t, res, http.StatusServiceUnavailable, "unavailable")
+	if res.Header.Get("Retry-After") != "1" {
+		t.Errorf("Retry-After = %q", res.Header.Get("Retry-After"))
+	}
+	// Health stays answerable under overload.
+	if res := s.do("GET", "/healthz", nil); res.Status != http.StatusOK {
+		t.Fatalf("healthz under overload: %d", res.Status)
+	}
+	close(blocking.block)
+	if r := <-first; r.Status != http.StatusOK {
+		t.Fatalf("admitted request: %d %s", r.Status, r.Body)
+	}
+	// The slot is free again.
+	wantJSON(t, s.do("GET", "/api/users/me", nil, withToken(tok)), http.StatusOK, nil)
+}
