@@ -13,7 +13,7 @@ GOTESTFLAGS ?=
 FUZZTIME    ?= 60s
 FUZZBUDGET  ?= 15
 
-.PHONY: run build test lint bench fmt tidy clean common-passwords fuzz fuzz-short
+.PHONY: run build test lint bench fmt tidy clean common-passwords fuzz fuzz-short postman
 
 ## run: start the service on the embedded SQLite default (./userd.db, :8080)
 run: build
@@ -64,6 +64,11 @@ lint:
 ## bench: micro-benchmarks of the hot paths
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## postman: run docs/userd.postman_collection.json with newman (from npm)
+## against a freshly started userd (test/postman/run.sh; part of .ci/run)
+postman:
+	bash test/postman/run.sh
 
 ## common-passwords: regenerate domain/common_passwords.txt from the zxcvbn
 ## npm package (MIT): its 30,000 most common passwords, those of 8+ characters
