@@ -126,9 +126,16 @@ func toTokenResponse(p application.TokenPair, now time.Time) tokenResponse {
 	}
 }
 
-// secondsUntil rounds to the nearest second: the expiry was computed a
-// moment before now, and a 900 s token should read 900, not 899. Never
-// negative.
+// secondsUntil rounds up to whole seconds: token expiries are whole
+// seconds (the JWT exp claim) computed from a now with a fraction, so a
+// 900 s token issued at 12:00:00.7 expires 899.3 s later and reads 900, as
+// a client expects. The half second over is far inside the 30 s leeway.
+// Never negative.
 func secondsUntil(t, now time.Time) int64 {
-	return max(int64(t.Sub(now).Round(time.Second)/time.Second), 0)
+	d := t.Sub(now)
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
+	}
+	return max(s, 0)
 }

@@ -71,6 +71,8 @@ func TestSecondsUntil(t *testing.T) {
 	}{
 		{now.Add(15 * time.Minute), 900},
 		{now.Add(15*time.Minute - time.Millisecond), 900},
+		{now.Add(15*time.Minute - 700*time.Millisecond), 900},
+		{now.Add(15*time.Minute + 300*time.Millisecond), 901},
 		{now.Add(-time.Hour), 0},
 	} {
 		if got := secondsUntil(tt.at, now); got != tt.want {
