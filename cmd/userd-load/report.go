@@ -81,6 +81,7 @@ type Point struct {
 	RSSPeakMiB  float64 `json:"rss_peak_mib"`
 	ServerCPU   float64 `json:"server_cpu_cores"`
 	LoaderCPU   float64 `json:"loader_cpu_cores"`
+	OtherCPU    float64 `json:"other_cpu_cores"` // the rest of the machine: noise
 	ErrorSample string  `json:"error_sample,omitempty"`
 	Capped      bool    `json:"capped,omitempty"` // stopped by --max-requests
 }
@@ -103,6 +104,27 @@ func (r *Report) hasErrors() bool {
 		}
 	}
 	return false
+}
+
+// noisyCores is the other processes' CPU above which a point counts as
+// taken on a busy machine.
+const noisyCores = 0.25
+
+func (r *Report) noisyPoints() int {
+	n := 0
+	for _, p := range r.Results {
+		if p.OtherCPU > noisyCores {
+			n++
+		}
+	}
+	if r.Reference != nil {
+		for _, p := range r.Reference.Bare {
+			if p.OtherCPU > noisyCores {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // point returns the result for scenario at conc.
@@ -210,11 +232,11 @@ func printReport(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "\nuserd load — %s — %d cores (%s), %s %s/%s, userd %s, %s\n\n",
 		r.Backend, m.Cores, m.CPUModel, m.GoVersion, m.GOOS, m.GOARCH, commit, r.StartedAt.Format(time.RFC3339))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tbackend\tconc\treq/s\tp50 ms\tp90 ms\tp99 ms\terrors\tRSS MiB\tpeak MiB\tsrv CPU\tload CPU\t")
+	fmt.Fprintln(tw, "scenario\tbackend\tconc\treq/s\tp50 ms\tp90 ms\tp99 ms\terrors\tRSS MiB\tpeak MiB\tsrv CPU\tload CPU\tother CPU\t")
 	row := func(p Point) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%.2f\t\n",
 			p.Scenario, p.Backend, p.Concurrency, fmtRate(p.RPS), fmtMs(p.P50), fmtMs(p.P90), fmtMs(p.P99), p.Errors,
-			fmtMiB(p.RSSEndMiB), fmtMiB(p.RSSPeakMiB), p.ServerCPU, p.LoaderCPU)
+			fmtMiB(p.RSSEndMiB), fmtMiB(p.RSSPeakMiB), p.ServerCPU, p.LoaderCPU, p.OtherCPU)
 	}
 	for _, p := range r.Results {
 		row(p)
@@ -229,7 +251,11 @@ func printReport(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "\nreference: argon2id m=%d t=%d p=%d: %.1f hashes/s on %d cores (%.1f ms a hash on one core); bare handler body %d bytes\n",
 			ref.Argon2.MemoryKiB, ref.Argon2.Iterations, ref.Argon2.Parallelism, ref.HashesPerSec, m.GOMAXPROCS, ref.HashMillis, ref.BodyBytes)
 	}
+	fmt.Fprintf(w, "CPU columns are cores busy (CPU seconds per second): the server, the loader, and the rest of the machine.\n")
 	fmt.Fprintf(w, "machine load average (1 min): %.2f before, %.2f after\n", r.LoadAvgStart, r.LoadAvgEnd)
+	if n := r.noisyPoints(); n > 0 {
+		fmt.Fprintf(w, "warning: %d points ran while other processes kept more than %.2f cores busy; their figures are low\n", n, noisyCores)
+	}
 	fmt.Fprintf(w, "seeding: %d users in %.1f s, pool of %d logins in %.1f s; server peak RSS (VmHWM) %s MiB; this backend took %.0f s\n",
 		r.Seed.Users, r.Seed.Seconds, r.Seed.PoolLogins, r.Seed.PoolSeconds, fmtMiB(r.ServerPeakRSSMiB), r.BackendSeconds)
 	if len(r.Goals) == 0 {

@@ -367,9 +367,9 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 		runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
 	}
 	mon.resetPeak()
-	srv0, self0 := mon.cpu(), selfCPU()
+	srv0, self0, all0 := mon.cpu(), selfCPU(), machineCPU()
 	r := runPoint(ctx, newStep, conc, cfg.duration, cfg.maxRequests)
-	srv1, self1 := mon.cpu(), selfCPU()
+	srv1, self1, all1 := mon.cpu(), selfCPU(), machineCPU()
 	rssNow, rssPeak := mon.rssMiB()
 	wall := r.elapsed.Seconds()
 	p := Point{
@@ -393,6 +393,9 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 	}
 	if mon.pid > 0 {
 		p.ServerCPU = round((srv1-srv0).Seconds()/wall, 2)
+		if all1 > 0 {
+			p.OtherCPU = round(max(0, (all1-all0)-(srv1-srv0)-(self1-self0)).Seconds()/wall, 2)
+		}
 	}
 	return p
 }
