@@ -26,6 +26,12 @@ type UserRepository interface {
 	// Create stores a new user. It returns domain.ErrEmailTaken when another
 	// user already has the email.
 	Create(ctx context.Context, u domain.User) error
+	// CreateMany stores new users all or nothing, in one transaction: when
+	// any of them cannot be stored, none is. It returns domain.ErrEmailTaken
+	// when a stored user already has one of the emails or two of users share
+	// one. An empty slice stores nothing and succeeds. Callers keep batches
+	// to a few hundred users: the transaction holds the write lock.
+	CreateMany(ctx context.Context, users []domain.User) error
 	// ByID returns the user, or domain.ErrUserNotFound.
 	ByID(ctx context.Context, id domain.UserID) (domain.User, error)
 	// ByEmail returns the user with the normalised email, or
@@ -108,6 +114,12 @@ type PasswordHasher interface {
 	// Normalize returns the form of password that Hash hashes (Unicode
 	// NFKC), so that the password policy judges what is actually stored.
 	Normalize(password string) string
+	// CheckEncoded returns nil when encoded is a hash that Verify can check
+	// passwords against (an algorithm it knows, a well-formed encoding,
+	// parameters within its bounds), and otherwise an error whose message
+	// says why, for a person to read. Imports use it before storing hashes
+	// made elsewhere.
+	CheckEncoded(encoded string) error
 }
 
 // TokenIssuer signs and verifies access tokens.

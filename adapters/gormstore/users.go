@@ -34,6 +34,70 @@ func (r *UserRepository) Create(ctx context.Context, u domain.User) error {
 	return storeError("create user", err)
 }
 
+// sqliteMaxVariables is the number of bound parameters one SQLite
+// statement may hold in builds older than 3.32 (newer ones allow 32766);
+// PostgreSQL allows 65535. Multi-row inserts stay under it.
+const sqliteMaxVariables = 999
+
+// usersPerInsert is the number of rows of one INSERT statement of
+// CreateMany: as many as fit in sqliteMaxVariables with one parameter per
+// column.
+var usersPerInsert = sqliteMaxVariables / len(userColumns)
+
+// userColumns are the columns of the users table, as CreateMany binds them.
+var userColumns = []string{"id", "name", "email", "password_hash", "profiles", "created_at", "updated_at"}
+
+// CreateMany implements ports.UserRepository: one transaction of
+// multi-row INSERTs, usersPerInsert rows each.
+func (r *UserRepository) CreateMany(ctx context.Context, users []domain.User) error {
+	if len(users) == 0 {
+		return nil
+	}
+	rows := make([]userRow, len(users))
+	seen := make(map[domain.Email]struct{}, len(users))
+	for i, u := range users {
+		if _, twice := seen[u.Email]; twice {
+			return fmt.Errorf("create users: %w", domain.ErrEmailTaken)
+		}
+		seen[u.Email] = struct{}{}
+		rows[i] = fromDomainUser(u)
+	}
+	err := r.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return tx.CreateInBatches(&rows, usersPerInsert).Error
+	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		// As in Create: an email is the likely clash, an id the unlikely one.
+		taken, lookupErr := r.anyEmailTaken(ctx, users)
+		if lookupErr != nil {
+			return lookupErr
+		}
+		if taken {
+			return fmt.Errorf("create users: %w", domain.ErrEmailTaken)
+		}
+	}
+	return storeError("create users", err)
+}
+
+// anyEmailTaken reports whether a stored user has one of the emails of
+// users.
+func (r *UserRepository) anyEmailTaken(ctx context.Context, users []domain.User) (bool, error) {
+	for start := 0; start < len(users); start += sqliteMaxVariables {
+		chunk := users[start:min(start+sqliteMaxVariables, len(users))]
+		emails := make([]string, len(chunk))
+		for i, u := range chunk {
+			emails[i] = string(u.Email)
+		}
+		var n int64
+		if err := r.db.gorm.WithContext(ctx).Model(&userRow{}).Where("email IN ?", emails).Count(&n).Error; err != nil {
+			return false, storeError("create users", err)
+		}
+		if n > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // ByID implements ports.UserRepository.
 func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
 	var row userRow

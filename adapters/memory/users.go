@@ -36,6 +36,38 @@ func (r *UserRepository) Create(_ context.Context, u domain.User) error {
 	return nil
 }
 
+// CreateMany implements ports.UserRepository: every check is made under
+// the store's lock before anything is stored, so the users appear all at
+// once or not at all.
+func (r *UserRepository) CreateMany(_ context.Context, users []domain.User) error {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	emails := make(map[domain.Email]struct{}, len(users))
+	ids := make(map[domain.UserID]struct{}, len(users))
+	for _, u := range users {
+		if _, taken := s.byEmail[u.Email]; taken {
+			return fmt.Errorf("create users: %w", domain.ErrEmailTaken)
+		}
+		if _, twice := emails[u.Email]; twice {
+			return fmt.Errorf("create users: %w", domain.ErrEmailTaken)
+		}
+		emails[u.Email] = struct{}{}
+		_, exists := s.users[u.ID]
+		if _, twice := ids[u.ID]; exists || twice {
+			return fmt.Errorf("create users: id %w", errDuplicate)
+		}
+		ids[u.ID] = struct{}{}
+	}
+	for _, u := range users {
+		s.users[u.ID] = copyUser(u)
+		s.byEmail[u.Email] = u.ID
+		s.ids = append(s.ids, u.ID)
+	}
+	slices.Sort(s.ids)
+	return nil
+}
+
 // ByID implements ports.UserRepository.
 func (r *UserRepository) ByID(_ context.Context, id domain.UserID) (domain.User, error) {
 	s := r.s

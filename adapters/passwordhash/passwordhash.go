@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -231,6 +232,35 @@ func (h *Hasher) Verify(encoded, password string) (bool, bool, error) {
 	ok, _, err = verify(password)
 	return ok, ok, err
 }
+
+// CheckEncoded returns nil when encoded is an argon2id PHC string or a
+// bcrypt hash that Verify accepts, and otherwise an error wrapping
+// ErrMalformedHash that says why. bcrypt is checked strictly, as
+// $2a$, $2b$ or $2y$, a two-digit cost from bcrypt.MinCost to
+// MaxBcryptCost, then 53 characters of bcrypt's base64 (22 of salt, 31 of
+// hash): Verify itself would accept trailing bytes or other prefixes.
+func (h *Hasher) CheckEncoded(encoded string) error {
+	switch {
+	case strings.HasPrefix(encoded, "$argon2id$"):
+		_, err := decodeArgon2id(encoded)
+		return err
+	case strings.HasPrefix(encoded, "$2a$"), strings.HasPrefix(encoded, "$2b$"), strings.HasPrefix(encoded, "$2y$"):
+		if !bcryptFormat.MatchString(encoded) {
+			return fmt.Errorf("%w: bcrypt: want $2b$NN$ and 53 characters of [./A-Za-z0-9]", ErrMalformedHash)
+		}
+		if err := checkBcrypt(encoded); err != nil {
+			return err
+		}
+		if cost, _ := bcrypt.Cost([]byte(encoded)); cost < bcrypt.MinCost {
+			return fmt.Errorf("%w: bcrypt: cost %d below %d", ErrMalformedHash, cost, bcrypt.MinCost)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: not argon2id ($argon2id$…) or bcrypt ($2a$, $2b$, $2y$)", ErrMalformedHash)
+}
+
+// bcryptFormat is the modular crypt form of a bcrypt hash.
+var bcryptFormat = regexp.MustCompile(`^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$`)
 
 // argon2Hash is a decoded argon2id PHC string.
 type argon2Hash struct {

@@ -392,6 +392,11 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 		again.Email = u.Email
 		mustCreate(t, repo, again)
 	})
+
+	t.Run("create_many", func(t *testing.T) {
+		t.Parallel()
+		createMany(t, newRepo)
+	})
 }
 
 func mustCreate(t *testing.T, repo ports.UserRepository, u domain.User) {

@@ -1,0 +1,257 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// importRecords returns n valid records on lines 2.. (line 1 is a header).
+func importRecords(n int) []application.ImportRecord {
+	recs := make([]application.ImportRecord, n)
+	for i := range recs {
+		recs[i] = application.ImportRecord{
+			Line:         i + 2,
+			Name:         fmt.Sprintf("User %d", i),
+			Email:        fmt.Sprintf("User%d@Example.com", i),
+			PasswordHash: fmt.Sprintf("old$password %d", i),
+			Profiles:     []string{"ROLE_CUSTOMER"},
+		}
+	}
+	return recs
+}
+
+func newImportService(users ports.UserRepository, e *env) *application.ImportService {
+	return application.NewImportService(users, fakeHasher{}, e.clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func storedCount(t *testing.T, e *env) int {
+	t.Helper()
+	got, err := e.store.Users().List(ctx, ports.UserListQuery{Limit: 100_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(got)
+}
+
+func lineErrors(r application.ImportReport) []string {
+	out := make([]string, len(r.Invalid))
+	for i, e := range r.Invalid {
+		out[i] = e.Error()
+	}
+	return out
+}
+
+func TestImportUsers_stores_every_valid_record_in_batches(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	svc := newImportService(e.store.Users(), e)
+	recs := importRecords(10)
+	recs[3].Profiles = []string{"ROLE_ADMIN", "ROLE_CUSTOMER", "ROLE_ADMIN"}
+	var mu sync.Mutex
+	var events []application.ImportProgress
+	report, err := svc.ImportUsers(ctx, recs, application.ImportOptions{
+		BatchSize: 4,
+		Progress: func(p application.ImportProgress) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, p)
+		},
+	})
+	wantErr(t, err, nil)
+	want := application.ImportReport{Total: 10, Imported: 10, LastImportedLine: 11}
+	if report.Total != want.Total || report.Imported != want.Imported || report.Skipped != 0 || report.Failed != 0 ||
+		len(report.Invalid) != 0 || report.LastImportedLine != want.LastImportedLine {
+		t.Fatalf("report %+v, want %+v", report, want)
+	}
+	u, err := e.store.Users().ByEmail(ctx, "user3@example.com")
+	wantErr(t, err, nil)
+	if u.Name != "User 3" || u.PasswordHash != "old$password 3" || !u.Profiles.Equal(domain.Profiles{domain.ProfileAdmin, domain.ProfileCustomer}) {
+		t.Fatalf("stored %+v", u)
+	}
+	if !u.CreatedAt.Equal(e.clock.Now()) || !u.UpdatedAt.Equal(e.clock.Now()) {
+		t.Errorf("created %s, updated %s; want now", u.CreatedAt, u.UpdatedAt)
+	}
+	var storing []int
+	for _, p := range events {
+		if p.Phase == application.ImportStoring {
+			storing = append(storing, p.Done)
+		}
+	}
+	if !slices.Equal(storing, []int{0, 4, 8, 10}) {
+		t.Errorf("storing progress %v, want 0, 4, 8, 10: one report per batch", storing)
+	}
+	if last := events[len(events)-1]; last.Done != last.Total {
+		t.Errorf("last progress %+v is not complete", last)
+	}
+}
+
+func TestImportUsers_reports_each_bad_line(t *testing.T) {
+	t.Parallel()
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("skip_invalid_%v", skip), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.seed(t, "taken@example.com")
+			svc := newImportService(e.store.Users(), e)
+			recs := importRecords(12)
+			recs[1].Email = "no-at-sign"                              // line 3
+			recs[2].Name = "  "                                       // line 4
+			recs[3].PasswordHash = "plain text"                       // line 5
+			recs[4].Profiles = nil                                    // line 6
+			recs[5].Profiles = []string{"ROLE_CUSTOMER", "ROLE_ROOT"} // line 7
+			recs[6].Email = " USER0@example.COM "                     // line 8: repeats line 2
+			recs[7].Email = "Taken@Example.com"                       // line 9: registered
+			recs[8] = application.ImportRecord{Line: 10, Unreadable: "wrong number of fields"}
+			recs[9].Name, recs[9].Email = "", "bad@"  // line 11: two problems
+			recs[10].PasswordHash = "$2b$04$tooShort" // line 12
+			report, err := svc.ImportUsers(ctx, recs, application.ImportOptions{SkipInvalid: skip, BatchSize: 2})
+
+			want := []string{
+				"line 3: email: must contain @",
+				"line 4: name: must not be empty",
+				"line 5: passwordHash: unknown hash format",
+				"line 6: profiles: must hold at least one profile (ROLE_CUSTOMER, ROLE_ADMIN)",
+				`line 7: profiles: unknown profile "ROLE_ROOT" (want ROLE_CUSTOMER or ROLE_ADMIN)`,
+				"line 8: email: also on line 2",
+				"line 9: email: already registered",
+				"line 10: wrong number of fields",
+				"line 11: name: must not be empty; email: has an invalid domain",
+				"line 12: passwordHash: unknown hash format",
+			}
+			if got := lineErrors(report); !slices.Equal(got, want) {
+				t.Fatalf("line errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if !skip {
+				wantErr(t, err, application.ErrImportRefused)
+				if report.Imported != 0 || storedCount(t, e) != 1 {
+					t.Fatalf("imported %d, stored %d: a refused import wrote something", report.Imported, storedCount(t, e))
+				}
+				return
+			}
+			wantErr(t, err, nil)
+			if report.Imported != 2 || report.Skipped != 10 || report.Failed != 0 || storedCount(t, e) != 3 {
+				t.Fatalf("report %+v, %d stored; want 2 imported (lines 2 and 13), 10 skipped", report, storedCount(t, e))
+			}
+			for _, email := range []domain.Email{"user0@example.com", "user11@example.com"} {
+				if _, err := e.store.Users().ByEmail(ctx, email); err != nil {
+					t.Errorf("%s: %v", email, err)
+				}
+			}
+		})
+	}
+}
+
+// raceRepo registers a user with one of the batch's emails just before
+// the CreateMany call number raceAt, as another node could between the
+// check and the store; failAt makes that call fail instead.
+type raceRepo struct {
+	ports.UserRepository
+	mu     sync.Mutex
+	calls  int
+	raceAt int
+	email  domain.Email
+	failAt int
+}
+
+func (r *raceRepo) CreateMany(ctx context.Context, users []domain.User) error {
+	r.mu.Lock()
+	r.calls++
+	call := r.calls
+	r.mu.Unlock()
+	if call == r.failAt {
+		return fmt.Errorf("create users: %w", domain.ErrUnavailable)
+	}
+	if call == r.raceAt {
+		u := users[0]
+		u.ID, u.Email = domain.NewUserID(u.CreatedAt), r.email
+		if err := r.UserRepository.Create(ctx, u); err != nil {
+			return err
+		}
+	}
+	return r.UserRepository.CreateMany(ctx, users)
+}
+
+func TestImportUsers_email_registered_during_the_import(t *testing.T) {
+	t.Parallel()
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("skip_invalid_%v", skip), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			repo := &raceRepo{UserRepository: e.store.Users(), raceAt: 2, email: "user5@example.com"}
+			svc := newImportService(repo, e)
+			report, err := svc.ImportUsers(ctx, importRecords(10), application.ImportOptions{SkipInvalid: skip, BatchSize: 4})
+			if got := lineErrors(report); !slices.Equal(got, []string{"line 7: email: registered while the import ran"}) {
+				t.Fatalf("line errors %q", got)
+			}
+			if !skip {
+				wantErr(t, err, domain.ErrEmailTaken)
+				// The first batch (lines 2-5) stays; the second is not written.
+				if report.Imported != 4 || report.LastImportedLine != 5 || report.Failed != 5 || storedCount(t, e) != 5 {
+					t.Fatalf("report %+v, %d stored", report, storedCount(t, e))
+				}
+				return
+			}
+			wantErr(t, err, nil)
+			if report.Imported != 9 || report.Skipped != 1 || report.Failed != 0 || storedCount(t, e) != 10 {
+				t.Fatalf("report %+v, %d stored", report, storedCount(t, e))
+			}
+		})
+	}
+}
+
+func TestImportUsers_store_failure_keeps_earlier_batches(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	svc := newImportService(&raceRepo{UserRepository: e.store.Users(), failAt: 3}, e)
+	report, err := svc.ImportUsers(ctx, importRecords(10), application.ImportOptions{BatchSize: 3})
+	wantErr(t, err, domain.ErrUnavailable)
+	if !strings.Contains(err.Error(), "lines 8 to 10") {
+		t.Errorf("error %q does not name the lines of the failed batch", err)
+	}
+	if report.Imported != 6 || report.LastImportedLine != 7 || report.Failed != 4 || storedCount(t, e) != 6 {
+		t.Fatalf("report %+v, %d stored", report, storedCount(t, e))
+	}
+}
+
+func TestImportUsers_cancelled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	svc := newImportService(e.store.Users(), e)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	report, err := svc.ImportUsers(cctx, importRecords(1000), application.ImportOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+	if report.Imported != 0 || storedCount(t, e) != 0 {
+		t.Fatalf("a cancelled import stored %d users", storedCount(t, e))
+	}
+}
+
+// An imported hash of another algorithm signs in and is replaced by one
+// of the configured kind at that first login.
+func TestImportUsers_imported_user_logs_in_and_is_rehashed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	svc := newImportService(e.store.Users(), e)
+	_, err := svc.ImportUsers(ctx, importRecords(1), application.ImportOptions{})
+	wantErr(t, err, nil)
+	_, err = e.auth.Login(ctx, application.LoginInput{Email: "user0@example.com", Password: "password 0"})
+	wantErr(t, err, nil)
+	u, err := e.store.Users().ByEmail(ctx, "user0@example.com")
+	wantErr(t, err, nil)
+	if u.PasswordHash != "fake$password 0" {
+		t.Fatalf("hash after login %q, want the rehashed fake$ form", u.PasswordHash)
+	}
+}
