@@ -37,6 +37,7 @@ type AuthService struct {
 	clock    ports.Clock
 	cfg      AuthServiceConfig
 	log      *slog.Logger
+	events   *Events
 
 	// refreshKey derives a used token's successor, so that a repeat within
 	// the grace window gets the same successor without the store holding
@@ -57,6 +58,9 @@ type AuthDeps struct {
 	Hasher   ports.PasswordHasher
 	Issuer   ports.TokenIssuer
 	Clock    ports.Clock
+	// Events, when set, receives the security events of login, refresh and
+	// logout.
+	Events *Events
 }
 
 // NewAuthService returns an AuthService. It loads the refresh-token HMAC key
@@ -70,7 +74,7 @@ func NewAuthService(ctx context.Context, deps AuthDeps, cfg AuthServiceConfig, l
 	return &AuthService{
 		users: deps.Users, tokens: deps.Tokens, hasher: deps.Hasher,
 		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
-		issuer:   deps.Issuer, clock: deps.Clock, cfg: cfg, log: log, refreshKey: key,
+		issuer:   deps.Issuer, clock: deps.Clock, cfg: cfg, log: log, refreshKey: key, events: deps.Events,
 	}, nil
 }
 
@@ -142,10 +146,16 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		if err := s.verifyDummy(in.Password); err != nil {
 			return TokenPair{}, err
 		}
+		// Not even this string is kept in the audit trail.
+		s.events.note(ctx, domain.AuditEvent{Type: domain.AuditLoginFailed,
+			Detail: detail("via", "login", "reason", "malformed_email")})
 		return TokenPair{}, domain.ErrInvalidCredentials
 	}
 	failures, err := s.throttle.admit(ctx, email)
 	if err != nil {
+		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+			s.loginThrottled(ctx, email, tooMany.RetryAfter)
+		}
 		return TokenPair{}, err
 	}
 
@@ -156,7 +166,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		if err := s.verifyDummy(in.Password); err != nil {
 			return TokenPair{}, err
 		}
-		return TokenPair{}, s.throttle.failed(ctx, email)
+		return TokenPair{}, s.loginFailed(ctx, email, "", "unknown_email")
 	}
 	if err != nil {
 		return TokenPair{}, fmt.Errorf("user by email: %w", err)
@@ -166,7 +176,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		return TokenPair{}, fmt.Errorf("verify password: %w", err)
 	}
 	if !ok {
-		return TokenPair{}, s.throttle.failed(ctx, email)
+		return TokenPair{}, s.loginFailed(ctx, email, user.ID, "wrong_password")
 	}
 	if err := s.throttle.succeeded(ctx, email, failures); err != nil {
 		return TokenPair{}, err
@@ -179,7 +189,39 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		return TokenPair{}, err
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "login succeeded", slog.String("user_id", user.ID.String()))
+	s.events.note(ctx, domain.AuditEvent{Type: domain.AuditLoginSucceeded, ActorID: user.ID, SubjectID: user.ID,
+		Detail: detail("via", "login")})
 	return pair, nil
+}
+
+// loginFailed counts the failure against the email and records it. The
+// audit trail names the account when there is one, and for an email that
+// nobody has keeps neither the address nor anything derived from it: a
+// typed-in address is personal data of someone who may never have
+// registered, and may even be a password typed into the wrong field.
+func (s *AuthService) loginFailed(ctx context.Context, email domain.Email, subject domain.UserID, reason string) error {
+	err := s.throttle.failed(ctx, email)
+	if errors.Is(err, domain.ErrInvalidCredentials) {
+		s.events.note(ctx, domain.AuditEvent{Type: domain.AuditLoginFailed, SubjectID: subject,
+			Detail: detail("via", "login", "reason", reason)})
+	}
+	return err
+}
+
+// loginThrottled records a login refused by the lock-out. The lookup that
+// names the account costs an indexed read, made for registered and unknown
+// emails alike.
+func (s *AuthService) loginThrottled(ctx context.Context, email domain.Email, wait time.Duration) {
+	if s.events == nil {
+		return
+	}
+	var subject domain.UserID
+	reason := "unknown_email"
+	if u, err := s.users.ByEmail(ctx, email); err == nil {
+		subject, reason = u.ID, ""
+	}
+	s.events.note(ctx, domain.AuditEvent{Type: domain.AuditLoginThrottled, SubjectID: subject,
+		Detail: detail("via", "login", "reason", reason, "retry_after", retryAfterWord(wait))})
 }
 
 // verifyDummy checks password against a hash of a random password made
@@ -271,7 +313,9 @@ func (s *AuthService) pair(ctx context.Context, user domain.User, refresh string
 // Refresh exchanges a refresh token for a new pair, rotating it. A repeat of
 // the same token within the grace window gets the same successor; any other
 // reuse revokes the whole family (RFC 9700 reuse detection).
-func (s *AuthService) Refresh(ctx context.Context, token string) (TokenPair, error) {
+func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, err error) {
+	outcome := ports.RefreshSucceeded
+	defer func() { s.events.refreshed(refreshOutcome(outcome, err)) }()
 	if !validRefreshToken(token) {
 		return TokenPair{}, domain.ErrRefreshTokenInvalid
 	}
@@ -309,6 +353,8 @@ func (s *AuthService) Refresh(ctx context.Context, token string) (TokenPair, err
 			return TokenPair{}, err
 		}
 	}
+	// A used token: success from here on is a repeat within the grace window.
+	outcome = ports.RefreshGraceRepeat
 	return s.repeat(ctx, rec, family, successor, successorHash, now)
 }
 
@@ -333,6 +379,12 @@ func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, famil
 	}
 	s.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
 		slog.String("user_id", family.UserID.String()), slog.String("family_id", family.ID))
+	s.events.note(ctx, domain.AuditEvent{Type: domain.AuditRefreshReuseDetected, SubjectID: family.UserID,
+		Detail: detail("family", family.ID)})
+	if family.RevokedAt == nil {
+		s.events.note(ctx, domain.AuditEvent{Type: domain.AuditSessionRevoked, SubjectID: family.UserID,
+			Detail: detail("reason", "reuse", "family", family.ID)})
+	}
 	return TokenPair{}, domain.ErrRefreshTokenReused
 }
 
@@ -362,6 +414,11 @@ func (s *AuthService) Logout(ctx context.Context, token string) error {
 	}
 	if err := s.tokens.RevokeFamily(ctx, family.ID, s.clock.Now()); err != nil {
 		return fmt.Errorf("revoke family: %w", err)
+	}
+	if family.RevokedAt == nil {
+		// Whoever holds the refresh token acts as its user.
+		s.events.note(ctx, domain.AuditEvent{Type: domain.AuditSessionRevoked, ActorID: family.UserID,
+			SubjectID: family.UserID, Detail: detail("reason", "logout", "family", family.ID)})
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -34,16 +35,31 @@ type UserService struct {
 	clock    ports.Clock
 	cfg      UserServiceConfig
 	log      *slog.Logger
+	events   *Events
+}
+
+// UserServiceOption adds an optional collaborator to a UserService.
+type UserServiceOption func(*UserService)
+
+// WithEvents makes the UserService report its security events (accounts
+// created, updated, deleted; failed current-password checks; sessions
+// ended) to events. Without it, none are recorded.
+func WithEvents(events *Events) UserServiceOption {
+	return func(s *UserService) { s.events = events }
 }
 
 // NewUserService returns a UserService over the given ports. attempts is
 // the login lock-out store: a wrong currentPassword counts against it too.
 func NewUserService(users ports.UserRepository, tokens ports.RefreshTokenStore, attempts ports.LoginAttemptStore,
-	hasher ports.PasswordHasher, clock ports.Clock, cfg UserServiceConfig, log *slog.Logger) *UserService {
-	return &UserService{
+	hasher ports.PasswordHasher, clock ports.Clock, cfg UserServiceConfig, log *slog.Logger, opts ...UserServiceOption) *UserService {
+	s := &UserService{
 		users: users, tokens: tokens, hasher: hasher, clock: clock, cfg: cfg, log: log,
 		throttle: passwordThrottle{attempts: attempts, clock: clock, log: log},
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // RegisterInput is a create request. Profiles nil means absent; Role is the
@@ -97,7 +113,13 @@ func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in 
 			return domain.User{}, domain.ErrForbidden
 		}
 	}
-	return s.create(ctx, name, email, in.Password, profiles)
+	u, err := s.create(ctx, name, email, in.Password, profiles)
+	if err != nil {
+		return domain.User{}, err
+	}
+	s.events.note(ctx, domain.AuditEvent{Type: domain.AuditUserCreated, ActorID: actorID(actor), SubjectID: u.ID,
+		Detail: detail("profiles", strings.Join(u.Profiles.Strings(), ","))})
+	return u, nil
 }
 
 // create hashes the password and stores a new user; the inputs are valid.
@@ -154,7 +176,12 @@ func (s *UserService) EnsureAdmin(ctx context.Context, name, email, password str
 		u, err = s.users.ByEmail(ctx, e)
 		return u, false, err
 	}
-	return u, err == nil, err
+	if err != nil {
+		return domain.User{}, false, err
+	}
+	s.events.note(ctx, domain.AuditEvent{Type: domain.AuditUserCreated, SubjectID: u.ID,
+		Detail: detail("profiles", strings.Join(u.Profiles.Strings(), ","), "origin", "operator")})
+	return u, true, nil
 }
 
 // resolveProfiles turns the profiles and legacy role fields into one set:
@@ -207,7 +234,13 @@ func (s *UserService) Get(ctx context.Context, actor *domain.Principal, rawID st
 // the caller's own record anyway reuse this read, so the hot path (own
 // record, /me) pays no extra database round trip.
 func (s *UserService) confirmActor(ctx context.Context, actor *domain.Principal) (domain.User, error) {
-	u, err := s.users.ByID(ctx, actor.UserID)
+	return confirmActor(ctx, s.users, actor)
+}
+
+// confirmActor is UserService.confirmActor over any user repository, for
+// every service with admin-only use cases.
+func confirmActor(ctx context.Context, users ports.UserRepository, actor *domain.Principal) (domain.User, error) {
+	u, err := users.ByID(ctx, actor.UserID)
 	if errors.Is(err, domain.ErrUserNotFound) {
 		return domain.User{}, domain.ErrInvalidToken
 	}
@@ -362,7 +395,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	}
 	changesCredentials := in.Password != nil || (in.Email != nil && email != current.Email)
 	if in.CurrentPassword != nil {
-		if err := s.checkCurrentPassword(ctx, current, *in.CurrentPassword); err != nil {
+		if err := s.checkCurrentPassword(ctx, actor, current, *in.CurrentPassword); err != nil {
 			return domain.User{}, err
 		}
 	} else if s.cfg.RequireCurrentPassword && changesCredentials && !actor.IsAdmin() {
@@ -386,7 +419,10 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		}
 	}
 
-	var revoke bool
+	var (
+		revoke  bool
+		changed []string
+	)
 	updated, err := s.users.Update(ctx, id, func(u *domain.User) error {
 		if in.CurrentPassword != nil && u.PasswordHash != current.PasswordHash {
 			// The password changed since it was verified above.
@@ -395,21 +431,25 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		if in.Profiles != nil && !actor.IsAdmin() && !profiles.Equal(u.Profiles) {
 			return domain.ErrForbidden
 		}
-		revoke = false
-		if in.Name != nil {
+		revoke, changed = false, nil
+		if in.Name != nil && name != u.Name {
 			u.Name = name
+			changed = append(changed, "name")
 		}
 		if in.Email != nil && email != u.Email {
 			u.Email = email
 			revoke = true
+			changed = append(changed, "email")
 		}
 		if in.Password != nil {
 			u.PasswordHash = newHash
 			revoke = true
+			changed = append(changed, "password")
 		}
 		if in.Profiles != nil && !profiles.Equal(u.Profiles) {
 			u.Profiles = profiles
 			revoke = true
+			changed = append(changed, "profiles")
 		}
 		u.UpdatedAt = s.clock.Now()
 		return nil
@@ -417,10 +457,16 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	if err != nil {
 		return domain.User{}, err
 	}
+	if len(changed) > 0 {
+		s.events.note(ctx, domain.AuditEvent{Type: domain.AuditUserUpdated, ActorID: actor.UserID, SubjectID: id,
+			Detail: detail("fields", strings.Join(changed, ","))})
+	}
 	if revoke {
 		if err := s.tokens.RevokeUser(ctx, id, s.clock.Now()); err != nil {
 			return domain.User{}, fmt.Errorf("revoke sessions: %w", err)
 		}
+		s.events.note(ctx, domain.AuditEvent{Type: domain.AuditSessionRevoked, ActorID: actor.UserID, SubjectID: id,
+			Detail: detail("reason", "credential_change", "scope", "all")})
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "user updated", slog.String("user_id", id.String()),
 		slog.Bool("sessions_revoked", revoke))
@@ -428,10 +474,16 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 }
 
 // checkCurrentPassword verifies the currentPassword of an update under the
-// same per-email lock-out as login.
-func (s *UserService) checkCurrentPassword(ctx context.Context, u domain.User, password string) error {
+// same per-email lock-out as login, and records failures and refusals as
+// login events: a stolen access token guessing at the password is exactly
+// what the audit trail must show.
+func (s *UserService) checkCurrentPassword(ctx context.Context, actor *domain.Principal, u domain.User, password string) error {
 	failures, err := s.throttle.admit(ctx, u.Email)
 	if err != nil {
+		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+			s.events.note(ctx, domain.AuditEvent{Type: domain.AuditLoginThrottled, ActorID: actor.UserID, SubjectID: u.ID,
+				Detail: detail("via", "current_password", "retry_after", retryAfterWord(tooMany.RetryAfter))})
+		}
 		return err
 	}
 	ok, _, err := s.hasher.Verify(u.PasswordHash, password)
@@ -439,7 +491,12 @@ func (s *UserService) checkCurrentPassword(ctx context.Context, u domain.User, p
 		return fmt.Errorf("verify current password: %w", err)
 	}
 	if !ok {
-		return s.throttle.failed(ctx, u.Email)
+		err := s.throttle.failed(ctx, u.Email)
+		if errors.Is(err, domain.ErrInvalidCredentials) {
+			s.events.note(ctx, domain.AuditEvent{Type: domain.AuditLoginFailed, ActorID: actor.UserID, SubjectID: u.ID,
+				Detail: detail("via", "current_password", "reason", "wrong_password")})
+		}
+		return err
 	}
 	return s.throttle.succeeded(ctx, u.Email, failures)
 }
@@ -463,6 +520,7 @@ func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID
 	if err := s.users.Delete(ctx, id); err != nil {
 		return err
 	}
+	s.events.note(ctx, domain.AuditEvent{Type: domain.AuditUserDeleted, ActorID: actor.UserID, SubjectID: id})
 	s.log.LogAttrs(ctx, slog.LevelInfo, "user deleted", slog.String("user_id", id.String()))
 	return nil
 }

@@ -67,6 +67,10 @@ const mask = "********"
 type Config struct {
 	// HTTPAddr is the listen address, host:port.
 	HTTPAddr string
+	// AdminAddr, when set, is a second listen address (host:port) that
+	// serves GET /metrics, which the main address then does not. Empty
+	// serves the metrics on HTTPAddr.
+	AdminAddr string
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the
 	// http.Server timeouts; zero means none, except for ReadHeaderTimeout,
 	// which must be set because without it a slow client can hold a
@@ -170,6 +174,12 @@ func (f field) yamlName() string { return strings.ToLower(f.key) }
 // fields lists every key, in the order they are printed.
 var fields = []field{
 	stringField("HTTP_ADDR", ":8080", func(c *Config) *string { return &c.HTTPAddr }, checkHostPort),
+	stringField("ADMIN_ADDR", "", func(c *Config) *string { return &c.AdminAddr }, func(v string) error {
+		if v == "" {
+			return nil
+		}
+		return checkHostPort(v)
+	}),
 	durationField("READ_HEADER_TIMEOUT", "5s", time.Nanosecond, func(c *Config) *time.Duration { return &c.ReadHeaderTimeout }),
 	durationField("READ_TIMEOUT", "15s", 0, func(c *Config) *time.Duration { return &c.ReadTimeout }),
 	durationField("WRITE_TIMEOUT", "30s", 0, func(c *Config) *time.Duration { return &c.WriteTimeout }),
@@ -326,6 +336,9 @@ func (c *Config) validate() []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
+	if c.AdminAddr != "" && c.AdminAddr == c.HTTPAddr {
+		add("%sADMIN_ADDR: must differ from %sHTTP_ADDR (%s); leave it unset to serve /metrics there", EnvPrefix, EnvPrefix, c.HTTPAddr)
+	}
 	if c.DBDriver != DriverMemory && c.DBDSN == "" {
 		add("%sDB_DSN: must be set for driver %s", EnvPrefix, c.DBDriver)
 	}

@@ -521,3 +521,30 @@ func TestJWTHMACSecretNeverShown(t *testing.T) {
 		t.Errorf("unset secret shown as %q, want empty", got)
 	}
 }
+
+func TestAdminAddr(t *testing.T) {
+	t.Parallel()
+	c, err := LoadFrom(env(map[string]string{"USERD_ADMIN_ADDR": "127.0.0.1:9100"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AdminAddr != "127.0.0.1:9100" || c.Redacted()["USERD_ADMIN_ADDR"] != "127.0.0.1:9100" {
+		t.Errorf("AdminAddr = %q", c.AdminAddr)
+	}
+	c, err = LoadFrom(env(map[string]string{EnvConfigFile: writeYAML(t, "admin_addr: ':9100'\n")}))
+	if err != nil || c.AdminAddr != ":9100" {
+		t.Errorf("admin_addr from the file: %q, %v", c.AdminAddr, err)
+	}
+	if Default().AdminAddr != "" {
+		t.Errorf("AdminAddr defaults to %q, want unset", Default().AdminAddr)
+	}
+	for _, bad := range []map[string]string{
+		{"USERD_ADMIN_ADDR": "9100"},
+		{"USERD_ADMIN_ADDR": ":8080"},
+		{"USERD_ADMIN_ADDR": "127.0.0.1:9000", "USERD_HTTP_ADDR": "127.0.0.1:9000"},
+	} {
+		if _, err := LoadFrom(env(bad)); err == nil || !strings.Contains(err.Error(), "USERD_ADMIN_ADDR") {
+			t.Errorf("LoadFrom(%v) error = %v, want one naming USERD_ADMIN_ADDR", bad, err)
+		}
+	}
+}

@@ -138,3 +138,53 @@ type TokenIssuer interface {
 type Clock interface {
 	Now() time.Time
 }
+
+// AuditQuery selects one page of the audit trail ordered by id.
+type AuditQuery struct {
+	// After, when set, returns only events whose id sorts after it.
+	After domain.AuditID
+	// Limit is the maximum number of events returned; always at least 1.
+	Limit int
+}
+
+// AuditLog stores the audit trail of security events. Events are never
+// changed once stored.
+type AuditLog interface {
+	// Record stores the event. An id that is stored already is an error
+	// (and changes nothing); so is a store that cannot write, wrapping
+	// domain.ErrUnavailable when it may succeed later.
+	Record(ctx context.Context, e domain.AuditEvent) error
+	// List returns up to q.Limit events ordered by id ascending, which is
+	// the order they happened in.
+	List(ctx context.Context, q AuditQuery) ([]domain.AuditEvent, error)
+}
+
+// RefreshOutcome is how a refresh request ended, for SecurityMetrics.
+type RefreshOutcome string
+
+// Refresh outcomes.
+const (
+	// RefreshSucceeded: the token was rotated into a new one.
+	RefreshSucceeded RefreshOutcome = "success"
+	// RefreshGraceRepeat: a just-used token was presented again within the
+	// grace window and got the same successor.
+	RefreshGraceRepeat RefreshOutcome = "grace"
+	// RefreshInvalid: unknown, expired, revoked or malformed.
+	RefreshInvalid RefreshOutcome = "invalid"
+	// RefreshReused: reuse detected; the family is revoked.
+	RefreshReused RefreshOutcome = "reuse"
+	// RefreshError: the store failed.
+	RefreshError RefreshOutcome = "error"
+)
+
+// SecurityMetrics counts security events for monitoring. Every event of
+// the audit trail is counted here too, whether or not its write succeeds.
+// The methods must be cheap and safe for concurrent use; they cannot fail.
+type SecurityMetrics interface {
+	// SecurityEvent counts one event of the type.
+	SecurityEvent(t domain.AuditEventType)
+	// Refresh counts one refresh request by outcome.
+	Refresh(o RefreshOutcome)
+	// AuditWriteFailed counts one event that the AuditLog failed to store.
+	AuditWriteFailed()
+}

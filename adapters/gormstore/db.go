@@ -17,6 +17,7 @@ package gormstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -207,6 +208,16 @@ func (db *DB) Close() error {
 		return fmt.Errorf("close database: %w", err)
 	}
 	return nil
+}
+
+// Stats returns the statistics of the connection pool (open, in use, idle
+// connections, waits), for the metrics; zero values when the pool is gone.
+func (db *DB) Stats() sql.DBStats {
+	sqlDB, err := db.gorm.DB()
+	if err != nil {
+		return sql.DBStats{}
+	}
+	return sqlDB.Stats()
 }
 
 // Ping implements ports.HealthChecker: any failure to reach the database

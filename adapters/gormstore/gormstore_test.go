@@ -64,6 +64,10 @@ func TestContract(t *testing.T) {
 				t.Parallel()
 				contract.HealthChecker(t, func(t *testing.T) ports.HealthChecker { return b.open(t) })
 			})
+			t.Run("audit", func(t *testing.T) {
+				t.Parallel()
+				contract.AuditLog(t, func(t *testing.T) ports.AuditLog { return NewAuditLog(b.open(t)) })
+			})
 		})
 	}
 }

@@ -135,6 +135,36 @@ var migrations = []migration{
 			`CREATE INDEX keys_purpose_idx ON keys (purpose, created_at, id)`,
 		},
 	},
+	{
+		// No foreign keys to users: the trail outlives the accounts it
+		// mentions. The primary key is the index of the keyset pages.
+		version: 5,
+		name:    "create audit events",
+		sqlite: []string{
+			`CREATE TABLE audit_events (
+				id          TEXT   NOT NULL PRIMARY KEY,
+				occurred_at BIGINT NOT NULL,
+				type        TEXT   NOT NULL,
+				actor_id    TEXT   NOT NULL,
+				subject_id  TEXT   NOT NULL,
+				client_ip   TEXT   NOT NULL,
+				request_id  TEXT   NOT NULL,
+				detail      TEXT   NOT NULL
+			)`,
+		},
+		postgres: []string{
+			`CREATE TABLE audit_events (
+				id          TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+				occurred_at BIGINT NOT NULL,
+				type        TEXT   NOT NULL,
+				actor_id    TEXT   NOT NULL,
+				subject_id  TEXT   NOT NULL,
+				client_ip   TEXT   NOT NULL,
+				request_id  TEXT   NOT NULL,
+				detail      TEXT   NOT NULL
+			)`,
+		},
+	},
 }
 
 // statements returns the DDL of m for the database.

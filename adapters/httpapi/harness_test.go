@@ -61,6 +61,9 @@ type serverConfig struct {
 	logToStore bool
 	ipLimit    int
 	proxies    []netip.Prefix
+	// observe wires the audit trail and the metrics (withAudit,
+	// withMetrics in audit_test.go); nil leaves them out.
+	observe *observation
 }
 
 type serverOption func(*serverConfig)
@@ -110,6 +113,8 @@ type testServer struct {
 	// store is the memory store behind the services, for tests that set
 	// up or inspect records directly.
 	store *memory.Store
+	// observe holds the audit log and metrics registry, when wired.
+	observe *observation
 }
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
@@ -134,10 +139,12 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	userSvc := application.NewUserService(users, store.RefreshTokens(), store.LoginAttempts(), hasher, clock, cfg.users, log)
+	events := cfg.observe.events(clock, log)
+	userSvc := application.NewUserService(users, store.RefreshTokens(), store.LoginAttempts(), hasher, clock, cfg.users, log,
+		application.WithEvents(events))
 	authSvc, err := application.NewAuthService(ctx, application.AuthDeps{
 		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Keys: store.Keys(),
-		Hasher: hasher, Issuer: issuer, Clock: clock,
+		Hasher: hasher, Issuer: issuer, Clock: clock, Events: events,
 	}, application.AuthServiceConfig{
 		RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour, RefreshReuseGrace: cfg.grace,
 	}, log)
@@ -148,11 +155,13 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	if health == nil {
 		health = store
 	}
-	h := httpapi.New(userSvc, authSvc, health, httpapi.Options{
+	hopts := httpapi.Options{
 		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
 		MaxInFlight: cfg.inFlight,
-	})
-	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, logs: logs, store: store}
+	}
+	cfg.observe.apply(&hopts, users, events)
+	h := httpapi.New(userSvc, authSvc, health, hopts)
+	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, logs: logs, store: store, observe: cfg.observe}
 }
 
 // request options.

@@ -47,6 +47,22 @@ type Options struct {
 	// MaxInFlight caps the /api and /auth requests served at once; more
 	// wait briefly, then get 503. 0 means DefaultMaxInFlight.
 	MaxInFlight int
+	// Audit, when set, serves GET /api/audit to admins.
+	Audit *application.AuditService
+	// Metrics, when set, observes every request (its route pattern,
+	// method, status and latency).
+	Metrics RequestObserver
+	// MetricsHandler, when set, is served at GET /metrics; leave it nil
+	// when the metrics are served on a separate admin address.
+	MetricsHandler http.Handler
+}
+
+// RequestObserver receives one observation per request, where the access
+// log is written, so that it sees the status the client got. route is the
+// matched route pattern (gin's FullPath, never the raw path), "" when no
+// route matched.
+type RequestObserver interface {
+	ObserveRequest(route, method string, status int, elapsed time.Duration)
 }
 
 // DefaultRequestTimeout is the default of Options.RequestTimeout.
@@ -65,6 +81,9 @@ type handler struct {
 	trustedProxies []netip.Prefix
 	requestTimeout time.Duration
 	admission      *admission
+
+	audit   *application.AuditService
+	metrics RequestObserver
 }
 
 type systemClock struct{}
@@ -101,6 +120,7 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 		h.requestTimeout = DefaultRequestTimeout
 	}
 	h.admission = newAdmission(opts.MaxInFlight)
+	h.audit, h.metrics = opts.Audit, opts.Metrics
 
 	e := gin.New()
 	// A 301 to another path surprises API clients (and drops the body of a
@@ -115,8 +135,8 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 
 	// The chain, outermost first. Every response, 404 and 405 included, gets
 	// the request id and nosniff; the access log sees the final status, a
-	// recovered panic's 500 too. Metrics slot in after recovery, so that
-	// they count what the client saw. Per-route checks follow in groups:
+	// recovered panic's 500 too, and so do the request metrics, observed
+	// where the access line is written. Per-route checks follow in groups:
 	// header checks, then (for /auth/*) the per-IP rate limit, then
 	// authentication.
 	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.admit, h.deadline)
@@ -126,6 +146,9 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
 	e.GET("/.well-known/jwks.json", h.jwks)
+	if opts.MetricsHandler != nil {
+		e.GET("/metrics", h.serveMetrics(opts.MetricsHandler))
+	}
 
 	// Header checks (406, 415, early 413) run before authentication: they
 	// are about the form of the request, which is wrong whoever sends it.
@@ -137,6 +160,9 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	api.POST("/users", optional, h.createUser)
 	api.PUT("/users/:id", required, h.updateUser)
 	api.DELETE("/users/:id", required, h.deleteUser)
+	if h.audit != nil {
+		api.GET("/audit", required, h.listAudit)
+	}
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
 	// would reach the :id routes and answer 400 invalid_id; they sit outside

@@ -26,14 +26,11 @@ const (
 	userIDKey    = "httpapi.userID"
 )
 
-type requestIDKey struct{}
-
 // RequestID returns the request id that the handler put into the request's
 // context, or "" outside a request. A slog handler can use it to tag the
 // application's log lines with the id of the request they belong to.
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	return domain.RequestMetaFrom(ctx).RequestID
 }
 
 // maxRequestIDLen bounds a caller's X-Request-Id: it lands in our logs, so
@@ -63,6 +60,8 @@ func newRequestID() string {
 
 // requestID tags the request with an id (the caller's when sane, so that a
 // trace spans a proxy and us) and sets the headers every response carries.
+// The id and the client's IP go into the context as domain.RequestMeta,
+// where the application's audit trail reads them.
 func (h *handler) requestID(c *gin.Context) {
 	id := c.GetHeader("X-Request-Id")
 	if !saneRequestID(id) {
@@ -71,7 +70,11 @@ func (h *handler) requestID(c *gin.Context) {
 	hdr := c.Writer.Header()
 	hdr.Set("X-Request-Id", id)
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey{}, id))
+	meta := domain.RequestMeta{RequestID: id}
+	if ip := ratelimit.ClientIP(c.Request, h.trustedProxies); ip.IsValid() {
+		meta.ClientIP = ip.String()
+	}
+	c.Request = c.Request.WithContext(domain.WithRequestMeta(c.Request.Context(), meta))
 	c.Next()
 }
 
@@ -82,7 +85,7 @@ func (h *handler) accessLog(c *gin.Context) {
 	start := time.Now()
 	// Deferred, so that a panic re-raised by recoverPanic is logged too.
 	defer func() {
-		status := c.Writer.Status()
+		status, latency := c.Writer.Status(), time.Since(start)
 		level := slog.LevelInfo
 		if status >= 500 {
 			level = slog.LevelError
@@ -92,7 +95,7 @@ func (h *handler) accessLog(c *gin.Context) {
 			slog.String("route", c.FullPath()),
 			slog.String("path", c.Request.URL.Path),
 			slog.Int("status", status),
-			slog.Duration("latency", time.Since(start)),
+			slog.Duration("latency", latency),
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
 			slog.String("request_id", RequestID(c.Request.Context())),
 		}
@@ -100,6 +103,9 @@ func (h *handler) accessLog(c *gin.Context) {
 			attrs = append(attrs, slog.String("user_id", uid))
 		}
 		h.log.LogAttrs(c.Request.Context(), level, "http request", attrs...)
+		if h.metrics != nil {
+			h.metrics.ObserveRequest(c.FullPath(), c.Request.Method, status, latency)
+		}
 	}()
 	c.Next()
 }

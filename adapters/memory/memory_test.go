@@ -39,3 +39,8 @@ func TestHealthChecker(t *testing.T) {
 	t.Parallel()
 	contract.HealthChecker(t, func(*testing.T) ports.HealthChecker { return memory.NewStore() })
 }
+
+func TestAuditLog(t *testing.T) {
+	t.Parallel()
+	contract.AuditLog(t, func(*testing.T) ports.AuditLog { return memory.NewAuditLog() })
+}

@@ -63,6 +63,7 @@ var memoryModule = fx.Module("memory",
 		fx.Annotate((*memory.Store).RefreshTokens, fx.As(new(ports.RefreshTokenStore))),
 		fx.Annotate((*memory.Store).LoginAttempts, fx.As(new(ports.LoginAttemptStore))),
 		fx.Annotate((*memory.Store).Keys, fx.As(new(ports.KeyStore))),
+		fx.Annotate(memory.NewAuditLog, fx.As(new(ports.AuditLog))),
 		fx.Annotate(func(s *memory.Store) *memory.Store { return s }, fx.As(new(ports.HealthChecker))),
 	),
 	fx.Invoke(func(log *slog.Logger) {
@@ -78,6 +79,7 @@ var sqlModule = fx.Module("sql",
 		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
 		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
 		fx.Annotate(gormstore.NewKeyStore, fx.As(new(ports.KeyStore))),
+		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
 		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db }, fx.As(new(ports.HealthChecker))),
 	),
 )
@@ -135,8 +137,10 @@ var appModule = fx.Module("application",
 		fx.Annotate(func() clock.System { return clock.System{} }, fx.As(new(ports.Clock))),
 		fx.Annotate(newPasswordHasher, fx.As(new(ports.PasswordHasher))),
 		fx.Annotate(newTokenIssuer, fx.As(new(ports.TokenIssuer))),
+		newEvents,
 		newUserService,
 		newAuthService,
+		newAuditService,
 	),
 )
 
@@ -201,11 +205,12 @@ func keyReloadHook(iss *jwtissuer.Issuer) fx.Hook {
 }
 
 func newUserService(cfg config.Config, users ports.UserRepository, tokens ports.RefreshTokenStore,
-	attempts ports.LoginAttemptStore, hasher ports.PasswordHasher, clk ports.Clock, log *slog.Logger) *application.UserService {
+	attempts ports.LoginAttemptStore, hasher ports.PasswordHasher, clk ports.Clock, log *slog.Logger,
+	events *application.Events) *application.UserService {
 	return application.NewUserService(users, tokens, attempts, hasher, clk, application.UserServiceConfig{
 		OpenRegistration:       cfg.OpenRegistration,
 		RequireCurrentPassword: cfg.RequireCurrentPassword,
-	}, log)
+	}, log, application.WithEvents(events))
 }
 
 type authServiceParams struct {
@@ -219,6 +224,7 @@ type authServiceParams struct {
 	Issuer   ports.TokenIssuer
 	Clock    ports.Clock
 	Log      *slog.Logger
+	Events   *application.Events
 }
 
 func newAuthService(p authServiceParams) (*application.AuthService, error) {
@@ -226,7 +232,7 @@ func newAuthService(p authServiceParams) (*application.AuthService, error) {
 	defer cancel()
 	return application.NewAuthService(ctx, application.AuthDeps{
 		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Keys: p.Keys,
-		Hasher: p.Hasher, Issuer: p.Issuer, Clock: p.Clock,
+		Hasher: p.Hasher, Issuer: p.Issuer, Clock: p.Clock, Events: p.Events,
 	}, application.AuthServiceConfig{
 		RefreshTTL:        p.Config.RefreshTTL,
 		RefreshFamilyTTL:  p.Config.RefreshFamilyTTL,
@@ -236,21 +242,9 @@ func newAuthService(p authServiceParams) (*application.AuthService, error) {
 
 // httpModule serves the API: listen at start, graceful shutdown at stop.
 var httpModule = fx.Module("http",
-	fx.Provide(newHandler, newHTTPServer),
-	fx.Invoke(func(*http.Server) {}),
+	fx.Provide(newHandler, newHTTPServer, newAdminServer),
+	fx.Invoke(func(*http.Server, *adminServer) {}),
 )
-
-func newHandler(users *application.UserService, auth *application.AuthService, health ports.HealthChecker,
-	clk ports.Clock, cfg config.Config, log *slog.Logger) http.Handler {
-	return httpapi.New(users, auth, health, httpapi.Options{
-		Logger:         log,
-		Clock:          clk,
-		AuthIPLimit:    cfg.AuthIPLimit,
-		TrustedProxies: cfg.TrustedProxies,
-		RequestTimeout: cfg.RequestTimeout,
-		MaxInFlight:    cfg.MaxInFlight,
-	})
-}
 
 func newHTTPServer(lc fx.Lifecycle, cfg config.Config, handler http.Handler, log *slog.Logger) *http.Server {
 	srv := &http.Server{
@@ -314,6 +308,7 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		baseModule(cfg, logOut),
 		storeModule(cfg),
 		appModule,
+		metricsModule,
 		httpModule,
 		fx.Invoke(bootstrapAdmin),
 	)
@@ -398,8 +393,9 @@ func keys(action string, stdout io.Writer) error {
 		store ports.KeyStore
 		clk   ports.Clock
 		log   *slog.Logger
+		audit *application.AuditService
 	)
-	app := fx.New(fx.NopLogger, baseModule(cfg, os.Stderr), storeModule(cfg), appModule, fx.Populate(&store, &clk, &log))
+	app := fx.New(fx.NopLogger, baseModule(cfg, os.Stderr), storeModule(cfg), appModule, fx.Populate(&store, &clk, &log, &audit))
 	if err := app.Err(); err != nil {
 		return err
 	}
@@ -417,6 +413,8 @@ func keys(action string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		// The key is in use either way; a lost audit event is logged, not fatal.
+		_ = audit.KeyRotated(ctx, k.KID, k.Algorithm)
 		fmt.Fprintf(stdout, "created %s key %s\nevery node signs with it within %s; the older keys retire at %s\n",
 			k.Algorithm, k.KID, jwtissuer.ReloadInterval, k.CreatedAt.Add(retireAfter).UTC().Format(time.RFC3339))
 		return nil

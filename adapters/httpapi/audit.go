@@ -1,0 +1,72 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+// auditEventResponse is one entry of GET /api/audit. Absent ids and
+// request data are empty strings, so that every entry has every key.
+type auditEventResponse struct {
+	ID        string `json:"id"`
+	Time      string `json:"time"`
+	Type      string `json:"type"`
+	ActorID   string `json:"actorId"`
+	SubjectID string `json:"subjectId"`
+	ClientIP  string `json:"clientIp"`
+	RequestID string `json:"requestId"`
+	Detail    string `json:"detail"`
+}
+
+func toAuditEventResponses(events []domain.AuditEvent) []auditEventResponse {
+	out := make([]auditEventResponse, len(events))
+	for i, e := range events {
+		out[i] = auditEventResponse{
+			ID:        e.ID.String(),
+			Time:      formatTime(e.Time),
+			Type:      string(e.Type),
+			ActorID:   e.ActorID.String(),
+			SubjectID: e.SubjectID.String(),
+			ClientIP:  e.ClientIP,
+			RequestID: e.RequestID,
+			Detail:    e.Detail,
+		}
+	}
+	return out
+}
+
+// listAudit answers GET /api/audit: a page of security events, oldest
+// first, paged like GET /api/users.
+func (h *handler) listAudit(c *gin.Context) {
+	limit := application.DefaultListLimit
+	if raw := c.Query("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > application.MaxListLimit {
+			h.fail(c, &domain.ParameterError{Name: "limit", Reason: "must be an integer between 1 and 200"})
+			return
+		}
+		limit = n
+	}
+	page, err := h.audit.List(c.Request.Context(), principal(c), application.AuditListInput{Limit: limit, After: c.Query("after")})
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if page.Next != "" {
+		c.Header("Link", `</api/audit?limit=`+strconv.Itoa(limit)+`&after=`+page.Next.String()+`>; rel="next"`)
+	}
+	h.writeJSON(c, http.StatusOK, toAuditEventResponses(page.Events))
+}
+
+// serveMetrics serves the metrics exposition; it must never be cached.
+func (h *handler) serveMetrics(next http.Handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", "no-store")
+		next.ServeHTTP(c.Writer, c.Request)
+	}
+}

@@ -1,0 +1,178 @@
+// Package metrics is the Prometheus adapter of userd: it counts HTTP
+// requests for the HTTP adapter (httpapi.RequestObserver), security events
+// for the application (ports.SecurityMetrics), and exposes the database
+// pool's statistics, all on a registry of its caller's making (never the
+// global one), served by Handler.
+//
+// Label values are bounded by construction: a route is a route pattern or
+// "unmatched", a method one of the standard ones or "other", a status a
+// number below 600, and the other labels take fixed values.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// namespace prefixes every metric of userd's own.
+const namespace = "userd"
+
+// UnmatchedRoute is the route label of requests that matched no route, so
+// that scanners probing random paths cannot create new series.
+const UnmatchedRoute = "unmatched"
+
+// Login results, the values of userd_logins_total's result label.
+const (
+	LoginSuccess   = "success"
+	LoginFailure   = "failure"
+	LoginThrottled = "throttled"
+)
+
+// Metrics holds userd's own collectors. Its methods are safe for
+// concurrent use.
+type Metrics struct {
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	logins        *prometheus.CounterVec
+	reuse         prometheus.Counter
+	refreshes     *prometheus.CounterVec
+	events        *prometheus.CounterVec
+	auditFailures prometheus.Counter
+}
+
+var _ ports.SecurityMetrics = (*Metrics)(nil)
+
+// requestBuckets are the latency buckets of userd_http_request_duration_seconds,
+// in seconds: most requests take a few milliseconds, logins tens (argon2id),
+// and the request timeout ends everything by 10 s.
+var requestBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// New creates userd's collectors and registers them with reg. It fails
+// when reg holds collectors of the same names already.
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "http_request_duration_seconds",
+			Help:    "Time to answer an HTTP request, by route pattern and method.",
+			Buckets: requestBuckets,
+		}, []string{"route", "method"}),
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "logins_total",
+			Help: "Password checks (logins, and the current password of updates), by result: success, failure, or throttled by the per-email lock-out.",
+		}, []string{"result"}),
+		reuse: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "refresh_reuse_detected_total",
+			Help: "Used refresh tokens presented again outside the grace window; each revoked its session.",
+		}),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "refresh_total",
+			Help: "Refresh requests, by result: success, grace (repeat within the grace window), invalid, reuse, error.",
+		}, []string{"result"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "security_events_total",
+			Help: "Security events of the audit trail, by type, counted whether or not the audit write succeeded.",
+		}, []string{"type"}),
+		auditFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "audit_write_failures_total",
+			Help: "Security events that could not be written to the audit trail (each is also logged as an error).",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	// Every series of a fixed label set exists from the start, at zero, so
+	// that rate() and alerts see the first event rather than a new series.
+	for _, r := range []string{LoginSuccess, LoginFailure, LoginThrottled} {
+		m.logins.WithLabelValues(r)
+	}
+	for _, o := range []ports.RefreshOutcome{ports.RefreshSucceeded, ports.RefreshGraceRepeat, ports.RefreshInvalid, ports.RefreshReused, ports.RefreshError} {
+		m.refreshes.WithLabelValues(string(o))
+	}
+	for _, t := range domain.AuditEventTypes {
+		m.events.WithLabelValues(string(t))
+	}
+	return m, nil
+}
+
+// ObserveRequest counts one answered request and its latency. It
+// implements httpapi.RequestObserver.
+func (m *Metrics) ObserveRequest(route, method string, status int, elapsed time.Duration) {
+	if route == "" {
+		route = UnmatchedRoute
+	}
+	method = normalizeMethod(method)
+	m.requests.WithLabelValues(route, method, statusLabel(status)).Inc()
+	m.duration.WithLabelValues(route, method).Observe(elapsed.Seconds())
+}
+
+// normalizeMethod keeps the standard methods and folds anything else (a
+// client may send any token) into "other".
+func normalizeMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+func statusLabel(s int) string {
+	if s < 100 || s > 599 {
+		return "other"
+	}
+	return strconv.Itoa(s)
+}
+
+// SecurityEvent implements ports.SecurityMetrics.
+func (m *Metrics) SecurityEvent(t domain.AuditEventType) {
+	m.events.WithLabelValues(string(t)).Inc()
+	switch t {
+	case domain.AuditLoginSucceeded:
+		m.logins.WithLabelValues(LoginSuccess).Inc()
+	case domain.AuditLoginFailed:
+		m.logins.WithLabelValues(LoginFailure).Inc()
+	case domain.AuditLoginThrottled:
+		m.logins.WithLabelValues(LoginThrottled).Inc()
+	case domain.AuditRefreshReuseDetected:
+		m.reuse.Inc()
+	}
+}
+
+// Refresh implements ports.SecurityMetrics.
+func (m *Metrics) Refresh(o ports.RefreshOutcome) {
+	m.refreshes.WithLabelValues(string(o)).Inc()
+}
+
+// AuditWriteFailed implements ports.SecurityMetrics.
+func (m *Metrics) AuditWriteFailed() { m.auditFailures.Inc() }
+
+// NewRegistry returns a registry holding the Go runtime and process
+// collectors, for New and the pool collector to join.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
+
+// Handler serves the metrics of g in the Prometheus text format, or in
+// OpenMetrics to a scraper that asks for it.
+func Handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}

@@ -1,0 +1,528 @@
+package application_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/userd/userd/adapters/clock"
+	"github.com/userd/userd/adapters/memory"
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// auditEnv is an env whose services report their events to an in-memory
+// audit log and counters.
+type auditEnv struct {
+	*env
+	audit   *memory.AuditLog
+	metrics *memory.SecurityMetrics
+	events  *application.Events
+	svc     *application.AuditService
+	logs    *syncWriter
+}
+
+// syncWriter collects log output from concurrent writers.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func newAuditEnv(t *testing.T, audit ports.AuditLog) *auditEnv {
+	t.Helper()
+	clk := newClock()
+	store := memory.NewStore()
+	mem := memory.NewAuditLog()
+	if audit == nil {
+		audit = mem
+	}
+	logs := &syncWriter{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	counters := memory.NewSecurityMetrics()
+	events := application.NewEvents(audit, counters, clk, log)
+	users := application.NewUserService(store.Users(), store.RefreshTokens(), store.LoginAttempts(), fakeHasher{}, clk,
+		application.UserServiceConfig{OpenRegistration: true}, log, application.WithEvents(events))
+	auth, err := application.NewAuthService(context.Background(), application.AuthDeps{
+		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
+		Keys: store.Keys(), Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Clock: clk, Events: events,
+	}, application.AuthServiceConfig{
+		RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour, RefreshReuseGrace: 10 * time.Second,
+	}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &auditEnv{
+		env:   &env{clock: clk, store: store, users: users, auth: auth},
+		audit: mem, metrics: counters, events: events, logs: logs,
+		svc: application.NewAuditService(store.Users(), audit, events),
+	}
+}
+
+// trail returns every recorded event, oldest first.
+func (e *auditEnv) trail(t *testing.T) []domain.AuditEvent {
+	t.Helper()
+	events, err := e.audit.List(ctx, ports.AuditQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+func types(events []domain.AuditEvent) []domain.AuditEventType {
+	out := make([]domain.AuditEventType, len(events))
+	for i, e := range events {
+		out[i] = e.Type
+	}
+	return out
+}
+
+// requestCtx is the context of an HTTP request as the HTTP adapter makes it.
+var requestCtx = domain.WithRequestMeta(context.Background(), domain.RequestMeta{RequestID: "req-42", ClientIP: "198.51.100.9"})
+
+func TestEvents_login(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// run performs the logins; the last one's event is checked.
+		run         func(e *auditEnv) error
+		wantErr     error
+		wantType    domain.AuditEventType
+		wantSubject bool
+		wantActor   bool
+		wantDetail  string
+	}{
+		{
+			name: "success",
+			run: func(e *auditEnv) error {
+				_, err := e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+				return err
+			},
+			wantType: domain.AuditLoginSucceeded, wantSubject: true, wantActor: true, wantDetail: "via=login",
+		},
+		{
+			name: "wrong_password",
+			run: func(e *auditEnv) error {
+				_, err := e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: "not it"})
+				return err
+			},
+			wantErr: domain.ErrInvalidCredentials, wantType: domain.AuditLoginFailed, wantSubject: true,
+			wantDetail: "via=login reason=wrong_password",
+		},
+		{
+			name: "unknown_email",
+			run: func(e *auditEnv) error {
+				_, err := e.auth.Login(requestCtx, application.LoginInput{Email: "ghost@example.com", Password: "not it"})
+				return err
+			},
+			wantErr: domain.ErrInvalidCredentials, wantType: domain.AuditLoginFailed,
+			wantDetail: "via=login reason=unknown_email",
+		},
+		{
+			name: "malformed_email",
+			run: func(e *auditEnv) error {
+				_, err := e.auth.Login(requestCtx, application.LoginInput{Email: "hunter2-not-an-email", Password: "not it"})
+				return err
+			},
+			wantErr: domain.ErrInvalidCredentials, wantType: domain.AuditLoginFailed,
+			wantDetail: "via=login reason=malformed_email",
+		},
+		{
+			name: "throttled",
+			run: func(e *auditEnv) error {
+				for range domain.LoginFreeFailures {
+					_, _ = e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: "not it"})
+				}
+				_, err := e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+				return err
+			},
+			wantType: domain.AuditLoginThrottled, wantSubject: true, wantDetail: "via=login retry_after=30s",
+		},
+		{
+			name: "throttled_unknown_email",
+			run: func(e *auditEnv) error {
+				for range domain.LoginFreeFailures {
+					_, _ = e.auth.Login(requestCtx, application.LoginInput{Email: "ghost@example.com", Password: "not it"})
+				}
+				_, err := e.auth.Login(requestCtx, application.LoginInput{Email: "ghost@example.com", Password: "not it"})
+				return err
+			},
+			wantType: domain.AuditLoginThrottled, wantDetail: "via=login reason=unknown_email retry_after=30s",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newAuditEnv(t, nil)
+			u, _ := e.seed(t, "ada@example.com")
+			err := tc.run(e)
+			if tc.wantType == domain.AuditLoginThrottled {
+				var tooMany *domain.TooManyAttemptsError
+				if !errors.As(err, &tooMany) {
+					t.Fatalf("error = %v, want a lock-out", err)
+				}
+			} else {
+				wantErr(t, err, tc.wantErr)
+			}
+			trail := e.trail(t)
+			if len(trail) == 0 {
+				t.Fatal("no event recorded")
+			}
+			got := trail[len(trail)-1]
+			want := domain.AuditEvent{Type: tc.wantType, ClientIP: "198.51.100.9", RequestID: "req-42", Detail: tc.wantDetail}
+			if tc.wantSubject {
+				want.SubjectID = u.ID
+			}
+			if tc.wantActor {
+				want.ActorID = u.ID
+			}
+			if got.Type != want.Type || got.SubjectID != want.SubjectID || got.ActorID != want.ActorID ||
+				got.ClientIP != want.ClientIP || got.RequestID != want.RequestID || got.Detail != want.Detail {
+				t.Errorf("event = %+v\nwant    %+v", got, want)
+			}
+			if _, err := domain.ParseAuditID(got.ID.String()); err != nil || !got.Time.Equal(e.clock.Now()) {
+				t.Errorf("event id %q, time %v; want a valid id and the clock's time", got.ID, got.Time)
+			}
+			if n := e.metrics.Events(tc.wantType); n < 1 {
+				t.Errorf("%s counted %d times", tc.wantType, n)
+			}
+		})
+	}
+}
+
+func TestEvents_refresh_reuse_and_logout(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	u, _ := e.seed(t, "ada@example.com")
+	pair := login(t, e.env, "ada@example.com", seededPassword)
+	if _, err := e.auth.Refresh(requestCtx, pair.RefreshToken); err != nil {
+		t.Fatal(err)
+	}
+	// Within the grace window: the same successor, no event.
+	next, err := e.auth.Refresh(requestCtx, pair.RefreshToken)
+	wantErr(t, err, nil)
+	e.clock.Advance(time.Minute)
+	_, err = e.auth.Refresh(requestCtx, pair.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenReused)
+	_, err = e.auth.Refresh(requestCtx, "not-a-token")
+	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+
+	trail := e.trail(t)
+	if got, want := types(trail), []domain.AuditEventType{
+		domain.AuditLoginSucceeded, domain.AuditRefreshReuseDetected, domain.AuditSessionRevoked,
+	}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	reuse, revoked := trail[1], trail[2]
+	if reuse.SubjectID != u.ID || reuse.ActorID != "" || !strings.HasPrefix(reuse.Detail, "family=") {
+		t.Errorf("reuse event %+v", reuse)
+	}
+	if revoked.SubjectID != u.ID || !strings.HasPrefix(revoked.Detail, "reason=reuse family=") {
+		t.Errorf("revocation event %+v", revoked)
+	}
+	if e.metrics.Events(domain.AuditRefreshReuseDetected) != 1 {
+		t.Errorf("reuse counted %d times", e.metrics.Events(domain.AuditRefreshReuseDetected))
+	}
+	for o, want := range map[ports.RefreshOutcome]int{
+		ports.RefreshSucceeded: 1, ports.RefreshGraceRepeat: 1, ports.RefreshReused: 1, ports.RefreshInvalid: 1, ports.RefreshError: 0,
+	} {
+		if got := e.metrics.Refreshes(o); got != want {
+			t.Errorf("refresh %s counted %d times, want %d", o, got, want)
+		}
+	}
+
+	// Logout of a live session is recorded; of a dead one, not again.
+	pair = login(t, e.env, "ada@example.com", seededPassword)
+	wantErr(t, e.auth.Logout(requestCtx, pair.RefreshToken), nil)
+	wantErr(t, e.auth.Logout(requestCtx, pair.RefreshToken), nil)
+	wantErr(t, e.auth.Logout(requestCtx, next.RefreshToken), nil) // revoked by the reuse
+	trail = e.trail(t)
+	if got := types(trail[3:]); !slices.Equal(got, []domain.AuditEventType{domain.AuditLoginSucceeded, domain.AuditSessionRevoked}) {
+		t.Fatalf("events after the second login: %v", got)
+	}
+	if last := trail[len(trail)-1]; last.ActorID != u.ID || last.SubjectID != u.ID || !strings.HasPrefix(last.Detail, "reason=logout family=") {
+		t.Errorf("logout event %+v", last)
+	}
+}
+
+func TestEvents_user_lifecycle(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
+
+	created, err := e.users.Register(requestCtx, nil, application.RegisterInput{Name: "Ada", Email: "ada@example.com", Password: "a long enough passphrase"})
+	wantErr(t, err, nil)
+	self := &domain.Principal{UserID: created.ID, Profiles: created.Profiles}
+	_, err = e.users.Update(requestCtx, self, created.ID.String(), application.UpdateInput{Name: ptr("Ada")}) // no change
+	wantErr(t, err, nil)
+	_, err = e.users.Update(requestCtx, self, created.ID.String(), application.UpdateInput{Name: ptr("Ada King")})
+	wantErr(t, err, nil)
+	_, err = e.users.Update(requestCtx, self, created.ID.String(), application.UpdateInput{
+		Password: ptr("another long passphrase"), CurrentPassword: ptr("wrong current one")})
+	wantErr(t, err, domain.ErrInvalidCredentials)
+	_, err = e.users.Update(requestCtx, admin, created.ID.String(), application.UpdateInput{
+		Email: ptr("ada.king@example.com"), Profiles: []string{"ROLE_CUSTOMER", "ROLE_ADMIN"}})
+	wantErr(t, err, nil)
+	wantErr(t, e.users.Delete(requestCtx, admin, created.ID.String()), nil)
+	_, _, err = e.users.EnsureAdmin(ctx, "Boot", "boot@example.com", "a long enough passphrase")
+	wantErr(t, err, nil)
+
+	type row struct {
+		typ              domain.AuditEventType
+		actor, subject   domain.UserID
+		detail, clientIP string
+	}
+	var got []row
+	for _, ev := range e.trail(t) {
+		got = append(got, row{ev.Type, ev.ActorID, ev.SubjectID, ev.Detail, ev.ClientIP})
+	}
+	boot := e.trail(t)[len(got)-1].SubjectID
+	want := []row{
+		{domain.AuditUserCreated, "", created.ID, "profiles=ROLE_CUSTOMER", "198.51.100.9"},
+		{domain.AuditUserUpdated, created.ID, created.ID, "fields=name", "198.51.100.9"},
+		{domain.AuditLoginFailed, created.ID, created.ID, "via=current_password reason=wrong_password", "198.51.100.9"},
+		{domain.AuditUserUpdated, admin.UserID, created.ID, "fields=email,profiles", "198.51.100.9"},
+		{domain.AuditSessionRevoked, admin.UserID, created.ID, "reason=credential_change scope=all", "198.51.100.9"},
+		{domain.AuditUserDeleted, admin.UserID, created.ID, "", "198.51.100.9"},
+		{domain.AuditUserCreated, "", boot, "profiles=ROLE_ADMIN origin=operator", ""},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("trail:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestEvents_current_password_lock_out_is_recorded(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	u, p := e.seed(t, "ada@example.com")
+	for range domain.LoginFreeFailures {
+		_, _ = e.users.Update(requestCtx, p, u.ID.String(), application.UpdateInput{
+			Password: ptr("another long passphrase"), CurrentPassword: ptr("wrong current one")})
+	}
+	_, err := e.users.Update(requestCtx, p, u.ID.String(), application.UpdateInput{
+		Password: ptr("another long passphrase"), CurrentPassword: ptr(seededPassword)})
+	var tooMany *domain.TooManyAttemptsError
+	if !errors.As(err, &tooMany) {
+		t.Fatalf("error = %v, want a lock-out", err)
+	}
+	trail := e.trail(t)
+	last := trail[len(trail)-1]
+	if last.Type != domain.AuditLoginThrottled || last.ActorID != u.ID || last.SubjectID != u.ID ||
+		last.Detail != "via=current_password retry_after=30s" {
+		t.Errorf("last event %+v", last)
+	}
+	if n := e.metrics.Events(domain.AuditLoginFailed); n != domain.LoginFreeFailures {
+		t.Errorf("%d failures counted, want %d", n, domain.LoginFreeFailures)
+	}
+}
+
+// failingAuditLog cannot write; it can be told to answer slowly, to check
+// that the write does not hang on the caller's cancellation.
+type failingAuditLog struct {
+	mu    sync.Mutex
+	calls int
+	// ctxErr is the error of the write's context when Record was called.
+	ctxErr error
+}
+
+func (f *failingAuditLog) Record(ctx context.Context, _ domain.AuditEvent) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	f.ctxErr = ctx.Err()
+	return fmt.Errorf("record audit event: %w", domain.ErrUnavailable)
+}
+
+func (f *failingAuditLog) List(context.Context, ports.AuditQuery) ([]domain.AuditEvent, error) {
+	return nil, domain.ErrUnavailable
+}
+
+func TestEvents_audit_failure_does_not_fail_the_request(t *testing.T) {
+	t.Parallel()
+	failing := &failingAuditLog{}
+	e := newAuditEnv(t, failing)
+	e.seed(t, "ada@example.com")
+	// A request whose client has gone: the write must still be attempted
+	// with a live context.
+	gone, cancel := context.WithCancel(requestCtx)
+	cancel()
+	_, err := e.auth.Login(gone, application.LoginInput{Email: "ada@example.com", Password: "not it"})
+	wantErr(t, err, domain.ErrInvalidCredentials)
+	_, err = e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+	wantErr(t, err, nil)
+
+	if failing.calls != 2 || failing.ctxErr != nil {
+		t.Errorf("audit writes: %d, last context error %v", failing.calls, failing.ctxErr)
+	}
+	if n := e.metrics.AuditWriteFailures(); n != 2 {
+		t.Errorf("audit write failures counted: %d, want 2", n)
+	}
+	// Still counted as events: the dashboards do not depend on the table.
+	if e.metrics.Events(domain.AuditLoginFailed) != 1 || e.metrics.Events(domain.AuditLoginSucceeded) != 1 {
+		t.Error("events not counted when the audit write failed")
+	}
+	logs := e.logs.String()
+	if strings.Count(logs, `"msg":"audit write failed; the event is lost"`) != 2 || !strings.Contains(logs, `"level":"ERROR"`) {
+		t.Errorf("audit failures not logged as errors:\n%s", logs)
+	}
+	// The key rotation of the CLI hears about the failure.
+	if err := e.svc.KeyRotated(ctx, "kid-1", "EdDSA"); !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("KeyRotated error = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestEvents_never_store_a_password runs a scenario full of passwords,
+// right and wrong, typed into every field, and then looks for each of them
+// in every stored event.
+func TestEvents_never_store_a_password(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
+	const (
+		first  = "first-Secret-Phrase-1"
+		second = "second-Secret-Phrase-2"
+		wrong  = "wrong-Secret-Phrase-3"
+		// A password typed into the email field, shaped like an address
+		// and not.
+		inEmail       = "pw-in-email-field-4@example.com"
+		inEmailNoAt   = "pw-in-email-field-5"
+		inEmailLocked = "pw-in-email-field-6@example.com"
+	)
+	secrets := []string{first, second, wrong, inEmail, inEmailNoAt, inEmailLocked, "fake$"}
+
+	u, err := e.users.Register(requestCtx, nil, application.RegisterInput{Name: "Ada", Email: "ada@example.com", Password: first})
+	wantErr(t, err, nil)
+	pair := login(t, e.env, "ada@example.com", first)
+	secrets = append(secrets, pair.RefreshToken, pair.Access.Token)
+	self := &domain.Principal{UserID: u.ID, Profiles: u.Profiles}
+	_, err = e.users.Update(requestCtx, self, u.ID.String(), application.UpdateInput{Password: ptr(second), CurrentPassword: ptr(wrong)})
+	wantErr(t, err, domain.ErrInvalidCredentials)
+	_, err = e.users.Update(requestCtx, self, u.ID.String(), application.UpdateInput{Password: ptr(second), CurrentPassword: ptr(first)})
+	wantErr(t, err, nil)
+	for _, email := range []string{"ada@example.com", inEmail, inEmailNoAt} {
+		_, _ = e.auth.Login(requestCtx, application.LoginInput{Email: email, Password: wrong})
+	}
+	for range domain.LoginFreeFailures + 1 {
+		_, _ = e.auth.Login(requestCtx, application.LoginInput{Email: inEmailLocked, Password: wrong})
+	}
+	pair = login(t, e.env, "ada@example.com", second)
+	secrets = append(secrets, pair.RefreshToken, pair.Access.Token)
+	next, err := e.auth.Refresh(requestCtx, pair.RefreshToken)
+	wantErr(t, err, nil)
+	secrets = append(secrets, next.RefreshToken)
+	e.clock.Advance(time.Minute)
+	_, _ = e.auth.Refresh(requestCtx, pair.RefreshToken) // reuse
+	wantErr(t, e.auth.Logout(requestCtx, next.RefreshToken), nil)
+	wantErr(t, e.users.Delete(requestCtx, admin, u.ID.String()), nil)
+	wantErr(t, e.svc.KeyRotated(ctx, "kid-2", "EdDSA"), nil)
+
+	trail := e.trail(t)
+	seen := map[domain.AuditEventType]bool{}
+	for _, ev := range trail {
+		seen[ev.Type] = true
+		text := fmt.Sprintf("%+v", ev)
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("event %s holds the secret %q", text, s)
+			}
+		}
+	}
+	// The scenario covers every event type, so every kind of row was checked.
+	for _, typ := range domain.AuditEventTypes {
+		if !seen[typ] {
+			t.Errorf("the scenario recorded no %s event", typ)
+		}
+	}
+}
+
+func TestAuditService_List(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
+	_, customer := e.seed(t, "ada@example.com")
+	for range 5 {
+		_, _ = e.auth.Login(requestCtx, application.LoginInput{Email: "ghost@example.com", Password: "not it"})
+	}
+
+	_, err := e.svc.List(ctx, nil, application.AuditListInput{})
+	wantErr(t, err, domain.ErrUnauthenticated)
+	_, err = e.svc.List(ctx, customer, application.AuditListInput{})
+	wantErr(t, err, domain.ErrForbidden)
+	_, err = e.svc.List(ctx, &domain.Principal{UserID: domain.NewUserID(e.clock.Now()), Profiles: domain.Profiles{domain.ProfileAdmin}}, application.AuditListInput{})
+	wantErr(t, err, domain.ErrInvalidToken)
+	for _, in := range []application.AuditListInput{{Limit: -1}, {Limit: 201}, {After: "nope"}, {After: strings.Repeat("0", 24)}} {
+		_, err := e.svc.List(ctx, customer, in)
+		var perr *domain.ParameterError
+		if !errors.As(err, &perr) {
+			t.Errorf("List(%+v) error = %v, want a parameter error (before the 403)", in, err)
+		}
+	}
+
+	var all []domain.AuditEvent
+	in := application.AuditListInput{Limit: 2}
+	for pages := 1; ; pages++ {
+		page, err := e.svc.List(ctx, admin, in)
+		wantErr(t, err, nil)
+		all = append(all, page.Events...)
+		if page.Next == "" {
+			if pages != 3 {
+				t.Errorf("%d pages, want 3", pages)
+			}
+			break
+		}
+		in.After = page.Next.String()
+	}
+	if len(all) != 5 || !slices.IsSortedFunc(all, func(a, b domain.AuditEvent) int { return strings.Compare(string(a.ID), string(b.ID)) }) {
+		t.Errorf("pages hold %d events (sorted: %v), want 5 in order", len(all), slices.IsSortedFunc(all, func(a, b domain.AuditEvent) int { return strings.Compare(string(a.ID), string(b.ID)) }))
+	}
+	page, err := e.svc.List(ctx, admin, application.AuditListInput{})
+	wantErr(t, err, nil)
+	if len(page.Events) != 5 || page.Next != "" {
+		t.Errorf("default page: %d events, next %q", len(page.Events), page.Next)
+	}
+}
+
+// Events recorded at the same clock reading keep their order.
+func TestEvents_ids_increase_within_one_instant(t *testing.T) {
+	t.Parallel()
+	audit := memory.NewAuditLog()
+	clk := clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	events := application.NewEvents(audit, nil, clk, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := application.NewAuditService(nil, audit, events)
+	for i := range 50 {
+		wantErr(t, svc.KeyRotated(ctx, fmt.Sprintf("kid-%02d", i), "EdDSA"), nil)
+	}
+	got, err := audit.List(ctx, ports.AuditQuery{Limit: 100})
+	wantErr(t, err, nil)
+	for i, ev := range got {
+		if want := fmt.Sprintf("kid=kid-%02d algorithm=EdDSA origin=operator", i); ev.Detail != want {
+			t.Fatalf("event %d: %q, want %q", i, ev.Detail, want)
+		}
+	}
+}
+
+func TestEvents_nil_records_nothing(t *testing.T) {
+	t.Parallel()
+	var events *application.Events
+	svc := application.NewAuditService(nil, nil, events)
+	wantErr(t, svc.KeyRotated(ctx, "kid", "EdDSA"), nil)
+}

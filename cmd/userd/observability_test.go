@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/fx/fxtest"
+
+	"github.com/userd/userd/adapters/gormstore"
+	"github.com/userd/userd/ports"
+)
+
+func get(t *testing.T, url string) (int, string, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(body)
+}
+
+// /metrics is on the main listener by default, and only on the admin one
+// when USERD_ADMIN_ADDR is set; either way it shows the request counts, the
+// pool of a SQL store, and the Go runtime and process collectors.
+func TestServer_serves_metrics(t *testing.T) {
+	for _, tc := range []struct {
+		name, driver string
+		admin        bool
+	}{
+		{"main_listener_sqlite", "sqlite", false},
+		{"admin_listener_sqlite", "sqlite", true},
+		{"main_listener_memory", "memory", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := freeAddr(t)
+			env := map[string]string{
+				"USERD_DB_DRIVER": tc.driver,
+				"USERD_DB_DSN":    filepath.Join(t.TempDir(), "userd.db"),
+				"USERD_HTTP_ADDR": addr,
+			}
+			metricsAddr := addr
+			if tc.admin {
+				metricsAddr = freeAddr(t)
+				env["USERD_ADMIN_ADDR"] = metricsAddr
+			}
+			app := fxtest.New(t, serverOptions(testConfig(t, env), io.Discard))
+			app.RequireStart()
+			defer app.RequireStop()
+
+			if code, _, _ := get(t, "http://"+addr+"/healthz"); code != http.StatusOK {
+				t.Fatalf("healthz = %d", code)
+			}
+			code, ct, body := get(t, "http://"+metricsAddr+"/metrics")
+			if code != http.StatusOK || !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+				t.Fatalf("GET /metrics on %s: %d %q", metricsAddr, code, ct)
+			}
+			want := []string{
+				`userd_http_requests_total{method="GET",route="/healthz",status="200"} 1`,
+				`userd_logins_total{result="failure"} 0`,
+				"go_goroutines ", "process_resident_memory_bytes ",
+			}
+			if tc.driver == "sqlite" {
+				want = append(want, "userd_db_open_connections 1", "userd_db_max_open_connections 1", "userd_db_wait_count_total ")
+			} else if strings.Contains(body, "userd_db_") {
+				t.Error("the memory store reports a connection pool")
+			}
+			for _, w := range want {
+				if !strings.Contains(body, w) {
+					t.Errorf("the exposition lacks %q", w)
+				}
+			}
+			if tc.admin {
+				if code, _, _ := get(t, "http://"+addr+"/metrics"); code != http.StatusNotFound {
+					t.Errorf("GET /metrics on the main listener = %d, want 404 with USERD_ADMIN_ADDR set", code)
+				}
+				if code, _, _ := get(t, "http://"+metricsAddr+"/healthz"); code != http.StatusNotFound {
+					t.Errorf("the admin listener serves /healthz: %d", code)
+				}
+			}
+		})
+	}
+}
+
+// The login of the bootstrap admin lands in the audit table, and
+// `userd keys rotate` records a key rotation there.
+func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "userd.db")
+	t.Setenv("USERD_DB_DSN", dsn)
+	addr := freeAddr(t)
+	cfg := testConfig(t, map[string]string{
+		"USERD_DB_DSN":                   dsn,
+		"USERD_HTTP_ADDR":                addr,
+		"USERD_BOOTSTRAP_ADMIN_EMAIL":    "root@example.com",
+		"USERD_BOOTSTRAP_ADMIN_PASSWORD": "a very long secret",
+		"USERD_ARGON2_MEMORY_KIB":        "64",
+		"USERD_ARGON2_ITERATIONS":        "1",
+	})
+	app := fxtest.New(t, serverOptions(cfg, io.Discard))
+	app.RequireStart()
+	resp, err := http.Post("http://"+addr+"/auth/login", "application/json",
+		strings.NewReader(`{"email":"root@example.com","password":"wrong but long enough"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	app.RequireStop()
+
+	var out bytes.Buffer
+	if code := run([]string{"keys", "rotate"}, nil, &out, &out); code != 0 {
+		t.Fatalf("keys rotate: code %d: %s", code, out.String())
+	}
+	kid := strings.Fields(out.String())[3]
+
+	db, err := gormstore.Open(gormstore.DriverSQLite, dsn, gormstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	events, err := gormstore.NewAuditLog(db).List(context.Background(), ports.AuditQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, string(e.Type)+" "+e.Detail)
+	}
+	want := []string{
+		"user.created profiles=ROLE_ADMIN origin=operator",
+		"login.failed via=login reason=wrong_password",
+		"key.rotated kid=" + kid + " algorithm=EdDSA origin=operator",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit trail:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if failed := events[1]; failed.ClientIP != "127.0.0.1" || failed.RequestID == "" || failed.SubjectID != events[0].SubjectID {
+		t.Errorf("failed login %+v", failed)
+	}
+}

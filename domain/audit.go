@@ -1,0 +1,107 @@
+package domain
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// AuditEventType names a kind of security event. The values are stable:
+// they are stored, served by GET /api/audit and counted in metrics.
+type AuditEventType string
+
+// The security events userd records.
+const (
+	// AuditUserCreated: an account was created (registration, an admin,
+	// the bootstrap admin or `userd admin create`).
+	AuditUserCreated AuditEventType = "user.created"
+	// AuditUserUpdated: an account's fields changed; Detail names the
+	// fields, never their values.
+	AuditUserUpdated AuditEventType = "user.updated"
+	// AuditUserDeleted: an account was deleted (its sessions with it).
+	AuditUserDeleted AuditEventType = "user.deleted"
+	// AuditLoginSucceeded: a password check opened a session.
+	AuditLoginSucceeded AuditEventType = "login.succeeded"
+	// AuditLoginFailed: a password check failed (login, or the
+	// currentPassword of an update).
+	AuditLoginFailed AuditEventType = "login.failed"
+	// AuditLoginThrottled: a password check was refused unchecked because
+	// the email is locked out after too many failures.
+	AuditLoginThrottled AuditEventType = "login.throttled"
+	// AuditRefreshReuseDetected: a used refresh token was presented again
+	// outside the grace window; its family is revoked.
+	AuditRefreshReuseDetected AuditEventType = "refresh.reuse_detected"
+	// AuditSessionRevoked: refresh-token families were ended (logout, reuse,
+	// a change of credentials or profiles).
+	AuditSessionRevoked AuditEventType = "session.revoked"
+	// AuditKeyRotated: a new access-token signing key was added.
+	AuditKeyRotated AuditEventType = "key.rotated"
+)
+
+// AuditEventTypes lists every event type, in the order above.
+var AuditEventTypes = []AuditEventType{
+	AuditUserCreated, AuditUserUpdated, AuditUserDeleted,
+	AuditLoginSucceeded, AuditLoginFailed, AuditLoginThrottled,
+	AuditRefreshReuseDetected, AuditSessionRevoked, AuditKeyRotated,
+}
+
+// AuditEvent is one entry of the audit trail. It never holds a password, a
+// token or a hash: Detail is built by userd from fixed words, ids and
+// profile or field names, never from what a client typed.
+type AuditEvent struct {
+	ID   AuditID
+	Time time.Time
+	Type AuditEventType
+	// ActorID is the signed-in user who acted; empty for an anonymous
+	// caller or an operator's command.
+	ActorID UserID
+	// SubjectID is the user the event concerns; empty when there is none
+	// (a failed login for an email nobody has, a key rotation).
+	SubjectID UserID
+	// ClientIP and RequestID come from the HTTP request (RequestMeta);
+	// empty for the CLI.
+	ClientIP  string
+	RequestID string
+	// Detail is a short space-separated list of key=value words.
+	Detail string
+}
+
+// AuditID identifies an audit event: 32 lowercase hexadecimal characters
+// encoding 16 bytes, 8 of big-endian Unix microseconds followed by 8 random
+// bytes. Ids sort by time, which list order and cursors rely on.
+type AuditID string
+
+// auditIDLen is the length of an AuditID in characters.
+const auditIDLen = 32
+
+// ErrInvalidAuditID: a string that is not 32 lowercase hex characters.
+var ErrInvalidAuditID = errors.New("invalid audit event id")
+
+// NewAuditID returns a fresh id for an event at t.
+func NewAuditID(t time.Time) AuditID {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(t.UnixMicro()))
+	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
+	_, _ = rand.Read(b[8:])
+	return AuditID(hex.EncodeToString(b[:]))
+}
+
+// ParseAuditID checks that s is 32 lowercase hexadecimal characters and
+// returns it as an AuditID; anything else is ErrInvalidAuditID.
+func ParseAuditID(s string) (AuditID, error) {
+	if len(s) != auditIDLen {
+		return "", ErrInvalidAuditID
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", ErrInvalidAuditID
+		}
+	}
+	return AuditID(s), nil
+}
+
+// String returns the id in its 32-character form.
+func (id AuditID) String() string { return string(id) }

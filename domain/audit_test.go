@@ -1,0 +1,38 @@
+package domain
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAuditID(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	a, b := NewAuditID(t0), NewAuditID(t0.Add(time.Microsecond))
+	if !(a < b) {
+		t.Errorf("ids of later events must sort after: %s, %s", a, b)
+	}
+	for _, id := range []AuditID{a, b} {
+		if got, err := ParseAuditID(id.String()); err != nil || got != id {
+			t.Errorf("ParseAuditID(%s) = %s, %v", id, got, err)
+		}
+	}
+	for _, bad := range []string{"", "abc", strings.ToUpper(string(a)), string(a) + "0", string(a[:31]) + "g", "000000000000000000000000"} {
+		if _, err := ParseAuditID(bad); err != ErrInvalidAuditID {
+			t.Errorf("ParseAuditID(%q) error = %v, want ErrInvalidAuditID", bad, err)
+		}
+	}
+}
+
+func TestRequestMeta(t *testing.T) {
+	t.Parallel()
+	if m := RequestMetaFrom(context.Background()); m != (RequestMeta{}) {
+		t.Errorf("empty context gives %+v", m)
+	}
+	want := RequestMeta{RequestID: "req-1", ClientIP: "192.0.2.7"}
+	if got := RequestMetaFrom(WithRequestMeta(context.Background(), want)); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
