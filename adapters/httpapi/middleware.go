@@ -70,6 +70,11 @@ func (h *handler) requestID(c *gin.Context) {
 	hdr := c.Writer.Header()
 	hdr.Set("X-Request-Id", id)
 	hdr.Set("X-Content-Type-Options", "nosniff")
+	if p := c.Request.URL.Path; strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/auth/") {
+		// Set here, not in the route groups, so that 404 and 405 answers
+		// under these prefixes are not cacheable either.
+		hdr.Set("Cache-Control", "no-store")
+	}
 	meta := domain.RequestMeta{RequestID: id}
 	if ip := ratelimit.ClientIP(c.Request, h.trustedProxies); ip.IsValid() {
 		meta.ClientIP = ip.String()

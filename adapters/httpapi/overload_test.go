@@ -57,3 +57,22 @@ func TestOverload_sheds_with_503_past_max_in_flight(t *testing.T) {
 	// The slot is free again.
 	wantJSON(t, s.do("GET", "/api/users/me", nil, withToken(tok)), http.StatusOK, nil)
 }
+
+// 404 and 405 answers under /api and /auth are as uncacheable as the rest.
+func TestCacheControl_on_unmatched_api_routes(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	for _, r := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/api/users/", http.StatusNotFound},
+		{"GET", "/auth/login", http.StatusMethodNotAllowed},
+		{"PUT", "/api/users/me", http.StatusMethodNotAllowed},
+	} {
+		res := s.do(r.method, r.path, nil)
+		if res.Status != r.status || res.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s %s: %d, Cache-Control %q", r.method, r.path, res.Status, res.Header.Get("Cache-Control"))
+		}
+	}
+}
