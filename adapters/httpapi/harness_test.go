@@ -190,12 +190,13 @@ type response struct {
 func (s *testServer) do(method, path string, body any, opts ...reqOption) response {
 	s.t.Helper()
 	var rd io.Reader
+	var sent []byte // the body, for the OpenAPI check; nil when unknown
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		rd, sent = strings.NewReader(b), []byte(b)
 	case []byte:
-		rd = bytes.NewReader(b)
+		rd, sent = bytes.NewReader(b), b
 	case io.Reader:
 		rd = b
 	default:
@@ -203,7 +204,7 @@ func (s *testServer) do(method, path string, body any, opts ...reqOption) respon
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		rd = bytes.NewReader(enc)
+		rd, sent = bytes.NewReader(enc), enc
 	}
 	req := httptest.NewRequest(method, path, rd)
 	if rd != nil {
@@ -222,6 +223,8 @@ func (s *testServer) do(method, path string, body any, opts ...reqOption) respon
 	if res.Header.Get("X-Request-Id") == "" {
 		s.t.Errorf("%s %s: no X-Request-Id", method, path)
 	}
+	// Every answer must be one the OpenAPI document describes.
+	checkOpenAPI(s.t, req, sent, res)
 	return res
 }
 

@@ -146,6 +146,12 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
 	e.GET("/.well-known/jwks.json", h.jwks)
+	// The OpenAPI document (converted from YAML once, here) and the
+	// reference page that renders it.
+	_ = openAPIDocument()
+	e.GET("/openapi.json", h.openAPI)
+	e.GET("/docs", h.docs)
+	e.GET("/docs/:file", h.docsAsset)
 	if opts.MetricsHandler != nil {
 		e.GET("/metrics", h.serveMetrics(opts.MetricsHandler))
 	}
