@@ -36,10 +36,11 @@ import (
 // exercised, so every route is covered by the response validation.
 
 func init() {
-	// The non-JSON bodies of the document (the /docs page and its files)
-	// are plain text to the validator.
+	// The non-JSON bodies of the document (the /docs page and its files,
+	// the metrics) are plain text to the validator.
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/openmetrics-text", openapi3filter.PlainBodyDecoder)
 }
 
 func TestMain(m *testing.M) {
@@ -306,7 +307,8 @@ func TestOpenAPI_document_is_valid_and_served(t *testing.T) {
 func TestOpenAPI_routes_are_the_engines(t *testing.T) {
 	t.Parallel()
 	v := docValidatorFor(t)
-	engine, ok := newTestServer(t).handler.(*gin.Engine)
+	// Every optional route on: the audit trail and /metrics.
+	engine, ok := newTestServer(t, withAudit(), withMetrics()).handler.(*gin.Engine)
 	if !ok {
 		t.Fatal("the handler is not a *gin.Engine")
 	}
@@ -454,5 +456,34 @@ func TestOpenAPI_validation_catches_drift(t *testing.T) {
 	}
 	if _, err := v.check(req, []byte(`{"name":"Ada","email":"ada@example.com","password":"analytical engine","admin":true}`), created); err == nil {
 		t.Error("an accepted request with an undocumented field passed validation")
+	}
+}
+
+// TestOpenAPI_optional_routes validates answers of the routes that only a
+// fully wired handler serves (the audit trail, /metrics) through do, like
+// every other answer.
+func TestOpenAPI_optional_routes(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, withAudit(), withMetrics())
+	admin := s.adminToken()
+	_, cust := s.customer("Ada", "ada@example.com")
+
+	for _, q := range []string{"", "?limit=1", "?limit=200&after="} {
+		wantJSON(t, s.do("GET", "/api/audit"+q, nil, withToken(admin)), http.StatusOK, nil)
+	}
+	if res := s.do("GET", "/api/audit?limit=1", nil, withToken(admin)); res.Header.Get("Link") == "" {
+		t.Error("no Link on a partial page of the audit trail")
+	}
+	wantProblem(t, s.do("GET", "/api/audit", nil, withToken(cust.AccessToken)), http.StatusForbidden, "forbidden")
+	wantProblem(t, s.do("GET", "/api/audit?after=x", nil, withToken(admin)), http.StatusBadRequest, "invalid_parameter")
+
+	for _, opts := range [][]reqOption{
+		{withoutHeader("Accept")},
+		{withHeader("Accept", "application/openmetrics-text; version=1.0.0")},
+		{withHeader("Accept-Encoding", "gzip")},
+	} {
+		if res := s.do("GET", "/metrics", nil, opts...); res.Status != http.StatusOK {
+			t.Errorf("GET /metrics: %d", res.Status)
+		}
 	}
 }
