@@ -143,7 +143,7 @@ func TestRoles(t *testing.T) {
 			t.Errorf("ParseLegacyRole(%q) = %q, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"", "ROOT", "ROLE_", "ROLE_ROLE_ADMIN"} {
+	for _, in := range []string{"", "ROOT", "ROLE_", "ROLE_ROLE_ADMIN", "adm\u0131n", "\u0130ADMIN"} {
 		if _, err := domain.ParseLegacyRole(in); !errors.Is(err, domain.ErrInvalidProfile) {
 			t.Errorf("ParseLegacyRole(%q) accepted", in)
 		}

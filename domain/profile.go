@@ -26,9 +26,15 @@ func ParseProfile(s string) (Profile, error) {
 // ParseLegacyRole accepts the legacy create-only role field: CUSTOMER or
 // ADMIN, with or without the ROLE_ prefix, in any letter case.
 func ParseLegacyRole(s string) (Profile, error) {
-	u := strings.ToUpper(s)
-	u = strings.TrimPrefix(u, "ROLE_")
-	switch u {
+	// ASCII case folding only: Unicode rules would read "admın" (dotless
+	// ı) as ADMIN.
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'a' && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	switch strings.TrimPrefix(string(b), "ROLE_") {
 	case "CUSTOMER":
 		return ProfileCustomer, nil
 	case "ADMIN":

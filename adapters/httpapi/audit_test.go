@@ -86,26 +86,6 @@ func (o *observation) apply(opts *httpapi.Options, users ports.UserRepository, e
 	}
 }
 
-// doUndocumented is do for GET /api/audit and GET /metrics: the same
-// request and the same checks of the headers every answer carries, but no
-// OpenAPI validation, because openapi.yaml does not describe these two
-// routes yet. Once it does, use do and drop this.
-func (s *testServer) doUndocumented(method, path string, opts ...reqOption) response {
-	s.t.Helper()
-	req := httptest.NewRequest(method, path, nil)
-	req.Header.Set("Accept", "application/json")
-	for _, o := range opts {
-		o(req)
-	}
-	rec := httptest.NewRecorder()
-	s.handler.ServeHTTP(rec, req)
-	res := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
-	if res.Header.Get("X-Content-Type-Options") != "nosniff" || res.Header.Get("X-Request-Id") == "" {
-		s.t.Errorf("%s %s: missing nosniff or X-Request-Id", method, path)
-	}
-	return res
-}
-
 // auditEventBody is an entry of GET /api/audit; decoding with
 // DisallowUnknownFields proves it has nothing else.
 type auditEventBody struct {
@@ -121,7 +101,7 @@ type auditEventBody struct {
 
 func (s *testServer) auditPage(token, query string) ([]auditEventBody, response) {
 	s.t.Helper()
-	res := s.doUndocumented("GET", "/api/audit"+query, withToken(token))
+	res := s.do("GET", "/api/audit"+query, nil, withToken(token))
 	var events []auditEventBody
 	wantJSON(s.t, res, http.StatusOK, &events)
 	return events, res
@@ -206,16 +186,16 @@ func TestAudit_access(t *testing.T) {
 	adminTok := s.adminToken()
 	_, cust := s.customer("Ada", "ada@example.com")
 
-	res := s.doUndocumented("GET", "/api/audit")
+	res := s.do("GET", "/api/audit", nil)
 	wantProblem(t, res, http.StatusUnauthorized, "unauthorized")
 	if res.Header.Get("WWW-Authenticate") != "Bearer" {
 		t.Errorf("WWW-Authenticate = %q", res.Header.Get("WWW-Authenticate"))
 	}
-	wantProblem(t, s.doUndocumented("GET", "/api/audit", withToken(adminTok+"x")), http.StatusUnauthorized, "unauthorized")
-	wantProblem(t, s.doUndocumented("GET", "/api/audit", withToken(cust.AccessToken)), http.StatusForbidden, "forbidden")
-	wantProblem(t, s.doUndocumented("GET", "/api/audit", withToken(adminTok), withHeader("Accept", "text/html")),
+	wantProblem(t, s.do("GET", "/api/audit", nil, withToken(adminTok+"x")), http.StatusUnauthorized, "unauthorized")
+	wantProblem(t, s.do("GET", "/api/audit", nil, withToken(cust.AccessToken)), http.StatusForbidden, "forbidden")
+	wantProblem(t, s.do("GET", "/api/audit", nil, withToken(adminTok), withHeader("Accept", "text/html")),
 		http.StatusNotAcceptable, "not_acceptable")
-	wantProblem(t, s.doUndocumented("POST", "/api/audit", withToken(adminTok)), http.StatusMethodNotAllowed, "method_not_allowed")
+	wantProblem(t, s.do("POST", "/api/audit", nil, withToken(adminTok)), http.StatusMethodNotAllowed, "method_not_allowed")
 
 	for _, tc := range []struct{ query, field string }{
 		{"?limit=0", "limit"},
@@ -226,7 +206,7 @@ func TestAudit_access(t *testing.T) {
 	} {
 		for _, tok := range []string{adminTok, cust.AccessToken} {
 			// The form of the request is judged before the caller's rights.
-			p := wantProblem(t, s.doUndocumented("GET", "/api/audit"+tc.query, withToken(tok)), http.StatusBadRequest, "invalid_parameter")
+			p := wantProblem(t, s.do("GET", "/api/audit"+tc.query, nil, withToken(tok)), http.StatusBadRequest, "invalid_parameter")
 			if !slices.Equal(p.fields(), []string{tc.field}) {
 				t.Errorf("%s: errors name %v, want %s", tc.query, p.fields(), tc.field)
 			}
@@ -299,7 +279,7 @@ func TestMetrics_endpoint(t *testing.T) {
 	wantProblem(t, s.do("POST", "/auth/login", map[string]string{"email": "ada@example.com", "password": "wrong-Secret-Phrase-3"}),
 		http.StatusUnauthorized, "invalid_credentials")
 
-	res := s.doUndocumented("GET", "/metrics", withoutHeader("Accept"))
+	res := s.do("GET", "/metrics", nil, withoutHeader("Accept"))
 	if res.Status != http.StatusOK {
 		t.Fatalf("GET /metrics: %d", res.Status)
 	}
@@ -330,7 +310,7 @@ func TestMetrics_endpoint(t *testing.T) {
 	}
 
 	// A scraper that asks for OpenMetrics gets it.
-	res = s.doUndocumented("GET", "/metrics", withHeader("Accept", "application/openmetrics-text; version=1.0.0"))
+	res = s.do("GET", "/metrics", nil, withHeader("Accept", "application/openmetrics-text; version=1.0.0"))
 	if ct := res.Header.Get("Content-Type"); res.Status != http.StatusOK || !strings.HasPrefix(ct, "application/openmetrics-text") {
 		t.Errorf("OpenMetrics: %d %q", res.Status, ct)
 	}
@@ -339,7 +319,7 @@ func TestMetrics_endpoint(t *testing.T) {
 	}
 
 	// The scrapes were counted too, under their route.
-	res = s.doUndocumented("GET", "/metrics")
+	res = s.do("GET", "/metrics", nil)
 	if !strings.Contains(string(res.Body), `userd_http_requests_total{method="GET",route="/metrics",status="200"} 2`) {
 		t.Error("scrapes of /metrics are not counted under route /metrics")
 	}
