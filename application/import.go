@@ -127,11 +127,26 @@ type ImportService struct {
 	hasher ports.PasswordHasher
 	clock  ports.Clock
 	log    *slog.Logger
+	events *Events
+}
+
+// ImportServiceOption configures an ImportService.
+type ImportServiceOption func(*ImportService)
+
+// ImportEvents makes the ImportService report a user.created event with
+// origin=import for every user it stores.
+func ImportEvents(events *Events) ImportServiceOption {
+	return func(s *ImportService) { s.events = events }
 }
 
 // NewImportService returns an ImportService over the given ports.
-func NewImportService(users ports.UserRepository, hasher ports.PasswordHasher, clock ports.Clock, log *slog.Logger) *ImportService {
-	return &ImportService{users: users, hasher: hasher, clock: clock, log: log}
+func NewImportService(users ports.UserRepository, hasher ports.PasswordHasher, clock ports.Clock, log *slog.Logger,
+	opts ...ImportServiceOption) *ImportService {
+	s := &ImportService{users: users, hasher: hasher, clock: clock, log: log}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // importCandidate is a record that passed validation, ready to store.
@@ -338,8 +353,10 @@ func quoteShort(s string) string {
 func (s *ImportService) storeBatch(ctx context.Context, batch []importCandidate, skip bool,
 	report *ImportReport) (stored, dropped int, err error) {
 	for {
-		err := s.users.CreateMany(ctx, s.newUsers(batch))
+		users := s.newUsers(batch)
+		err := s.users.CreateMany(ctx, users)
 		if err == nil {
+			s.created(ctx, users)
 			return len(batch), dropped, nil
 		}
 		if !errors.Is(err, domain.ErrEmailTaken) {
@@ -371,6 +388,17 @@ func (s *ImportService) storeBatch(ctx context.Context, batch []importCandidate,
 			return 0, dropped, nil
 		}
 		batch = rest
+	}
+}
+
+// created reports the users of a stored batch to the audit trail.
+func (s *ImportService) created(ctx context.Context, users []domain.User) {
+	if s.events == nil {
+		return
+	}
+	for _, u := range users {
+		s.events.note(ctx, domain.AuditEvent{Type: domain.AuditUserCreated, SubjectID: u.ID,
+			Detail: detail("profiles", strings.Join(u.Profiles.Strings(), ","), "origin", "import")})
 	}
 }
 

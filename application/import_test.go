@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -253,5 +254,36 @@ func TestImportUsers_imported_user_logs_in_and_is_rehashed(t *testing.T) {
 	wantErr(t, err, nil)
 	if u.PasswordHash != "fake$password 0" {
 		t.Fatalf("hash after login %q, want the rehashed fake$ form", u.PasswordHash)
+	}
+}
+
+// Every stored user is a user.created event with origin=import; invalid
+// records are not.
+func TestImportUsers_records_audit_events(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	audit := memory.NewAuditLog()
+	events := application.NewEvents(audit, nil, e.clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc := application.NewImportService(e.store.Users(), fakeHasher{}, e.clock,
+		slog.New(slog.NewTextHandler(io.Discard, nil)), application.ImportEvents(events))
+	recs := importRecords(5)
+	recs[2].Email = "invalid"
+	recs[4].Profiles = []string{"ROLE_ADMIN"}
+	_, err := svc.ImportUsers(ctx, recs, application.ImportOptions{SkipInvalid: true, BatchSize: 2})
+	wantErr(t, err, nil)
+	got, err := audit.List(ctx, ports.AuditQuery{Limit: 100})
+	wantErr(t, err, nil)
+	if len(got) != 4 {
+		t.Fatalf("%d events, want 4 (one per stored user)", len(got))
+	}
+	for i, ev := range got {
+		u, err := e.store.Users().ByID(ctx, ev.SubjectID)
+		if err != nil {
+			t.Fatalf("event %d: subject %q: %v", i, ev.SubjectID, err)
+		}
+		want := "profiles=" + strings.Join(u.Profiles.Strings(), ",") + " origin=import"
+		if ev.Type != domain.AuditUserCreated || ev.ActorID != "" || ev.Detail != want {
+			t.Errorf("event %+v, want user.created with detail %q", ev, want)
+		}
 	}
 }

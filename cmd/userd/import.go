@@ -39,7 +39,8 @@ by '|' (or ';'). An argon2id hash holds commas: quote it in CSV. Password hashes
 16) or argon2id PHC strings ($argon2id$v=19$m=...,t=...,p=...$salt$hash),
 checked strictly; they are stored as given and replaced by an argon2id
 hash with the configured parameters at each user's first login. Emails are
-normalised as at registration.
+normalised as at registration. Each imported user is a user.created event
+of the audit trail, with origin=import.
 
 Every line is checked first, emails included (once per file, not
 registered yet). By default one bad line imports nothing: each is reported
@@ -107,9 +108,10 @@ func importUsers(c *cli, file, format string, opts application.ImportOptions) er
 		hasher ports.PasswordHasher
 		clk    ports.Clock
 		log    *slog.Logger
+		events *application.Events
 	)
 	app := fx.New(fx.NopLogger, baseModule(logCfg, c.stderr), storeModule(cfg), appModule,
-		fx.Populate(&users, &hasher, &clk, &log))
+		fx.Populate(&users, &hasher, &clk, &log, &events))
 	if err := app.Err(); err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func importUsers(c *cli, file, format string, opts application.ImportOptions) er
 	defer stop()
 	bar := newProgress(c.stderr)
 	opts.Progress = bar.update
-	svc := application.NewImportService(users, hasher, clk, log)
+	svc := application.NewImportService(users, hasher, clk, log, application.ImportEvents(events))
 	report, err := svc.ImportUsers(ctx, records, opts)
 	bar.done()
 

@@ -59,6 +59,25 @@ func storedUsers(t *testing.T, dsn string) []domain.User {
 	return users
 }
 
+// auditEvents reads the audit trail of the SQLite file as "type detail".
+func auditEvents(t *testing.T, dsn string) []string {
+	t.Helper()
+	db, err := gormstore.Open(gormstore.DriverSQLite, dsn, gormstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	events, err := gormstore.NewAuditLog(db).List(t.Context(), ports.AuditQuery{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = string(e.Type) + " " + e.Detail
+	}
+	return out
+}
+
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
@@ -217,6 +236,13 @@ func TestImport_bad_lines(t *testing.T) {
 	slices.Sort(emails)
 	if !slices.Equal(emails, []string{"ada@example.com", "ida@example.com"}) {
 		t.Fatalf("stored %v, want ada and ida", emails)
+	}
+	if events := auditEvents(t, dsn); len(events) != 2 ||
+		!slices.Equal([]string{events[0], events[1]}, []string{
+			"user.created profiles=ROLE_CUSTOMER origin=import",
+			"user.created profiles=ROLE_ADMIN,ROLE_CUSTOMER origin=import",
+		}) {
+		t.Errorf("audit trail %q, want one user.created per imported user", events)
 	}
 
 	// The same file again: the imported lines are registered now.
