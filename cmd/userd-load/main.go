@@ -297,19 +297,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Repor
 		machine.Commit, machine.Dirty = "unknown", false
 	}
 
-	ref := &Reference{Argon2: cfg.argon}
-	if cfg.reference {
-		logf("reference: raw argon2id hash rate on %d goroutines for %v", runtime.GOMAXPROCS(0), cfg.hashDuration)
-		ref.HashesPerSec, ref.HashMillis = argonRate(ctx, cfg.argon, cfg.hashDuration)
-		logf("reference: %.1f hashes/s (%.1f ms a hash on one core)", ref.HashesPerSec, ref.HashMillis)
-	}
+	// The bare handler is measured once, with the first backend; the hash
+	// rate once per backend, next to the scenarios that hash.
+	bare := &Reference{}
 
 	var reports []*Report
 	for _, backend := range cfg.backends {
 		if err := ctx.Err(); err != nil {
 			return reports, err
 		}
-		rep, err := runBackend(ctx, cfg, backend, binary, tmp, machine, ref, logf)
+		rep, err := runBackend(ctx, cfg, backend, binary, tmp, machine, bare, logf)
 		if err != nil {
 			return reports, fmt.Errorf("%s: %w", backend, err)
 		}

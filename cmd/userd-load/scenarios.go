@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -402,7 +403,8 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 
 // runBackend starts (or targets) one userd, seeds it and runs every
 // scenario at every concurrency level.
-func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, machine Machine, ref *Reference, logf func(string, ...any)) (*Report, error) {
+func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, machine Machine, bare *Reference, logf func(string, ...any)) (*Report, error) {
+	ref := &Reference{Argon2: cfg.argon}
 	rep := &Report{
 		StartedAt: time.Now().UTC(),
 		Backend:   backend,
@@ -466,13 +468,17 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 	rep.Seed.PoolSeconds = round(time.Since(start).Seconds(), 2)
 	logf("%s: logged in a pool of %d sessions in %.1f s", backend, cfg.pool, rep.Seed.PoolSeconds)
 
-	if cfg.reference && ref.Bare == nil {
-		if err := measureBare(ctx, cfg, t, tmp, ref, logf); err != nil {
+	if cfg.reference && bare.Bare == nil {
+		if err := measureBare(ctx, cfg, t, tmp, bare, logf); err != nil {
 			return nil, err
 		}
 	}
+	ref.Bare, ref.BodyBytes = bare.Bare, bare.BodyBytes
 
 	for _, sc := range cfg.scenarios {
+		if cfg.reference && ref.HashesPerSec == 0 && (sc == "create" || sc == "login" || sc == "mixed") {
+			measureArgon(ctx, cfg, ref, logf)
+		}
 		for _, conc := range cfg.concurrency {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -489,11 +495,27 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 			}
 		}
 	}
+	if cfg.reference && ref.HashesPerSec == 0 {
+		measureArgon(ctx, cfg, ref, logf)
+	}
 	rep.ServerPeakRSSMiB = round(mon.hwmMiB(), 1)
 	rep.LoadAvgEnd = loadAverage()
 	rep.BackendSeconds = round(time.Since(rep.StartedAt).Seconds(), 1)
 	rep.Goals = goals(rep)
 	return rep, nil
+}
+
+// measureArgon takes the raw argon2id hash rate while the server is idle,
+// and what the rest of the machine spent meanwhile.
+func measureArgon(ctx context.Context, cfg *config, ref *Reference, logf func(string, ...any)) {
+	logf("reference: raw argon2id hash rate on %d goroutines for %v", runtime.GOMAXPROCS(0), cfg.hashDuration)
+	start, self0, all0 := time.Now(), selfCPU(), machineCPU()
+	ref.HashesPerSec, ref.HashMillis = argonRate(ctx, cfg.argon, cfg.hashDuration)
+	if all0 > 0 {
+		wall := time.Since(start).Seconds()
+		ref.HashOtherCPU = round(max(0, (machineCPU()-all0)-(selfCPU()-self0)).Seconds()/wall, 2)
+	}
+	logf("reference: %.1f hashes/s (%.1f ms a hash on one core; other processes %.2f cores)", ref.HashesPerSec, ref.HashMillis, ref.HashOtherCPU)
 }
 
 // measureBare loads the bare reference server at every concurrency level,
