@@ -23,7 +23,7 @@ func NewLoginAttemptStore(db *DB) *LoginAttemptStore { return &LoginAttemptStore
 // Get implements ports.LoginAttemptStore.
 func (s *LoginAttemptStore) Get(ctx context.Context, email domain.Email) (domain.LoginAttempts, error) {
 	var row loginAttemptRow
-	err := s.db.gorm.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
+	err := s.db.read.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return domain.LoginAttempts{Email: email}, nil
 	}

@@ -66,7 +66,7 @@ func (l *AuditLog) Record(ctx context.Context, e domain.AuditEvent) error {
 // List implements ports.AuditLog: a keyset page over the primary key. A
 // Limit below 1 is taken as 1.
 func (l *AuditLog) List(ctx context.Context, q ports.AuditQuery) ([]domain.AuditEvent, error) {
-	tx := l.db.gorm.WithContext(ctx).Model(&auditEventRow{})
+	tx := l.db.read.WithContext(ctx).Model(&auditEventRow{})
 	if q.After != "" {
 		tx = tx.Where("id > ?", string(q.After))
 	}

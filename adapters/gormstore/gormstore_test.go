@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -177,7 +178,7 @@ func TestMigrateConcurrently(t *testing.T) {
 }
 
 func TestSQLiteDSN(t *testing.T) {
-	const all = "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=1&_synchronous=FULL&_txlock=immediate"
+	const all = "_journal_mode=WAL&_busy_timeout=5000&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate"
 	for _, c := range []struct{ in, want string }{
 		{"userd.db", "userd.db?" + all},
 		{"/var/lib/userd/userd.db", "/var/lib/userd/userd.db?" + all},
@@ -206,7 +207,7 @@ func TestSQLitePragmas(t *testing.T) {
 		"journal_mode": "wal",
 		"busy_timeout": "5000",
 		"foreign_keys": "1",
-		"synchronous":  "2", // FULL
+		"synchronous":  "1", // NORMAL
 	} {
 		var got string
 		if err := db.gorm.Raw("PRAGMA " + pragma).Scan(&got).Error; err != nil {
@@ -423,4 +424,62 @@ func randomHex(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// On SQLite, reads use their own read-only pool: they see committed writes
+// at once, cannot write, and are not held up by an open write transaction.
+func TestSQLiteReaders(t *testing.T) {
+	t.Parallel()
+	db := openSQLite(t)
+	if db.read == db.gorm {
+		t.Fatal("SQLite file database without a separate read pool")
+	}
+	if err := db.read.Exec("CREATE TABLE nope (x INTEGER)").Error; err == nil {
+		t.Fatal("the read pool can write")
+	}
+	repo := NewUserRepository(db)
+	u := benchUser(1)
+	if err := repo.Create(t.Context(), u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.ByID(t.Context(), u.ID); err != nil {
+		t.Fatalf("a committed create is not visible to the readers: %v", err)
+	}
+	// Hold the write lock in an open transaction: readers go on.
+	tx := db.gorm.Begin()
+	if tx.Error != nil {
+		t.Fatal(tx.Error)
+	}
+	defer tx.Rollback()
+	if err := tx.Exec("UPDATE users SET name = 'Held' WHERE id = ?", string(u.ID)).Error; err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		got, err := repo.ByID(t.Context(), u.ID)
+		if err == nil && got.Name == "Held" {
+			err = fmt.Errorf("a reader saw an uncommitted write")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a read waited for the open write transaction")
+	}
+}
+
+func TestSQLiteInMemoryKeepsOneConnection(t *testing.T) {
+	t.Parallel()
+	db, err := Open(DriverSQLite, "file::memory:", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.read != db.gorm {
+		t.Fatal("an in-memory database got a second pool, which would be another database")
+	}
 }

@@ -22,7 +22,7 @@ func NewKeyStore(db *DB) *KeyStore { return &KeyStore{db: db} }
 // Keys implements ports.KeyStore.
 func (s *KeyStore) Keys(ctx context.Context, purpose string) ([]domain.SigningKey, error) {
 	var rows []keyRow
-	err := s.db.gorm.WithContext(ctx).Where("purpose = ?", purpose).Order("created_at, id").Find(&rows).Error
+	err := s.db.read.WithContext(ctx).Where("purpose = ?", purpose).Order("created_at, id").Find(&rows).Error
 	if err != nil {
 		return nil, storeError("keys", err)
 	}

@@ -63,7 +63,7 @@ type lookupRow struct {
 // token and its family at the same instant.
 func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
 	var rows []lookupRow
-	err := s.db.gorm.WithContext(ctx).Raw(`
+	err := s.db.read.WithContext(ctx).Raw(`
 		SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
 		       f.user_id AS family_user_id, f.created_at AS family_created_at,
 		       f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at

@@ -88,7 +88,7 @@ func (r *UserRepository) anyEmailTaken(ctx context.Context, users []domain.User)
 			emails[i] = string(u.Email)
 		}
 		var n int64
-		if err := r.db.gorm.WithContext(ctx).Model(&userRow{}).Where("email IN ?", emails).Count(&n).Error; err != nil {
+		if err := r.db.read.WithContext(ctx).Model(&userRow{}).Where("email IN ?", emails).Count(&n).Error; err != nil {
 			return false, storeError("create users", err)
 		}
 		if n > 0 {
@@ -101,7 +101,7 @@ func (r *UserRepository) anyEmailTaken(ctx context.Context, users []domain.User)
 // ByID implements ports.UserRepository.
 func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
 	var row userRow
-	err := r.db.gorm.WithContext(ctx).Where("id = ?", string(id)).Take(&row).Error
+	err := r.db.read.WithContext(ctx).Where("id = ?", string(id)).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return domain.User{}, fmt.Errorf("user by id: %w", domain.ErrUserNotFound)
 	}
@@ -114,7 +114,7 @@ func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.Use
 // ByEmail implements ports.UserRepository.
 func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domain.User, error) {
 	var row userRow
-	err := r.db.gorm.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
+	err := r.db.read.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return domain.User{}, fmt.Errorf("user by email: %w", domain.ErrUserNotFound)
 	}
@@ -126,7 +126,7 @@ func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domai
 
 // List implements ports.UserRepository. A Limit below 1 is taken as 1.
 func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
-	tx := r.db.gorm.WithContext(ctx).Model(&userRow{})
+	tx := r.db.read.WithContext(ctx).Model(&userRow{})
 	if q.After != "" {
 		tx = tx.Where("id > ?", string(q.After))
 	}

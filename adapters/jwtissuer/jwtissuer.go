@@ -283,6 +283,8 @@ type Issuer struct {
 	// throttles them.
 	missMu         sync.Mutex
 	lastMissReload time.Time
+
+	verified *verifiedCache
 }
 
 // New returns an Issuer using the access-token keys of the configured
@@ -296,10 +298,11 @@ func New(ctx context.Context, store ports.KeyStore, clock ports.Clock, opts Opti
 		return nil, err
 	}
 	i := &Issuer{
-		store: store,
-		clock: clock,
-		opts:  opts,
-		alg:   alg,
+		store:    store,
+		clock:    clock,
+		opts:     opts,
+		alg:      alg,
+		verified: newVerifiedCache(),
 		parser: jwt.NewParser(
 			// Only the configured algorithm: no "none", no HMAC keyed
 			// with a public key, no switching between our own algorithms.
@@ -440,6 +443,10 @@ func (i *Issuer) Issue(ctx context.Context, u domain.User) (domain.AccessToken, 
 // Verify checks token and returns its principal. Any failure is an error
 // wrapping domain.ErrInvalidToken; its message never contains the token.
 func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, error) {
+	now := i.clock.Now()
+	if p, ok := i.verified.get(token, now); ok {
+		return p, nil
+	}
 	var c claims
 	_, err := i.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
 		return i.keyFor(ctx, t)
@@ -464,7 +471,9 @@ func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, er
 	if err != nil {
 		return domain.Principal{}, invalid(errBadProfiles)
 	}
-	return domain.Principal{UserID: id, Profiles: profiles}, nil
+	p := domain.Principal{UserID: id, Profiles: profiles}
+	i.verified.put(token, p, c.ExpiresAt.Time, now)
+	return p, nil
 }
 
 // JWKS returns the public keys that verify tokens now, oldest first: the

@@ -1,0 +1,56 @@
+package application_test
+
+import (
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/userd/userd/adapters/clock"
+	"github.com/userd/userd/adapters/gormstore"
+	"github.com/userd/userd/adapters/jwtissuer"
+	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+// BenchmarkRefreshSQLite is one refresh end to end through the real
+// adapters on a SQLite file: the write path the refresh goal measures.
+func BenchmarkRefreshSQLite(b *testing.B) {
+	db, err := gormstore.Open("sqlite", filepath.Join(b.TempDir(), "u.db"), gormstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Migrate(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	clk := clock.System{}
+	keys := gormstore.NewKeyStore(db)
+	users := gormstore.NewUserRepository(db)
+	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
+	iss, _ := jwtissuer.New(b.Context(), keys, clk, jwtissuer.Options{Issuer: "x", Audience: "x"})
+	auth, err := application.NewAuthService(b.Context(), application.AuthDeps{Users: users, Tokens: gormstore.NewRefreshTokenStore(db),
+		Attempts: gormstore.NewLoginAttemptStore(db), Keys: keys, Hasher: hasher, Issuer: iss, Clock: clk},
+		application.AuthServiceConfig{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, _ := hasher.Hash("a long enough secret")
+	now := time.Now()
+	u := domain.User{ID: domain.NewUserID(now), Name: "A", Email: "a@example.com", PasswordHash: h, Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: now, UpdatedAt: now}
+	if err := users.Create(b.Context(), u); err != nil {
+		b.Fatal(err)
+	}
+	pair, err := auth.Login(b.Context(), application.LoginInput{Email: "a@example.com", Password: "a long enough secret"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok := pair.RefreshToken
+	for b.Loop() {
+		p, err := auth.Refresh(b.Context(), tok)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tok = p.RefreshToken
+	}
+}
