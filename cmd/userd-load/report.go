@@ -82,6 +82,7 @@ type Point struct {
 	RSSPeakMiB  float64 `json:"rss_peak_mib"`
 	ServerCPU   float64 `json:"server_cpu_cores"`
 	LoaderCPU   float64 `json:"loader_cpu_cores"`
+	DBCPU       float64 `json:"db_cpu_cores"`    // a local PostgreSQL's processes
 	OtherCPU    float64 `json:"other_cpu_cores"` // the rest of the machine: noise
 	ErrorSample string  `json:"error_sample,omitempty"`
 	Capped      bool    `json:"capped,omitempty"` // stopped by --max-requests
@@ -233,11 +234,15 @@ func printReport(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "\nuserd load — %s — %d cores (%s), %s %s/%s, userd %s, %s\n\n",
 		r.Backend, m.Cores, m.CPUModel, m.GoVersion, m.GOOS, m.GOARCH, commit, r.StartedAt.Format(time.RFC3339))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tbackend\tconc\treq/s\tp50 ms\tp90 ms\tp99 ms\terrors\tRSS MiB\tpeak MiB\tsrv CPU\tload CPU\tother CPU\t")
+	fmt.Fprintln(tw, "scenario\tbackend\tconc\treq/s\tp50 ms\tp90 ms\tp99 ms\terrors\tRSS MiB\tpeak MiB\tsrv CPU\tdb CPU\tload CPU\tother CPU\t")
 	row := func(p Point) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%.2f\t\n",
+		db := "-"
+		if p.Backend == "postgres" {
+			db = fmt.Sprintf("%.2f", p.DBCPU)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t\n",
 			p.Scenario, p.Backend, p.Concurrency, fmtRate(p.RPS), fmtMs(p.P50), fmtMs(p.P90), fmtMs(p.P99), p.Errors,
-			fmtMiB(p.RSSEndMiB), fmtMiB(p.RSSPeakMiB), p.ServerCPU, p.LoaderCPU, p.OtherCPU)
+			fmtMiB(p.RSSEndMiB), fmtMiB(p.RSSPeakMiB), p.ServerCPU, db, p.LoaderCPU, p.OtherCPU)
 	}
 	for _, p := range r.Results {
 		row(p)
@@ -252,7 +257,7 @@ func printReport(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "\nreference: argon2id m=%d t=%d p=%d: %.1f hashes/s on %d cores (%.1f ms a hash on one core; other processes %.2f cores); bare handler body %d bytes\n",
 			ref.Argon2.MemoryKiB, ref.Argon2.Iterations, ref.Argon2.Parallelism, ref.HashesPerSec, m.GOMAXPROCS, ref.HashMillis, ref.HashOtherCPU, ref.BodyBytes)
 	}
-	fmt.Fprintf(w, "CPU columns are cores busy (CPU seconds per second): the server, the loader, and the rest of the machine.\n")
+	fmt.Fprintf(w, "CPU columns are cores busy (CPU seconds per second): the server, a local PostgreSQL, the loader, and the rest of the machine.\n")
 	fmt.Fprintf(w, "machine load average (1 min): %.2f before, %.2f after\n", r.LoadAvgStart, r.LoadAvgEnd)
 	if n := r.noisyPoints(); n > 0 {
 		fmt.Fprintf(w, "warning: %d points ran while other processes kept more than %.2f cores busy; their figures are low\n", n, noisyCores)

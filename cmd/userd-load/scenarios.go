@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -368,9 +369,13 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 		runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
 	}
 	mon.resetPeak()
-	srv0, self0, all0 := mon.cpu(), selfCPU(), machineCPU()
+	dbCPU := func() time.Duration { return 0 }
+	if backend == "postgres" && localDSN(cfg.dsn) {
+		dbCPU = func() time.Duration { return commandCPU("postgres") }
+	}
+	srv0, self0, db0, all0 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
 	r := runPoint(ctx, newStep, conc, cfg.duration, cfg.maxRequests)
-	srv1, self1, all1 := mon.cpu(), selfCPU(), machineCPU()
+	srv1, self1, db1, all1 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
 	rssNow, rssPeak := mon.rssMiB()
 	wall := r.elapsed.Seconds()
 	p := Point{
@@ -394,11 +399,32 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 	}
 	if mon.pid > 0 {
 		p.ServerCPU = round((srv1-srv0).Seconds()/wall, 2)
+		p.DBCPU = round((db1-db0).Seconds()/wall, 2)
 		if all1 > 0 {
-			p.OtherCPU = round(max(0, (all1-all0)-(srv1-srv0)-(self1-self0)).Seconds()/wall, 2)
+			p.OtherCPU = round(max(0, (all1-all0)-(srv1-srv0)-(self1-self0)-(db1-db0)).Seconds()/wall, 2)
 		}
 	}
 	return p
+}
+
+// localDSN reports whether a PostgreSQL DSN names this machine, whose
+// postgres processes' CPU then counts as the database's, not as noise.
+func localDSN(dsn string) bool {
+	host := ""
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		host = u.Hostname()
+	} else {
+		for f := range strings.FieldsSeq(dsn) {
+			if v, ok := strings.CutPrefix(f, "host="); ok {
+				host = v
+			}
+		}
+	}
+	switch host {
+	case "", "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return strings.HasPrefix(host, "/") // a Unix socket directory
 }
 
 // runBackend starts (or targets) one userd, seeds it and runs every

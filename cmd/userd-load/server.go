@@ -442,6 +442,32 @@ func machineCPU() time.Duration {
 	return time.Duration(ticks) * (time.Second / 100)
 }
 
+// commandCPU sums the CPU time of every process whose command name is
+// comm (for the local PostgreSQL server: "postgres"). A process that ended
+// meanwhile is missed; userd keeps its pool's connections open.
+func commandCPU(comm string) time.Duration {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	want := "(" + comm + ")"
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		if _, rest, ok := strings.Cut(string(b), " "); ok && strings.HasPrefix(rest, want+" ") {
+			total += readCPU(pid)
+		}
+	}
+	return total
+}
+
 // selfCPU is the loader's own user plus system CPU time.
 func selfCPU() time.Duration {
 	var ru syscall.Rusage
