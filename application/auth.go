@@ -143,7 +143,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		// No user can have this address, so there is nothing to count: not
 		// storing a record keeps made-up strings out of the attempts table.
 		// The dummy verification keeps the answer's timing uniform.
-		if err := s.verifyDummy(in.Password); err != nil {
+		if err := s.verifyDummy(ctx, in.Password); err != nil {
 			return TokenPair{}, err
 		}
 		// Not even this string is kept in the audit trail.
@@ -163,7 +163,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	if errors.Is(err, domain.ErrUserNotFound) {
 		// Spend the same work as a real check, so timing does not tell
 		// whether the email is registered.
-		if err := s.verifyDummy(in.Password); err != nil {
+		if err := s.verifyDummy(ctx, in.Password); err != nil {
 			return TokenPair{}, err
 		}
 		return TokenPair{}, s.loginFailed(ctx, email, "", "unknown_email")
@@ -171,7 +171,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	if err != nil {
 		return TokenPair{}, fmt.Errorf("user by email: %w", err)
 	}
-	ok, rehash, err := s.hasher.Verify(user.PasswordHash, in.Password)
+	ok, rehash, err := s.hasher.Verify(ctx, user.PasswordHash, in.Password)
 	if err != nil {
 		return TokenPair{}, fmt.Errorf("verify password: %w", err)
 	}
@@ -227,18 +227,20 @@ func (s *AuthService) loginThrottled(ctx context.Context, email domain.Email, wa
 // verifyDummy checks password against a hash of a random password made
 // once with the configured parameters: the cost of a real verification,
 // for logins that have no real hash to check.
-func (s *AuthService) verifyDummy(password string) error {
+func (s *AuthService) verifyDummy(ctx context.Context, password string) error {
 	s.dummyOnce.Do(func() {
 		pw := make([]byte, 24)
 		_, _ = rand.Read(pw)
-		s.dummyHash, s.dummyErr = s.hasher.Hash(hex.EncodeToString(pw))
+		s.dummyHash, s.dummyErr = s.hasher.Hash(context.Background(), hex.EncodeToString(pw))
 	})
 	if s.dummyErr != nil {
 		return fmt.Errorf("dummy hash: %w", s.dummyErr)
 	}
-	// Only a busy hasher is worth reporting: the answer is a failure anyway,
-	// but an overloaded service must say 503, as for a real account.
-	if _, _, err := s.hasher.Verify(s.dummyHash, password); errors.Is(err, domain.ErrUnavailable) {
+	// Only a busy hasher or a request that gave up is worth reporting: the
+	// answer is a failure anyway, but an overloaded service must say 503,
+	// as it would for a real account.
+	_, _, err := s.hasher.Verify(ctx, s.dummyHash, password)
+	if errors.Is(err, domain.ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
@@ -248,7 +250,7 @@ func (s *AuthService) verifyDummy(password string) error {
 // the configured parameters. Failure is logged and the login goes on: the
 // old hash still verifies.
 func (s *AuthService) rehash(ctx context.Context, user domain.User, password string) domain.User {
-	hash, err := s.hasher.Hash(password)
+	hash, err := s.hasher.Hash(ctx, password)
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "password rehash failed", slog.String("user_id", user.ID.String()))
 		return user

@@ -25,7 +25,7 @@ func newClock() *clock.Manual {
 // for a rehash, like bcrypt imports do.
 type fakeHasher struct{}
 
-func (fakeHasher) Hash(pw string) (string, error) { return "fake$" + pw, nil }
+func (fakeHasher) Hash(_ context.Context, pw string) (string, error) { return "fake$" + pw, nil }
 
 func (fakeHasher) Normalize(pw string) string { return pw }
 
@@ -37,7 +37,7 @@ func (fakeHasher) CheckEncoded(encoded string) error {
 	return errors.New("unknown hash format")
 }
 
-func (fakeHasher) Verify(encoded, pw string) (bool, bool, error) {
+func (fakeHasher) Verify(_ context.Context, encoded, pw string) (bool, bool, error) {
 	switch {
 	case strings.HasPrefix(encoded, "fake$"):
 		return encoded == "fake$"+pw, false, nil

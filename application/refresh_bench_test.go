@@ -1,6 +1,7 @@
 package application_test
 
 import (
+	"context"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -35,7 +36,7 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, _ := hasher.Hash("a long enough secret")
+	h, _ := hasher.Hash(context.Background(), "a long enough secret")
 	now := time.Now()
 	u := domain.User{ID: domain.NewUserID(now), Name: "A", Email: "a@example.com", PasswordHash: h, Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: now, UpdatedAt: now}
 	if err := users.Create(b.Context(), u); err != nil {

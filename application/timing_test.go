@@ -1,6 +1,7 @@
 package application_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,7 +38,7 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash, err := hasher.Hash(seededPassword)
+	hash, err := hasher.Hash(context.Background(), seededPassword)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in 
 
 // create hashes the password and stores a new user; the inputs are valid.
 func (s *UserService) create(ctx context.Context, name string, email domain.Email, password string, profiles domain.Profiles) (domain.User, error) {
-	hash, err := s.hasher.Hash(password)
+	hash, err := s.hasher.Hash(ctx, password)
 	if err != nil {
 		return domain.User{}, fmt.Errorf("hash password: %w", err)
 	}
@@ -414,7 +414,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		}
 		// Hash outside the store transaction: it takes tens of milliseconds
 		// and must not hold a write lock.
-		if newHash, err = s.hasher.Hash(*in.Password); err != nil {
+		if newHash, err = s.hasher.Hash(ctx, *in.Password); err != nil {
 			return domain.User{}, fmt.Errorf("hash password: %w", err)
 		}
 	}
@@ -486,7 +486,7 @@ func (s *UserService) checkCurrentPassword(ctx context.Context, actor *domain.Pr
 		}
 		return err
 	}
-	ok, _, err := s.hasher.Verify(u.PasswordHash, password)
+	ok, _, err := s.hasher.Verify(ctx, u.PasswordHash, password)
 	if err != nil {
 		return fmt.Errorf("verify current password: %w", err)
 	}

@@ -106,11 +106,13 @@ type HealthChecker interface {
 // PasswordHasher hashes and verifies passwords.
 type PasswordHasher interface {
 	// Hash returns an encoded hash of password with the configured parameters.
-	Hash(password string) (string, error)
+	// It waits for a free hashing slot while ctx allows, and returns
+	// domain.ErrUnavailable when none frees up in time, or ctx's error.
+	Hash(ctx context.Context, password string) (string, error)
 	// Verify reports whether password matches encoded, and whether encoded
 	// should be replaced by a hash with the configured parameters (another
 	// algorithm or other parameters). A wrong password is (false, false, nil).
-	Verify(encoded, password string) (ok bool, needsRehash bool, err error)
+	Verify(ctx context.Context, encoded, password string) (ok bool, needsRehash bool, err error)
 	// Normalize returns the form of password that Hash hashes (Unicode
 	// NFKC), so that the password policy judges what is actually stored.
 	Normalize(password string) string

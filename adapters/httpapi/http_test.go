@@ -437,7 +437,7 @@ func TestRequestTimeout_answers_503_instead_of_hanging(t *testing.T) {
 	if res.Header.Get("Retry-After") == "" {
 		t.Error("503 without Retry-After")
 	}
-	if logs := s.logs.String(); !strings.Contains(logs, "store unavailable") {
+	if logs := s.logs.String(); !strings.Contains(logs, "request failed: unavailable") {
 		t.Error("the timeout is not logged")
 	}
 }

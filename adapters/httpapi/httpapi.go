@@ -139,7 +139,7 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	// where the access line is written. Per-route checks follow in groups:
 	// header checks, then (for /auth/*) the per-IP rate limit, then
 	// authentication.
-	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.admit, h.deadline)
+	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.bufferBody, h.admit, h.deadline)
 	e.NoRoute(h.noRoute)
 	e.NoMethod(h.noMethod)
 

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -56,3 +58,31 @@ func (h *handler) admit(c *gin.Context) {
 	defer func() { <-h.admission.slots }()
 	c.Next()
 }
+
+// bufferBody reads a request's body (at most the body limit and one byte
+// more) before the request takes an admission slot. A client that sends its
+// body a byte at a time then holds a connection and a goroutine until the
+// server's read timeout, but never a slot: slow bodies cannot lock everyone
+// else out. What the handlers see is unchanged: the same bytes, the same
+// read error, and an over-long body still trips the limit in apiHeaders.
+func (h *handler) bufferBody(c *gin.Context) {
+	r := c.Request
+	p := r.URL.Path
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > h.maxBody ||
+		(!strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/auth/")) {
+		c.Next()
+		return
+	}
+	buf, err := io.ReadAll(io.LimitReader(r.Body, h.maxBody+1))
+	if err != nil {
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), errReader{err}))
+	} else {
+		r.Body = io.NopCloser(bytes.NewReader(buf))
+	}
+	c.Next()
+}
+
+// errReader replays a read error after the bytes that came before it.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

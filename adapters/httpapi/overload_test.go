@@ -2,7 +2,9 @@ package httpapi_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -74,5 +76,33 @@ func TestCacheControl_on_unmatched_api_routes(t *testing.T) {
 		if res.Status != r.status || res.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("%s %s: %d, Cache-Control %q", r.method, r.path, res.Status, res.Header.Get("Cache-Control"))
 		}
+	}
+}
+
+// A body that trickles in does not hold an admission slot while it does:
+// the one slot stays free for everyone else (found by test/faults case 5).
+func TestOverload_slow_body_holds_no_slot(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, withMaxInFlight(1))
+	tok := s.adminToken()
+	pr, pw := io.Pipe()
+	req := httptest.NewRequest("POST", "/api/users", pr)
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.handler.ServeHTTP(rec, req)
+	}()
+	if _, err := pw.Write([]byte(`{"name":"Slow",`)); err != nil {
+		t.Fatal(err)
+	}
+	// The slow request is reading its body; another is served meanwhile.
+	wantJSON(t, s.do("GET", "/api/users/me", nil, withToken(tok)), http.StatusOK, nil)
+	_, _ = pw.Write([]byte(`"email":"slow@example.com","password":"` + custPassword + `"}`))
+	pw.Close()
+	<-done
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("the slow request: %d %s", rec.Code, rec.Body)
 	}
 }

@@ -159,9 +159,14 @@ func retryAfter(d time.Duration) string {
 // answered with a generic 500: their text may hold internals.
 func (h *handler) fail(c *gin.Context, err error) {
 	p, ok := problemOf(err)
-	if ok && p.Status == http.StatusServiceUnavailable {
-		// Expected in an outage, but operators need to see it.
-		h.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "request failed: store unavailable",
+	switch {
+	case errors.Is(err, context.Canceled):
+		// The client went away; nobody reads this answer.
+		h.log.LogAttrs(c.Request.Context(), slog.LevelDebug, "request abandoned by the client",
+			slog.String("route", c.FullPath()))
+	case ok && p.Status == http.StatusServiceUnavailable:
+		// Expected in an outage or under overload, but operators need to see it.
+		h.log.LogAttrs(c.Request.Context(), slog.LevelWarn, "request failed: unavailable",
 			slog.String("route", c.FullPath()), slog.String("error", err.Error()))
 	}
 	if !ok {

@@ -56,7 +56,7 @@ func TestLogin_rehashesOldHashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherParams, err := passwordhash.New(passwordhash.Params{Memory: 128, Iterations: 2, Parallelism: 2, SaltLen: 8, KeyLen: 16}).Hash(password)
+	otherParams, err := passwordhash.New(passwordhash.Params{Memory: 128, Iterations: 2, Parallelism: 2, SaltLen: 8, KeyLen: 16}).Hash(context.Background(), password)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestLogin_rehashesOldHashes(t *testing.T) {
 			if !strings.HasPrefix(rehashed, harnessPrefix) {
 				t.Fatalf("hash after login = %q, want argon2id with the configured parameters (%s…)", rehashed, harnessPrefix)
 			}
-			ok, again, err := passwordhash.New(harnessParams).Verify(rehashed, password)
+			ok, again, err := passwordhash.New(harnessParams).Verify(context.Background(), rehashed, password)
 			if err != nil || !ok || again {
 				t.Errorf("Verify(rehashed) = %v, %v, %v; want true, false, nil", ok, again, err)
 			}

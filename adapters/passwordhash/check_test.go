@@ -1,6 +1,7 @@
 package passwordhash
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 func TestCheckEncoded(t *testing.T) {
 	t.Parallel()
 	h := New(fastParams)
-	argon, err := h.Hash("correct horse battery staple")
+	argon, err := h.Hash(context.Background(), "correct horse battery staple")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestCheckEncoded(t *testing.T) {
 			// Whatever CheckEncoded accepts, Verify can check without error
 			// (cost 16 takes seconds: left out).
 			if tc.ok && tc.name != "bcrypt_cost_16" {
-				if _, _, err := h.Verify(tc.encoded, "correct horse battery staple"); err != nil {
+				if _, _, err := h.Verify(context.Background(), tc.encoded, "correct horse battery staple"); err != nil {
 					t.Fatalf("Verify of an accepted hash: %v", err)
 				}
 			}

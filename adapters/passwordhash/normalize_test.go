@@ -1,6 +1,7 @@
 package passwordhash
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
@@ -34,12 +35,12 @@ func TestUnicodeNormalization(t *testing.T) {
 				t.Fatal("the two spellings are the same string")
 			}
 			for _, order := range [][2]string{{tt.a, tt.b}, {tt.b, tt.a}} {
-				enc, err := h.Hash(order[0])
+				enc, err := h.Hash(context.Background(), order[0])
 				if err != nil {
 					t.Fatal(err)
 				}
 				for _, pw := range order {
-					ok, rehash, err := h.Verify(enc, pw)
+					ok, rehash, err := h.Verify(context.Background(), enc, pw)
 					if err != nil || !ok || rehash {
 						t.Errorf("hash of %+q, Verify(%+q) = %v, %v, %v; want true, false, nil", order[0], pw, ok, rehash, err)
 					}
@@ -49,12 +50,12 @@ func TestUnicodeNormalization(t *testing.T) {
 	}
 
 	// Normalising must not make different passwords equal.
-	enc, err := h.Hash("fish-and-chips")
+	enc, err := h.Hash(context.Background(), "fish-and-chips")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, pw := range []string{"\ufb02sh-and-chips", "Fish-and-chips", "fish-and-chips\u0301"} {
-		if ok, _, err := h.Verify(enc, pw); ok || err != nil {
+		if ok, _, err := h.Verify(context.Background(), enc, pw); ok || err != nil {
 			t.Errorf("Verify(%+q) = %v, %v; want false, nil", pw, ok, err)
 		}
 	}
@@ -66,7 +67,7 @@ func TestUnicodeNormalization(t *testing.T) {
 func TestHashIsOfNFKCForm(t *testing.T) {
 	t.Parallel()
 	for _, tt := range equivalentSpellings {
-		enc, err := New(fastParams).Hash(tt.b)
+		enc, err := New(fastParams).Hash(context.Background(), tt.b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,24 +103,24 @@ func TestArgon2RawFormFallback(t *testing.T) {
 	const raw = "\ufb01sh-and-chips"
 	enc := rawArgon2id(t, fastParams, raw)
 
-	ok, rehash, err := h.Verify(enc, raw)
+	ok, rehash, err := h.Verify(context.Background(), enc, raw)
 	if err != nil || !ok || !rehash {
 		t.Fatalf("Verify(raw) = %v, %v, %v; want true, true, nil", ok, rehash, err)
 	}
 	// The old hash told the spellings apart; it still does. Once rehashed,
 	// both verify.
-	if ok, _, err := h.Verify(enc, "fish-and-chips"); ok || err != nil {
+	if ok, _, err := h.Verify(context.Background(), enc, "fish-and-chips"); ok || err != nil {
 		t.Errorf("Verify(NFKC form) against the raw hash = %v, %v; want false, nil", ok, err)
 	}
-	if ok, rehash, err := h.Verify(enc, "\ufb01sh-and-chipz"); ok || rehash || err != nil {
+	if ok, rehash, err := h.Verify(context.Background(), enc, "\ufb01sh-and-chipz"); ok || rehash || err != nil {
 		t.Errorf("wrong password = %v, %v, %v; want false, false, nil", ok, rehash, err)
 	}
-	upgraded, err := h.Hash(raw)
+	upgraded, err := h.Hash(context.Background(), raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, pw := range []string{raw, "fish-and-chips"} {
-		if ok, rehash, err := h.Verify(upgraded, pw); !ok || rehash || err != nil {
+		if ok, rehash, err := h.Verify(context.Background(), upgraded, pw); !ok || rehash || err != nil {
 			t.Errorf("rehashed: Verify(%+q) = %v, %v, %v; want true, false, nil", pw, ok, rehash, err)
 		}
 	}
@@ -143,7 +144,7 @@ func TestBcryptUnicode(t *testing.T) {
 		for _, tt := range equivalentSpellings {
 			enc := bcryptOf(norm.NFKC.String(tt.a))
 			for _, pw := range []string{tt.a, tt.b} {
-				if ok, rehash, err := h.Verify(enc, pw); !ok || !rehash || err != nil {
+				if ok, rehash, err := h.Verify(context.Background(), enc, pw); !ok || !rehash || err != nil {
 					t.Errorf("%s: Verify(%+q) = %v, %v, %v; want true, true, nil", tt.name, pw, ok, rehash, err)
 				}
 			}
@@ -159,10 +160,10 @@ func TestBcryptUnicode(t *testing.T) {
 				raw = tt.b
 			}
 			enc := bcryptOf(raw)
-			if ok, rehash, err := h.Verify(enc, raw); !ok || !rehash || err != nil {
+			if ok, rehash, err := h.Verify(context.Background(), enc, raw); !ok || !rehash || err != nil {
 				t.Errorf("%s: Verify(%+q) = %v, %v, %v; want true, true, nil", tt.name, raw, ok, rehash, err)
 			}
-			if ok, rehash, err := h.Verify(enc, raw+"x"); ok || rehash || err != nil {
+			if ok, rehash, err := h.Verify(context.Background(), enc, raw+"x"); ok || rehash || err != nil {
 				t.Errorf("%s: wrong password = %v, %v, %v; want false, false, nil", tt.name, ok, rehash, err)
 			}
 		}
@@ -190,12 +191,12 @@ func TestBcryptLongPassword(t *testing.T) {
 		}
 		enc := string(b)
 		for _, pw := range []string{long, prefix, long + "-and-more"} {
-			if ok, rehash, err := h.Verify(enc, pw); !ok || !rehash || err != nil {
+			if ok, rehash, err := h.Verify(context.Background(), enc, pw); !ok || !rehash || err != nil {
 				t.Errorf("%d bytes: Verify = %v, %v, %v; want true, true, nil", len(pw), ok, rehash, err)
 			}
 		}
 		wrong := "X" + long[1:]
-		if ok, rehash, err := h.Verify(enc, wrong); ok || rehash || err != nil {
+		if ok, rehash, err := h.Verify(context.Background(), enc, wrong); ok || rehash || err != nil {
 			t.Errorf("%d bytes, wrong: Verify = %v, %v, %v; want false, false, nil", len(wrong), ok, rehash, err)
 		}
 	}

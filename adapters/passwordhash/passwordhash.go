@@ -9,6 +9,7 @@
 package passwordhash
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -144,8 +145,13 @@ func New(p Params, opts ...Option) *Hasher {
 }
 
 // acquire takes a hashing slot, or fails with domain.ErrUnavailable after
-// the maximum wait.
-func (h *Hasher) acquire() error {
+// the maximum wait, or with ctx's error as soon as the request is given up:
+// a client that left must not keep its place in the queue, nor have its
+// password hashed for nobody.
+func (h *Hasher) acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("password hashing: %w", err)
+	}
 	select {
 	case h.slots <- struct{}{}:
 		return nil
@@ -155,7 +161,13 @@ func (h *Hasher) acquire() error {
 	defer t.Stop()
 	select {
 	case h.slots <- struct{}{}:
+		if err := ctx.Err(); err != nil {
+			<-h.slots
+			return fmt.Errorf("password hashing: %w", err)
+		}
 		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("password hashing: %w", ctx.Err())
 	case <-t.C:
 		return fmt.Errorf("password hashing busy: %w", domain.ErrUnavailable)
 	}
@@ -169,7 +181,7 @@ func (h *Hasher) Normalize(password string) string { return norm.NFKC.String(pas
 
 // Hash returns password hashed with argon2id in PHC string form,
 // $argon2id$v=19$m=…,t=…,p=…$<salt>$<hash>, both unpadded standard base64.
-func (h *Hasher) Hash(password string) (string, error) {
+func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	p := h.params
 	if err := p.Validate(); err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
@@ -177,7 +189,7 @@ func (h *Hasher) Hash(password string) (string, error) {
 	salt := make([]byte, p.SaltLen)
 	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
 	_, _ = rand.Read(salt)
-	if err := h.acquire(); err != nil {
+	if err := h.acquire(ctx); err != nil {
 		return "", err
 	}
 	defer h.release()
@@ -202,7 +214,7 @@ func (h *Hasher) Hash(password string) (string, error) {
 // for a rehash, which stores the normalised form from then on. The second
 // try depends only on password, never on the account, so it tells an
 // observer nothing about which accounts exist.
-func (h *Hasher) Verify(encoded, password string) (bool, bool, error) {
+func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, bool, error) {
 	var verify func(pw string) (bool, bool, error)
 	switch {
 	case strings.HasPrefix(encoded, "$argon2id$"):
@@ -220,7 +232,7 @@ func (h *Hasher) Verify(encoded, password string) (bool, bool, error) {
 		return false, false, fmt.Errorf("%w: unknown algorithm", ErrMalformedHash)
 	}
 
-	if err := h.acquire(); err != nil {
+	if err := h.acquire(ctx); err != nil {
 		return false, false, err
 	}
 	defer h.release()

@@ -1,6 +1,7 @@
 package passwordhash
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"strings"
@@ -17,7 +18,7 @@ var fastParams = Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, 
 
 func TestHashFormat(t *testing.T) {
 	t.Parallel()
-	enc, err := New(DefaultParams()).Hash("correct horse battery staple")
+	enc, err := New(DefaultParams()).Hash(context.Background(), "correct horse battery staple")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,16 +32,16 @@ func TestHashFormat(t *testing.T) {
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
 	h := New(fastParams)
-	enc, err := h.Hash("s3cret-Passw0rd")
+	enc, err := h.Hash(context.Background(), "s3cret-Passw0rd")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok, rehash, err := h.Verify(enc, "s3cret-Passw0rd")
+	ok, rehash, err := h.Verify(context.Background(), enc, "s3cret-Passw0rd")
 	if err != nil || !ok || rehash {
 		t.Fatalf("Verify = %v, %v, %v; want true, false, nil", ok, rehash, err)
 	}
 
-	again, err := h.Hash("s3cret-Passw0rd")
+	again, err := h.Hash(context.Background(), "s3cret-Passw0rd")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +53,12 @@ func TestRoundTrip(t *testing.T) {
 func TestWrongPassword(t *testing.T) {
 	t.Parallel()
 	h := New(fastParams)
-	enc, err := h.Hash("s3cret-Passw0rd")
+	enc, err := h.Hash(context.Background(), "s3cret-Passw0rd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, pw := range []string{"s3cret-Passw0rd ", "S3cret-Passw0rd", ""} {
-		ok, rehash, err := h.Verify(enc, pw)
+		ok, rehash, err := h.Verify(context.Background(), enc, pw)
 		if err != nil || ok || rehash {
 			t.Errorf("Verify(%q) = %v, %v, %v; want false, false, nil", pw, ok, rehash, err)
 		}
@@ -74,11 +75,11 @@ func TestBcryptImport(t *testing.T) {
 	// The hash is $2a$; PHP and OpenBSD write the same hash as $2y$ and $2b$.
 	for _, prefix := range []string{"$2a$", "$2b$", "$2y$"} {
 		enc := prefix + string(b[4:])
-		ok, rehash, err := h.Verify(enc, "imported-pw")
+		ok, rehash, err := h.Verify(context.Background(), enc, "imported-pw")
 		if err != nil || !ok || !rehash {
 			t.Errorf("%s: Verify = %v, %v, %v; want true, true, nil", prefix, ok, rehash, err)
 		}
-		ok, rehash, err = h.Verify(enc, "wrong-pw")
+		ok, rehash, err = h.Verify(context.Background(), enc, "wrong-pw")
 		if err != nil || ok || rehash {
 			t.Errorf("%s wrong password: Verify = %v, %v, %v; want false, false, nil", prefix, ok, rehash, err)
 		}
@@ -96,11 +97,11 @@ func TestOtherArgon2Params(t *testing.T) {
 		{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 16},
 	}
 	for _, p := range others {
-		enc, err := New(p).Hash("pw-with-other-params")
+		enc, err := New(p).Hash(context.Background(), "pw-with-other-params")
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, rehash, err := h.Verify(enc, "pw-with-other-params")
+		ok, rehash, err := h.Verify(context.Background(), enc, "pw-with-other-params")
 		if err != nil || !ok || !rehash {
 			t.Errorf("%+v: Verify = %v, %v, %v; want true, true, nil", p, ok, rehash, err)
 		}
@@ -115,7 +116,7 @@ func TestArgon2Interop(t *testing.T) {
 	}
 	t.Parallel()
 	const enc = "$argon2id$v=19$m=65536,t=3,p=4$MIIRqgvgQbgj220jfp0MPA$YfwJSVjtjSU0zzV/P3S9nnQ/USre2wvJMjfCIjrTQbg"
-	ok, rehash, err := New(DefaultParams()).Verify(enc, "correct horse battery staple")
+	ok, rehash, err := New(DefaultParams()).Verify(context.Background(), enc, "correct horse battery staple")
 	if err != nil || !ok || !rehash {
 		t.Fatalf("Verify = %v, %v, %v; want true, true, nil", ok, rehash, err)
 	}
@@ -124,7 +125,7 @@ func TestArgon2Interop(t *testing.T) {
 func TestMalformedHashes(t *testing.T) {
 	t.Parallel()
 	h := New(fastParams)
-	valid, err := h.Hash("pw")
+	valid, err := h.Hash(context.Background(), "pw")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestMalformedHashes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ok, rehash, err := h.Verify(tt.encoded, "pw")
+			ok, rehash, err := h.Verify(context.Background(), tt.encoded, "pw")
 			if err == nil || ok || rehash {
 				t.Fatalf("Verify = %v, %v, %v; want false, false, an error", ok, rehash, err)
 			}
@@ -199,7 +200,7 @@ func TestAbsurdParamsRefused(t *testing.T) {
 		"m=4096,t=1,p=17",
 	} {
 		enc := "$argon2id$v=19$" + params + "$" + salt + "$" + key
-		if _, _, err := h.Verify(enc, "pw"); !errors.Is(err, ErrMalformedHash) {
+		if _, _, err := h.Verify(context.Background(), enc, "pw"); !errors.Is(err, ErrMalformedHash) {
 			t.Errorf("%s: err = %v, want ErrMalformedHash", params, err)
 		}
 	}
@@ -210,7 +211,7 @@ func TestAbsurdParamsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	enc := "$2a$31" + string(b[6:])
-	if _, _, err := h.Verify(enc, "pw"); !errors.Is(err, ErrMalformedHash) {
+	if _, _, err := h.Verify(context.Background(), enc, "pw"); !errors.Is(err, ErrMalformedHash) {
 		t.Errorf("bcrypt cost 31: err = %v, want ErrMalformedHash", err)
 	}
 }
@@ -227,7 +228,7 @@ func TestHashRefusesInvalidParams(t *testing.T) {
 		{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 4, KeyLen: 32},
 		{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 8},
 	} {
-		if _, err := New(p).Hash("pw"); err == nil {
+		if _, err := New(p).Hash(context.Background(), "pw"); err == nil {
 			t.Errorf("Hash with %+v succeeded", p)
 		}
 	}
@@ -239,7 +240,7 @@ func TestHashRefusesInvalidParams(t *testing.T) {
 func BenchmarkHash(b *testing.B) {
 	h := New(DefaultParams())
 	for b.Loop() {
-		if _, err := h.Hash("correct horse battery staple"); err != nil {
+		if _, err := h.Hash(context.Background(), "correct horse battery staple"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -252,22 +253,36 @@ func TestHasher_bounds_concurrent_hashes(t *testing.T) {
 	t.Parallel()
 	h := New(Params{Memory: 8 * 1024, Iterations: 3, Parallelism: 1, SaltLen: 16, KeyLen: 32},
 		WithConcurrency(1, 5*time.Millisecond))
-	enc, err := h.Hash("a long enough secret")
+	enc, err := h.Hash(context.Background(), "a long enough secret")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Hold the only slot: every other caller times out.
-	if err := h.acquire(); err != nil {
+	if err := h.acquire(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Hash("another secret"); !errors.Is(err, domain.ErrUnavailable) {
+	if _, err := h.Hash(context.Background(), "another secret"); !errors.Is(err, domain.ErrUnavailable) {
 		t.Fatalf("Hash with no free slot = %v, want ErrUnavailable", err)
 	}
-	if _, _, err := h.Verify(enc, "a long enough secret"); !errors.Is(err, domain.ErrUnavailable) {
+	if _, _, err := h.Verify(context.Background(), enc, "a long enough secret"); !errors.Is(err, domain.ErrUnavailable) {
 		t.Fatalf("Verify with no free slot = %v, want ErrUnavailable", err)
 	}
+	// A request given up while waiting leaves the queue at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	h.wait = time.Minute
+	done := make(chan error, 1)
+	go func() { _, err := h.Hash(ctx, "another secret"); done <- err }()
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Hash of a cancelled request = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a cancelled request kept waiting for a slot")
+	}
 	h.release()
-	if ok, _, err := h.Verify(enc, "a long enough secret"); err != nil || !ok {
+	if ok, _, err := h.Verify(context.Background(), enc, "a long enough secret"); err != nil || !ok {
 		t.Fatalf("Verify after release = %v, %v", ok, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -391,4 +392,39 @@ func TestServer_signs_with_each_jwt_algorithm(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The bootstrap admin exists before the listener opens: a client that waits
+// for /readyz can log in at once (found by test/faults).
+func TestServer_bootstrap_admin_before_listening(t *testing.T) {
+	addr := freeAddr(t)
+	var logs syncWriter
+	cfg := testConfig(t, map[string]string{
+		"USERD_DB_DRIVER": "memory", "USERD_HTTP_ADDR": addr,
+		"USERD_BOOTSTRAP_ADMIN_EMAIL": "root@example.com", "USERD_BOOTSTRAP_ADMIN_PASSWORD": "a very long secret",
+		"USERD_ARGON2_MEMORY_KIB": "64", "USERD_ARGON2_ITERATIONS": "1",
+	})
+	fxtest.New(t, serverOptions(cfg, &logs)).RequireStart().RequireStop()
+	out := logs.String()
+	created, listening := strings.Index(out, "bootstrap admin created"), strings.Index(out, "userd listening")
+	if created < 0 || listening < 0 || created > listening {
+		t.Fatalf("bootstrap admin created at %d, listening at %d, want created first:\n%s", created, listening, out)
+	}
+}
+
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

@@ -309,8 +309,11 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		storeModule(cfg),
 		appModule,
 		metricsModule,
+		// A module before httpModule: start hooks run in the order they
+		// were added, fx runs modules' invokes before the root's, and the
+		// bootstrap admin must exist before /readyz says 200.
+		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
 		httpModule,
-		fx.Invoke(bootstrapAdmin),
 	)
 }
 

@@ -245,7 +245,7 @@ func TestDatabaseOutage(t *testing.T) {
 		len(acks), byPhase[0], byPhase[1], byPhase[2], readOK, len(acks)-readOK)
 	t.Logf("creates not acknowledged (503): %d, of which committed anyway: %d (allowed either way)", len(ambiguous), committed)
 	t.Logf("log: %d × \"request failed: store unavailable\", %d × \"readiness check failed\"",
-		srv.logs.count("request failed: store unavailable"), srv.logs.count("readiness check failed"))
+		srv.logs.count("request failed: unavailable"), srv.logs.count("readiness check failed"))
 	// A user created just as the database went away may lose its audit
 	// event (written after the user, outside its transaction): reported
 	// in the summary above, not a failure of this case.
