@@ -13,7 +13,7 @@ GOTESTFLAGS ?=
 FUZZTIME    ?= 60s
 FUZZBUDGET  ?= 15
 
-.PHONY: run build test lint bench fmt tidy clean common-passwords fuzz fuzz-short postman
+.PHONY: run build test lint bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest
 
 ## run: start the service on the embedded SQLite default (./userd.db, :8080)
 run: build
@@ -64,6 +64,20 @@ lint:
 ## bench: micro-benchmarks of the hot paths
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# SOAK_DURATION is how long `make soak` runs its mixed load.
+SOAK_DURATION ?= 10m
+
+## faults: the fault-injection suite, cases 1-5 of test/faults (PostgreSQL outage, SIGKILL
+## during writes, SIGTERM under load, overload, slow and hostile clients): real binaries and
+## a private PostgreSQL cluster made with initdb; about 2 minutes. CI runs it after `make test`
+faults:
+	USERD_FAULTS=1 $(GO) test -count=1 -v -timeout 15m -skip '^TestSoak$$' ./test/faults
+
+## soak: SOAK_DURATION (default 10m) of mixed load, sampling goroutines, open files and heap
+## every 10 s; not in CI (`make soak SOAK_DURATION=1m` for a short one)
+soak:
+	USERD_SOAK=1 USERD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -v -timeout 2h -run '^TestSoak$$' ./test/faults
 
 ## postman: run docs/userd.postman_collection.json with newman (from npm)
 ## against a freshly started userd (test/postman/run.sh; part of .ci/run)
