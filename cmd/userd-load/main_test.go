@@ -205,3 +205,13 @@ func TestWithSearchPath(t *testing.T) {
 		t.Errorf("key=value form: %s", got)
 	}
 }
+
+func TestCPUGrowth(t *testing.T) {
+	t.Parallel()
+	before := map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: time.Second}
+	after := map[int]time.Duration{1: 3 * time.Second, 3: time.Second, 4: 500 * time.Millisecond}
+	// pid 1 grew by 2 s, 2 ended (missed), 3 idle, 4 started with 0.5 s.
+	if got := cpuGrowth(before, after); got != 2500*time.Millisecond {
+		t.Errorf("cpuGrowth = %v, want 2.5s", got)
+	}
+}

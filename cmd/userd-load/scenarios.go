@@ -369,13 +369,16 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 		runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
 	}
 	mon.resetPeak()
-	dbCPU := func() time.Duration { return 0 }
+	// A local PostgreSQL's processes (all of them: its other clients'
+	// work counts here too).
+	dbCPU := func() map[int]time.Duration { return nil }
 	if backend == "postgres" && localDSN(cfg.dsn) {
-		dbCPU = func() time.Duration { return commandCPU("postgres") }
+		dbCPU = func() map[int]time.Duration { return commandCPU("postgres") }
 	}
 	srv0, self0, db0, all0 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
 	r := runPoint(ctx, newStep, conc, cfg.duration, cfg.maxRequests)
 	srv1, self1, db1, all1 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+	db := cpuGrowth(db0, db1)
 	rssNow, rssPeak := mon.rssMiB()
 	wall := r.elapsed.Seconds()
 	p := Point{
@@ -399,9 +402,9 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 	}
 	if mon.pid > 0 {
 		p.ServerCPU = round((srv1-srv0).Seconds()/wall, 2)
-		p.DBCPU = round((db1-db0).Seconds()/wall, 2)
+		p.DBCPU = round(db.Seconds()/wall, 2)
 		if all1 > 0 {
-			p.OtherCPU = round(max(0, (all1-all0)-(srv1-srv0)-(self1-self0)-(db1-db0)).Seconds()/wall, 2)
+			p.OtherCPU = round(max(0, (all1-all0)-(srv1-srv0)-(self1-self0)-db).Seconds()/wall, 2)
 		}
 	}
 	return p

@@ -442,16 +442,15 @@ func machineCPU() time.Duration {
 	return time.Duration(ticks) * (time.Second / 100)
 }
 
-// commandCPU sums the CPU time of every process whose command name is
-// comm (for the local PostgreSQL server: "postgres"). A process that ended
-// meanwhile is missed; userd keeps its pool's connections open.
-func commandCPU(comm string) time.Duration {
+// commandCPU returns the CPU time of every process whose command name is
+// comm (for a local PostgreSQL server: "postgres"), by pid.
+func commandCPU(comm string) map[int]time.Duration {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0
+		return nil
 	}
-	var total time.Duration
-	want := "(" + comm + ")"
+	out := map[int]time.Duration{}
+	want := "(" + comm + ") "
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -461,11 +460,21 @@ func commandCPU(comm string) time.Duration {
 		if err != nil {
 			continue
 		}
-		if _, rest, ok := strings.Cut(string(b), " "); ok && strings.HasPrefix(rest, want+" ") {
-			total += readCPU(pid)
+		if _, rest, ok := strings.Cut(string(b), " "); ok && strings.HasPrefix(rest, want) {
+			out[pid] = readCPU(pid)
 		}
 	}
-	return total
+	return out
+}
+
+// cpuGrowth is the CPU the processes of after spent since before: a process
+// that started meanwhile counts whole, one that ended meanwhile is missed.
+func cpuGrowth(before, after map[int]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, t := range after {
+		d += max(0, t-before[pid])
+	}
+	return d
 }
 
 // selfCPU is the loader's own user plus system CPU time.
