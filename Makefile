@@ -7,6 +7,9 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS     := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOTESTFLAGS ?=
+# TEST_PACKAGES are the packages `make test` runs (.ci/run leaves out
+# test/faults, which it runs on its own with `make faults`).
+TEST_PACKAGES ?= ./...
 # FUZZTIME is how long `make fuzz` runs each fuzz target. FUZZBUDGET is the
 # number of seconds `make test` spends fuzzing, shared among the targets
 # (at least 1 s each).
@@ -26,7 +29,7 @@ build:
 ## test: gofmt and vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN),
 ## then every fuzz target briefly
 test: lint
-	$(GO) test -count=1 -race $(GOTESTFLAGS) ./...
+	$(GO) test -count=1 -race $(GOTESTFLAGS) $(TEST_PACKAGES)
 	@$(MAKE) --no-print-directory fuzz-short
 
 # FUZZ_TARGETS lists every fuzz target as package-dir:FuzzName, found in the
