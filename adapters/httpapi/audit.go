@@ -43,14 +43,9 @@ func toAuditEventResponses(events []domain.AuditEvent) []auditEventResponse {
 // listAudit answers GET /api/audit: a page of security events, oldest
 // first, paged like GET /api/users.
 func (h *handler) listAudit(c *gin.Context) {
-	limit := application.DefaultListLimit
-	if raw := c.Query("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > application.MaxListLimit {
-			h.fail(c, &domain.ParameterError{Name: "limit", Reason: "must be an integer between 1 and 200"})
-			return
-		}
-		limit = n
+	limit, ok := h.pageLimit(c)
+	if !ok {
+		return
 	}
 	page, err := h.audit.List(c.Request.Context(), principal(c), application.AuditListInput{Limit: limit, After: c.Query("after")})
 	if err != nil {
