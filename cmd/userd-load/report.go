@@ -97,6 +97,9 @@ type Goal struct {
 	Unit        string  `json:"unit,omitempty"`
 	Target      string  `json:"target,omitempty"`
 	Met         *bool   `json:"met,omitempty"`
+	// Noisy: a figure it rests on was taken while other processes kept
+	// more than noisyCores busy.
+	Noisy bool `json:"noisy,omitempty"`
 }
 
 func (r *Report) hasErrors() bool {
@@ -161,42 +164,52 @@ const (
 func goals(r *Report) []Goal {
 	var gs []Goal
 	yes := func(b bool) *bool { return &b }
-	if r.Reference != nil {
-		for _, b := range r.Reference.Bare {
+	noisy := func(ps ...Point) bool {
+		for _, p := range ps {
+			if p.OtherCPU > noisyCores {
+				return true
+			}
+		}
+		return false
+	}
+	ref := r.Reference
+	if ref != nil {
+		for _, b := range ref.Bare {
 			if p, ok := r.point("read", b.Concurrency); ok && b.RPS > 0 {
 				v := p.RPS / b.RPS
 				gs = append(gs, Goal{Name: "read req/s ÷ bare handler req/s", Concurrency: b.Concurrency,
-					Value: round(v, 3), Target: "≥ 0.5", Met: yes(v >= 0.5)})
+					Value: round(v, 3), Target: "≥ 0.5", Met: yes(v >= 0.5), Noisy: noisy(p, b)})
 			}
 		}
-		for _, b := range r.Reference.Bare {
+		for _, b := range ref.Bare {
 			if p, ok := r.point("me", b.Concurrency); ok && b.RPS > 0 {
-				gs = append(gs, Goal{Name: "me req/s ÷ bare handler req/s", Concurrency: b.Concurrency, Value: round(p.RPS/b.RPS, 3)})
+				gs = append(gs, Goal{Name: "me req/s ÷ bare handler req/s", Concurrency: b.Concurrency,
+					Value: round(p.RPS/b.RPS, 3), Noisy: noisy(p, b)})
 			}
 		}
 	}
 	if p, ok := r.point("read", 16); ok {
-		gs = append(gs, Goal{Name: "read p99", Concurrency: 16, Value: p.P99, Unit: "ms", Target: "< 10 ms", Met: yes(p.P99 < 10)})
+		gs = append(gs, Goal{Name: "read p99", Concurrency: 16, Value: p.P99, Unit: "ms", Target: "< 10 ms", Met: yes(p.P99 < 10), Noisy: noisy(p)})
 	}
-	if r.Reference != nil && r.Reference.HashesPerSec > 0 {
+	if ref != nil && ref.HashesPerSec > 0 {
+		hashNoisy := ref.HashOtherCPU > noisyCores
 		if p, ok := r.best("login"); ok {
-			v := p.RPS / r.Reference.HashesPerSec
+			v := p.RPS / ref.HashesPerSec
 			gs = append(gs, Goal{Name: "login req/s ÷ raw argon2id hashes/s (best level)", Concurrency: p.Concurrency,
-				Value: round(v, 3), Target: "≥ 0.9", Met: yes(v >= 0.9)})
+				Value: round(v, 3), Target: "≥ 0.9", Met: yes(v >= 0.9), Noisy: hashNoisy || noisy(p)})
 		}
 		if p, ok := r.best("create"); ok {
 			gs = append(gs, Goal{Name: "create req/s ÷ raw argon2id hashes/s (best level)", Concurrency: p.Concurrency,
-				Value: round(p.RPS/r.Reference.HashesPerSec, 3)})
+				Value: round(p.RPS/ref.HashesPerSec, 3), Noisy: hashNoisy || noisy(p)})
 		}
 	}
 	if p, ok := r.best("refresh"); ok {
-		want := 4000.0
-		if r.Backend == "postgres" {
-			want = 2000
-		}
-		g := Goal{Name: "refresh req/s (best level)", Concurrency: p.Concurrency, Value: p.RPS, Unit: "req/s"}
-		if r.Backend == "sqlite" || r.Backend == "postgres" {
-			g.Target, g.Met = fmt.Sprintf("≥ %.0f", want), yes(p.RPS >= want)
+		g := Goal{Name: "refresh req/s (best level)", Concurrency: p.Concurrency, Value: p.RPS, Unit: "req/s", Noisy: noisy(p)}
+		switch r.Backend {
+		case "sqlite":
+			g.Target, g.Met = "≥ 4000", yes(p.RPS >= 4000)
+		case "postgres":
+			g.Target, g.Met = "≥ 2000", yes(p.RPS >= 2000)
 		}
 		gs = append(gs, g)
 	}
@@ -213,12 +226,12 @@ func goals(r *Report) []Goal {
 		if p, ok := r.best("read"); ok {
 			v := p.RPS / peerReadRPS
 			gs = append(gs, Goal{Name: "read req/s ÷ peer's 1,600 (best level)", Concurrency: p.Concurrency,
-				Value: round(v, 2), Target: "≥ 10", Met: yes(v >= 10)})
+				Value: round(v, 2), Target: "≥ 10", Met: yes(v >= 10), Noisy: noisy(p)})
 		}
 		if p, ok := r.best("refresh"); ok {
 			v := p.RPS / peerRefreshRPS
 			gs = append(gs, Goal{Name: "refresh req/s ÷ peer's 400 (best level)", Concurrency: p.Concurrency,
-				Value: round(v, 2), Target: "≥ 5", Met: yes(v >= 5)})
+				Value: round(v, 2), Target: "≥ 5", Met: yes(v >= 5), Noisy: noisy(p)})
 		}
 	}
 	return gs
@@ -269,6 +282,7 @@ func printReport(w io.Writer, r *Report) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	anyNoisy := false
 	fmt.Fprintln(tw, "ratio / goal\tconc\tvalue\ttarget\tmet")
 	for _, g := range r.Goals {
 		conc, met := "", ""
@@ -277,6 +291,10 @@ func printReport(w io.Writer, r *Report) {
 		}
 		if g.Met != nil {
 			met = map[bool]string{true: "yes", false: "NO"}[*g.Met]
+		}
+		if g.Noisy {
+			met += " (noisy)"
+			anyNoisy = true
 		}
 		val := fmt.Sprintf("%.3g", g.Value)
 		if g.Value >= 1000 {
@@ -288,6 +306,9 @@ func printReport(w io.Writer, r *Report) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Name, conc, val, g.Target, met)
 	}
 	tw.Flush()
+	if anyNoisy {
+		fmt.Fprintf(w, "(noisy): a figure behind it was taken while other processes kept more than %.2f cores busy; run again on a quiet machine\n", noisyCores)
+	}
 }
 
 func fmtRate(v float64) string {
