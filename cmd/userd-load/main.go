@@ -94,6 +94,7 @@ type config struct {
 	quick        bool
 	argon        argonParams
 	timeout      time.Duration
+	quietWait    time.Duration
 }
 
 // argonParams are the argon2id parameters given to the started server and
@@ -136,6 +137,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.UintVar(&iter, "argon2-iterations", 2, "argon2id iterations")
 	fs.UintVar(&par, "argon2-parallelism", 1, "argon2id parallelism")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fs.DurationVar(&c.quietWait, "quiet-wait", 0, "on a shared machine: before each point, wait up to this long for other processes to leave the CPU idle (0: don't wait)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -190,6 +192,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{"--duration must be positive"}
 	case c.warmup < 0:
 		return nil, usageError{"--warmup must not be negative"}
+	case c.quietWait < 0:
+		return nil, usageError{"--quiet-wait must not be negative"}
 	case c.maxRequests < 1:
 		return nil, usageError{"--max-requests must be at least 1"}
 	case mem < 8 || iter < 1 || par < 1 || par > 255 || mem > 1<<22 || iter > 1<<10:

@@ -42,6 +42,7 @@ type Settings struct {
 	MaxRequests     int64       `json:"max_requests"`
 	Argon2          argonParams `json:"argon2"`
 	Quick           bool        `json:"quick"`
+	QuietWait       float64     `json:"quiet_wait_seconds,omitempty"`
 }
 
 // SeedInfo is how long the set-up took.

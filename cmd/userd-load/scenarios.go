@@ -365,16 +365,17 @@ func (t *target) fetchReadBody() ([]byte, error) {
 // measure runs one point: an unmeasured warm-up, then the measured run,
 // with the server's RSS and both processes' CPU around it.
 func measure(ctx context.Context, cfg *config, scenario, backend string, conc int, newStep func(int) step, mon *procMon) Point {
-	if cfg.warmup > 0 {
-		runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
-	}
-	mon.resetPeak()
 	// A local PostgreSQL's processes (all of them: its other clients'
 	// work counts here too).
 	dbCPU := func() map[int]time.Duration { return nil }
 	if backend == "postgres" && localDSN(cfg.dsn) {
 		dbCPU = func() map[int]time.Duration { return commandCPU("postgres") }
 	}
+	waitQuiet(ctx, cfg.quietWait, mon, dbCPU)
+	if cfg.warmup > 0 {
+		runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
+	}
+	mon.resetPeak()
 	srv0, self0, db0, all0 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
 	r := runPoint(ctx, newStep, conc, cfg.duration, cfg.maxRequests)
 	srv1, self1, db1, all1 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
@@ -410,6 +411,25 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 	return p
 }
 
+// waitQuiet waits up to limit for half a second in which other processes
+// than the loader, the server and its database use less than noisyCores.
+func waitQuiet(ctx context.Context, limit time.Duration, mon *procMon, dbCPU func() map[int]time.Duration) {
+	if limit <= 0 || machineCPU() == 0 {
+		return
+	}
+	const window = 500 * time.Millisecond
+	deadline := time.Now().Add(limit)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		srv0, self0, db0, all0 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+		time.Sleep(window)
+		srv1, self1, db1, all1 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+		other := (all1 - all0) - (srv1 - srv0) - (self1 - self0) - cpuGrowth(db0, db1)
+		if other.Seconds()/window.Seconds() < noisyCores {
+			return
+		}
+	}
+}
+
 // localDSN reports whether a PostgreSQL DSN names this machine, whose
 // postgres processes' CPU then counts as the database's, not as noise.
 func localDSN(dsn string) bool {
@@ -443,6 +463,7 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 			Scenarios: cfg.scenarios, Concurrency: cfg.concurrency,
 			DurationSeconds: cfg.duration.Seconds(), WarmupSeconds: cfg.warmup.Seconds(),
 			MaxRequests: cfg.maxRequests, Argon2: cfg.argon, Quick: cfg.quick,
+			QuietWait: cfg.quietWait.Seconds(),
 		},
 		Reference:    ref,
 		LoadAvgStart: loadAverage(),
@@ -506,7 +527,7 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 
 	for _, sc := range cfg.scenarios {
 		if cfg.reference && ref.HashesPerSec == 0 && (sc == "create" || sc == "login" || sc == "mixed") {
-			measureArgon(ctx, cfg, ref, logf)
+			measureArgon(ctx, cfg, ref, mon, logf)
 		}
 		for _, conc := range cfg.concurrency {
 			if err := ctx.Err(); err != nil {
@@ -525,7 +546,7 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 		}
 	}
 	if cfg.reference && ref.HashesPerSec == 0 {
-		measureArgon(ctx, cfg, ref, logf)
+		measureArgon(ctx, cfg, ref, mon, logf)
 	}
 	rep.ServerPeakRSSMiB = round(mon.hwmMiB(), 1)
 	rep.LoadAvgEnd = loadAverage()
@@ -536,7 +557,8 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 
 // measureArgon takes the raw argon2id hash rate while the server is idle,
 // and what the rest of the machine spent meanwhile.
-func measureArgon(ctx context.Context, cfg *config, ref *Reference, logf func(string, ...any)) {
+func measureArgon(ctx context.Context, cfg *config, ref *Reference, mon *procMon, logf func(string, ...any)) {
+	waitQuiet(ctx, cfg.quietWait, mon, func() map[int]time.Duration { return nil })
 	logf("reference: raw argon2id hash rate on %d goroutines for %v", runtime.GOMAXPROCS(0), cfg.hashDuration)
 	start, self0, all0 := time.Now(), selfCPU(), machineCPU()
 	ref.HashesPerSec, ref.HashMillis = argonRate(ctx, cfg.argon, cfg.hashDuration)
