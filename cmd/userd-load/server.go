@@ -401,6 +401,13 @@ func readRSS(pid int) (rss, hwm int64) {
 // readCPU returns the user plus system CPU time of pid. /proc reports it
 // in USER_HZ ticks, which is 100 a second on Linux.
 func readCPU(pid int) time.Duration {
+	return readCPUFields(pid, false)
+}
+
+// readCPUFields is readCPU, plus with children the CPU of the children
+// the process has reaped: for the PostgreSQL postmaster, that of backends
+// that ended (a pool that closes and opens connections forks new ones).
+func readCPUFields(pid int, children bool) time.Duration {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
@@ -415,9 +422,16 @@ func readCPU(pid int) time.Duration {
 	if len(f) < 13 {
 		return 0
 	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * (time.Second / 100)
+	ticks := int64(0)
+	fields := []int{11, 12} // utime, stime
+	if children {
+		fields = append(fields, 13, 14) // cutime, cstime
+	}
+	for _, i := range fields {
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100)
 }
 
 // machineCPU is the CPU time all processes of the machine have spent
@@ -443,7 +457,8 @@ func machineCPU() time.Duration {
 }
 
 // commandCPU returns the CPU time of every process whose command name is
-// comm (for a local PostgreSQL server: "postgres"), by pid.
+// comm (for a local PostgreSQL server: "postgres"), by pid, with the
+// children each has reaped.
 func commandCPU(comm string) map[int]time.Duration {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -461,7 +476,7 @@ func commandCPU(comm string) map[int]time.Duration {
 			continue
 		}
 		if _, rest, ok := strings.Cut(string(b), " "); ok && strings.HasPrefix(rest, want) {
-			out[pid] = readCPU(pid)
+			out[pid] = readCPUFields(pid, true)
 		}
 	}
 	return out
