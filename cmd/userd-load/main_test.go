@@ -208,10 +208,12 @@ func TestWithSearchPath(t *testing.T) {
 
 func TestCPUGrowth(t *testing.T) {
 	t.Parallel()
+	// pid 1 is the parent: it spent 1 s itself and reaped pid 2, which had
+	// spent 2 s before and 0.5 s more after the first snapshot. pid 3 was
+	// idle; pid 4 started and spent 0.5 s.
 	before := map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: time.Second}
-	after := map[int]time.Duration{1: 3 * time.Second, 3: time.Second, 4: 500 * time.Millisecond}
-	// pid 1 grew by 2 s, 2 ended (missed), 3 idle, 4 started with 0.5 s.
-	if got := cpuGrowth(before, after); got != 2500*time.Millisecond {
-		t.Errorf("cpuGrowth = %v, want 2.5s", got)
+	after := map[int]time.Duration{1: time.Second + time.Second + 2500*time.Millisecond, 3: time.Second, 4: 500 * time.Millisecond}
+	if got := cpuGrowth(before, after); got != 2*time.Second {
+		t.Errorf("cpuGrowth = %v, want 2s (1 s + 0.5 s + 0.5 s)", got)
 	}
 }

@@ -482,14 +482,21 @@ func commandCPU(comm string) map[int]time.Duration {
 	return out
 }
 
-// cpuGrowth is the CPU the processes of after spent since before: a process
-// that started meanwhile counts whole, one that ended meanwhile is missed.
+// cpuGrowth is the CPU the processes spent between the two snapshots. A
+// process that started meanwhile counts whole. One that ended meanwhile
+// comes back whole in its parent's reaped-children time, so what it had
+// spent before is taken off again.
 func cpuGrowth(before, after map[int]time.Duration) time.Duration {
 	var d time.Duration
 	for pid, t := range after {
 		d += max(0, t-before[pid])
 	}
-	return d
+	for pid, t := range before {
+		if _, ok := after[pid]; !ok {
+			d -= t
+		}
+	}
+	return max(0, d)
 }
 
 // selfCPU is the loader's own user plus system CPU time.
