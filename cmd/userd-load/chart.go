@@ -63,8 +63,12 @@ func chartSVG(r *Report) string {
 	text(&b, 20, 26, "start", 16, "bold", fmt.Sprintf("userd load test — %s", r.Backend))
 	text(&b, 20, 46, "start", 12, "", fmt.Sprintf("%d cores (%s) · %s %s/%s · userd %s · %s",
 		m.Cores, m.CPUModel, m.GoVersion, m.GOOS, m.GOARCH, commit, r.StartedAt.Format(time.RFC3339)))
-	text(&b, 20, 63, "start", 12, "", fmt.Sprintf("%v per point after %v warm-up · closed-loop workers, loader on the same cores · %d users seeded · load average %.1f before the run",
-		seconds(r.Settings.DurationSeconds), seconds(r.Settings.WarmupSeconds), r.Settings.Users, r.LoadAvgStart))
+	points := len(r.Results)
+	if r.Reference != nil {
+		points += len(r.Reference.Bare)
+	}
+	text(&b, 20, 63, "start", 12, "", fmt.Sprintf("%v per point after %v warm-up · closed-loop workers, loader on the same cores · %d users seeded · %d of %d points taken while other processes used > %.2f cores",
+		seconds(r.Settings.DurationSeconds), seconds(r.Settings.WarmupSeconds), r.Settings.Users, r.noisyPoints(), points, noisyCores))
 
 	levels := slices.Clone(r.Settings.Concurrency)
 	slices.Sort(levels)

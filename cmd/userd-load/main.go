@@ -15,11 +15,17 @@
 //	go run ./cmd/userd-load --db postgres --dsn 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./cmd/userd-load --scenarios read,login --concurrency 16 --duration 10s
 //	go run ./cmd/userd-load --target http://127.0.0.1:8080 --admin-email E --admin-password P
+//	go run ./cmd/userd-load --render bench/results/latest-sqlite.json   # table and chart again
 //
 // The load is closed-loop: each worker sends its next request when the
 // previous one has been answered, so req/s is what the server sustains at
 // that many requests in flight. The loader shares the machine's cores with
 // the server, as the goals of the performance issue assume.
+//
+// Each point also records the CPU (in cores) of the server, of a local
+// PostgreSQL, of the loader, and of everything else on the machine: a
+// point where other processes were busy is flagged as noisy, and
+// --quiet-wait makes each point wait for a quiet machine first.
 package main
 
 import (
@@ -95,6 +101,7 @@ type config struct {
 	argon        argonParams
 	timeout      time.Duration
 	quietWait    time.Duration
+	render       string
 }
 
 // argonParams are the argon2id parameters given to the started server and
@@ -137,6 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.UintVar(&iter, "argon2-iterations", 2, "argon2id iterations")
 	fs.UintVar(&par, "argon2-parallelism", 1, "argon2id parallelism")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fs.StringVar(&c.render, "render", "", "print the table of a results JSON file and redraw its SVG beside it, then exit (nothing is measured)")
 	fs.DurationVar(&c.quietWait, "quiet-wait", 0, "on a shared machine: before each point, wait up to this long for other processes to leave the CPU idle (0: don't wait)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -149,6 +157,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.render != "" {
+		if len(set) > 1 {
+			return nil, usageError{"--render takes no other flags"}
+		}
+		return c, nil
+	}
 	if c.quick {
 		if !set["concurrency"] {
 			conc = "1,4"
@@ -268,6 +282,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Repor
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.render != "" {
+		return renderFile(cfg.render, stdout)
 	}
 	began := time.Now()
 	logf := func(format string, a ...any) {

@@ -95,6 +95,15 @@ func TestQuickRun(t *testing.T) {
 		}
 	}
 
+	// --render redraws the chart of a results file and prints its table.
+	var rendered bytes.Buffer
+	if _, err := run(ctx, []string{"--render", filepath.Join(out, "latest-sqlite.json")}, &rendered, io.Discard); err != nil {
+		t.Fatalf("--render: %v", err)
+	}
+	if !strings.Contains(rendered.String(), "refresh") {
+		t.Errorf("--render printed no table:\n%s", rendered.String())
+	}
+
 	// The SVG: well-formed XML with an <svg> root and a line per series.
 	for _, name := range []string{strings.TrimSuffix(stamped[0], ".json") + ".svg", filepath.Join(out, "latest-sqlite.svg")} {
 		f, err := os.Open(name)

@@ -374,6 +374,27 @@ func writeResults(dir, stamp string, r *Report) ([]string, error) {
 	return files, nil
 }
 
+// renderFile prints the table of a results file and redraws its chart
+// (the .svg beside it), for a file written by an earlier run.
+func renderFile(path string, stdout io.Writer) ([]*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	r.Goals = goals(&r)
+	svg := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
+	if err := os.WriteFile(svg, []byte(chartSVG(&r)), 0o644); err != nil {
+		return nil, err
+	}
+	printReport(stdout, &r)
+	fmt.Fprintf(stdout, "\nwritten: %s\n", svg)
+	return []*Report{&r}, nil
+}
+
 // sanitize keeps a backend label usable as part of a file name.
 func sanitize(s string) string {
 	return strings.Map(func(r rune) rune {
