@@ -196,7 +196,7 @@ var fields = []field{
 		get: func(c *Config) string { return redactDSN(c.DBDSN) },
 	},
 	intField("DB_MAX_OPEN_CONNS", "20", 0, func(c *Config) *int { return &c.DBMaxOpenConns }),
-	intField("DB_MAX_IDLE_CONNS", "10", 0, func(c *Config) *int { return &c.DBMaxIdleConns }),
+	intField("DB_MAX_IDLE_CONNS", "20", 0, func(c *Config) *int { return &c.DBMaxIdleConns }),
 	durationField("DB_CONN_MAX_LIFETIME", "30m", 0, func(c *Config) *time.Duration { return &c.DBConnMaxLifetime }),
 	boolField("DB_AUTO_MIGRATE", "true", func(c *Config) *bool { return &c.DBAutoMigrate }),
 

@@ -47,7 +47,7 @@ func TestDefaults(t *testing.T) {
 		DBDriver:           DriverSQLite,
 		DBDSN:              "userd.db",
 		DBMaxOpenConns:     20,
-		DBMaxIdleConns:     10,
+		DBMaxIdleConns:     20,
 		DBConnMaxLifetime:  30 * time.Minute,
 		DBAutoMigrate:      true,
 		BootstrapAdminName: "Administrator",
