@@ -17,6 +17,7 @@ import (
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/logbuf"
 )
 
 // auditEnv is an env whose services report their events to an in-memory
@@ -27,25 +28,7 @@ type auditEnv struct {
 	metrics *memory.SecurityMetrics
 	events  *application.Events
 	svc     *application.AuditService
-	logs    *syncWriter
-}
-
-// syncWriter collects log output from concurrent writers.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
+	logs    *logbuf.Buffer
 }
 
 func newAuditEnv(t *testing.T, audit ports.AuditLog) *auditEnv {
@@ -56,7 +39,7 @@ func newAuditEnv(t *testing.T, audit ports.AuditLog) *auditEnv {
 	if audit == nil {
 		audit = mem
 	}
-	logs := &syncWriter{}
+	logs := &logbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	counters := memory.NewSecurityMetrics()
 	events := application.NewEvents(audit, counters, clk, log)

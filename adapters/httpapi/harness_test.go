@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/logbuf"
 )
 
 // Credentials used across the tests. None is on the common-password list.
@@ -31,24 +31,6 @@ const (
 	adminPassword = "admin-Passphrase-42"
 	custPassword  = "customer-Passphrase-7"
 )
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 type serverConfig struct {
 	users      application.UserServiceConfig
@@ -109,7 +91,7 @@ type testServer struct {
 	clock   *clock.Manual
 	users   *application.UserService
 	auth    *application.AuthService
-	logs    *syncBuffer
+	logs    *logbuf.Buffer
 	// store is the memory store behind the services, for tests that set
 	// up or inspect records directly.
 	store *memory.Store
@@ -125,7 +107,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	ctx := context.Background()
 	clock := clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 
 	store := memory.NewStore()

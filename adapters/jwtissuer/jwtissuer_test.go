@@ -23,6 +23,7 @@ import (
 	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/logbuf"
 )
 
 // Tests are named after the attack they defend against (TestAttack_…) or the
@@ -1021,24 +1022,6 @@ func TestRule_key_added_by_another_node_is_found_on_a_miss(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger in another goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // eventually polls cond for up to two seconds.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -1087,7 +1070,7 @@ func newRunningIssuer(t *testing.T, store ports.KeyStore, clk ports.Clock, log *
 func TestRule_periodic_reload_picks_up_a_key_from_another_issuer(t *testing.T) {
 	t.Parallel()
 	store, clk := newFakeKeyStore(), clock.NewManual(t0)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	iss := newRunningIssuer(t, store, clk, slog.New(slog.NewTextHandler(&logs, nil)))
 
 	clk.Advance(time.Second)
@@ -1110,7 +1093,7 @@ func TestRule_periodic_reload_picks_up_a_key_from_another_issuer(t *testing.T) {
 func TestRule_failed_periodic_reload_is_logged_and_keeps_the_keys(t *testing.T) {
 	t.Parallel()
 	store, clk := newFakeKeyStore(), clock.NewManual(t0)
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	iss := newRunningIssuer(t, store, clk, slog.New(slog.NewTextHandler(&logs, nil)))
 	before := iss.snapshot()
 

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/config"
+	"github.com/userd/userd/test/logbuf"
 )
 
 func testConfig(t *testing.T, env map[string]string) config.Config {
@@ -398,7 +398,7 @@ func TestServer_signs_with_each_jwt_algorithm(t *testing.T) {
 // for /readyz can log in at once (found by test/faults).
 func TestServer_bootstrap_admin_before_listening(t *testing.T) {
 	addr := freeAddr(t)
-	var logs syncWriter
+	var logs logbuf.Buffer
 	cfg := testConfig(t, map[string]string{
 		"USERD_DB_DRIVER": "memory", "USERD_HTTP_ADDR": addr,
 		"USERD_BOOTSTRAP_ADMIN_EMAIL": "root@example.com", "USERD_BOOTSTRAP_ADMIN_PASSWORD": "a very long secret",
@@ -410,21 +410,4 @@ func TestServer_bootstrap_admin_before_listening(t *testing.T) {
 	if created < 0 || listening < 0 || created > listening {
 		t.Fatalf("bootstrap admin created at %d, listening at %d, want created first:\n%s", created, listening, out)
 	}
-}
-
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }

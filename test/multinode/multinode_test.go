@@ -26,6 +26,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/userd/userd/test/logbuf"
 )
 
 const (
@@ -85,25 +87,7 @@ type cluster struct {
 	urls   []string
 	procs  []*exec.Cmd
 	exited []chan error
-	logs   []*syncBuffer
-}
-
-// syncBuffer collects a node's output while the test may read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs   []*logbuf.Buffer
 }
 
 // newCluster makes a private schema and starts the nodes at the same moment,
@@ -131,7 +115,7 @@ func newCluster(t *testing.T) *cluster {
 
 	c := &cluster{t: t, db: scoped}
 	for _, addr := range freeAddrs(t, nodeCount) {
-		logs := &syncBuffer{}
+		logs := &logbuf.Buffer{}
 		cmd := exec.Command(binary, "serve")
 		cmd.Env = append(os.Environ(),
 			"USERD_DB_DRIVER=postgres",
