@@ -20,10 +20,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/userd/userd/test/userdbin"
 )
 
 var (
@@ -54,11 +54,8 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, "userd")
-		build := exec.Command("go", "build", "-o", binary, "github.com/userd/userd/cmd/userd")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build userd:", err)
+		if binary, err = userdbin.Build(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		if logDir, err = os.MkdirTemp("", "userd-faults-logs-"); err != nil {

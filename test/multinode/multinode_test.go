@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +27,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/userd/userd/test/logbuf"
+	"github.com/userd/userd/test/userdbin"
 )
 
 const (
@@ -54,11 +54,8 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, "userd")
-		build := exec.Command("go", "build", "-o", binary, "github.com/userd/userd/cmd/userd")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build userd:", err)
+		if binary, err = userdbin.Build(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 		return m.Run()

@@ -1,0 +1,22 @@
+// Package userdbin builds the real userd binary for the suites that start
+// it as a separate process (test/multinode, test/faults).
+package userdbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Build compiles cmd/userd into dir and returns the binary's path. The
+// compiler's output goes to stderr, where a failing build explains itself.
+func Build(dir string) (string, error) {
+	bin := filepath.Join(dir, "userd")
+	build := exec.Command("go", "build", "-o", bin, "github.com/userd/userd/cmd/userd")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("build userd: %w", err)
+	}
+	return bin, nil
+}
