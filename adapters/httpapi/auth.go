@@ -69,7 +69,7 @@ func (h *handler) refreshToken(c *gin.Context) (string, bool) {
 }
 
 // writeTokens sends a token response. Tokens must stay out of every cache
-// (RFC 6749, section 5.1): apiHeaders sets no-store, Pragma covers
+// (RFC 6749, section 5.1): requestID sets no-store already, Pragma covers
 // HTTP/1.0 caches.
 func (h *handler) writeTokens(c *gin.Context, pair application.TokenPair) {
 	c.Set(userIDKey, pair.User.ID.String())

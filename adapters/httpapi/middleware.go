@@ -70,9 +70,10 @@ func (h *handler) requestID(c *gin.Context) {
 	hdr := c.Writer.Header()
 	hdr.Set("X-Request-Id", id)
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	if p := c.Request.URL.Path; strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/auth/") {
+	if isAPIPath(c.Request.URL.Path) {
 		// Set here, not in the route groups, so that 404 and 405 answers
-		// under these prefixes are not cacheable either.
+		// under these prefixes are not cacheable either: they all may carry
+		// personal data or tokens.
 		hdr.Set("Cache-Control", "no-store")
 	}
 	meta := domain.RequestMeta{RequestID: id}
@@ -144,10 +145,8 @@ func (h *handler) recoverPanic(c *gin.Context) {
 // apiHeaders enforces the header rules of the contract on /api/* and /auth/*
 // routes: an Accept that excludes JSON is a 406, a POST or PUT body that is
 // not JSON a 415, a declared length over the limit a 413. It also caps the
-// body for the JSON decoder and keeps every answer out of caches: they carry
-// personal data or tokens.
+// body for the JSON decoder. (Cache-Control: no-store is set by requestID.)
 func (h *handler) apiHeaders(c *gin.Context) {
-	c.Header("Cache-Control", "no-store")
 	if !acceptsJSON(c.Request.Header.Values("Accept")) {
 		h.writeProblem(c, problem{Status: http.StatusNotAcceptable, Code: "not_acceptable",
 			Detail: "this resource is only available as application/json"})

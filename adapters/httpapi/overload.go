@@ -36,8 +36,7 @@ func newAdmission(n int) *admission {
 // Health, readiness and metrics are exempt: an overloaded node must still
 // say so to its orchestrator.
 func (h *handler) admit(c *gin.Context) {
-	p := c.Request.URL.Path
-	if !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/auth/") {
+	if !isAPIPath(c.Request.URL.Path) {
 		c.Next()
 		return
 	}
@@ -67,9 +66,7 @@ func (h *handler) admit(c *gin.Context) {
 // read error, and an over-long body still trips the limit in apiHeaders.
 func (h *handler) bufferBody(c *gin.Context) {
 	r := c.Request
-	p := r.URL.Path
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > h.maxBody ||
-		(!strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/auth/")) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > h.maxBody || !isAPIPath(r.URL.Path) {
 		c.Next()
 		return
 	}
@@ -86,3 +83,9 @@ func (h *handler) bufferBody(c *gin.Context) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// isAPIPath reports whether p is under /api/ or /auth/, the prefixes whose
+// answers follow the API's header rules, admission control and caching.
+func isAPIPath(p string) bool {
+	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/auth/")
+}
