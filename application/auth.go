@@ -265,21 +265,13 @@ func (s *AuthService) rehash(ctx context.Context, user domain.User, password str
 	})
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "password rehash skipped", slog.String("user_id", user.ID.String()),
-			slog.String("reason", errorReason(err)))
+			slog.String("reason", err.Error()))
 		return user
 	}
 	return updated
 }
 
 var errRehashRaced = errors.New("password changed during rehash")
-
-// errorReason is a log-safe description of an error from our own code.
-func errorReason(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
 
 // openSession starts a refresh-token family for the user and returns the
 // first token pair.
