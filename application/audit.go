@@ -22,21 +22,18 @@ func NewAuditService(users ports.UserRepository, audit ports.AuditLog, events *E
 	return &AuditService{users: users, audit: audit, events: events}
 }
 
-// AuditListInput selects a page of the audit trail. Limit 0 means the default.
+// AuditListInput selects a page of the audit trail, as the client wrote
+// it: Limit and After as in domain.ParsePage.
 type AuditListInput struct {
+	Limit string
 	After string
-	Limit int
 }
 
-// AuditPage is one page of the audit trail; Next is the cursor of the
-// following page, empty on the last one.
-type AuditPage struct {
-	Events []domain.AuditEvent
-	Next   domain.AuditID
-}
+// AuditPage is one page of the audit trail.
+type AuditPage = domain.Paged[domain.AuditEvent, domain.AuditID]
 
 // List returns a page of the audit trail, oldest first, to admins only.
-// Like the user list, a malformed parameter is reported before a missing
+// Like the user list, a malformed page is reported before a missing
 // right: it is about the form of the request.
 func (s *AuditService) List(ctx context.Context, actor *domain.Principal, in AuditListInput) (AuditPage, error) {
 	if actor == nil {
@@ -45,36 +42,18 @@ func (s *AuditService) List(ctx context.Context, actor *domain.Principal, in Aud
 	if _, err := confirmActor(ctx, s.users, actor); err != nil {
 		return AuditPage{}, err
 	}
-	q := ports.AuditQuery{Limit: in.Limit}
-	if q.Limit == 0 {
-		q.Limit = DefaultListLimit
-	}
-	if q.Limit < 1 || q.Limit > MaxListLimit {
-		return AuditPage{}, &domain.ParameterError{Name: "limit", Reason: "must be between 1 and 200"}
-	}
-	if in.After != "" {
-		after, err := domain.ParseAuditID(in.After)
-		if err != nil {
-			return AuditPage{}, &domain.ParameterError{Name: "after", Reason: "must be an audit event id"}
-		}
-		q.After = after
+	page, err := domain.ParsePage(in.Limit, in.After, "an audit event id", domain.ParseAuditID)
+	if err != nil {
+		return AuditPage{}, err
 	}
 	if !actor.IsAdmin() {
 		return AuditPage{}, domain.ErrForbidden
 	}
-	limit := q.Limit
-	// One row more than asked tells whether a next page exists.
-	q.Limit++
-	events, err := s.audit.List(ctx, q)
+	events, err := s.audit.List(ctx, page.Probe())
 	if err != nil {
 		return AuditPage{}, fmt.Errorf("list audit events: %w", err)
 	}
-	page := AuditPage{Events: events}
-	if len(events) > limit {
-		page.Events = events[:limit]
-		page.Next = page.Events[limit-1].ID
-	}
-	return page, nil
+	return domain.Cut(page, events, func(e domain.AuditEvent) domain.AuditID { return e.ID }), nil
 }
 
 // KeyRotated records that an operator added the access-token signing key

@@ -427,9 +427,6 @@ func (s *AuthService) Authenticate(ctx context.Context, bearer string) (*domain.
 	return &p, nil
 }
 
-// JWKS returns the public keys that verify access tokens, as a JWK Set.
-func (s *AuthService) JWKS() []byte { return s.issuer.JWKSJSON() }
-
 // successorOf derives the token that replaces token when it is rotated:
 // HMAC-SHA256 under the server key, shaped as a version 4 UUID.
 func (s *AuthService) successorOf(token string) string {

@@ -64,7 +64,7 @@ func newAuditEnv(t *testing.T, audit ports.AuditLog) *auditEnv {
 // trail returns every recorded event, oldest first.
 func (e *auditEnv) trail(t *testing.T) []domain.AuditEvent {
 	t.Helper()
-	events, err := e.audit.List(ctx, ports.AuditQuery{Limit: 1000})
+	events, err := e.audit.List(ctx, domain.Page[domain.AuditID]{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func (f *failingAuditLog) Record(ctx context.Context, _ domain.AuditEvent) error
 	return fmt.Errorf("record audit event: %w", domain.ErrUnavailable)
 }
 
-func (f *failingAuditLog) List(context.Context, ports.AuditQuery) ([]domain.AuditEvent, error) {
+func (f *failingAuditLog) List(context.Context, domain.Page[domain.AuditID]) ([]domain.AuditEvent, error) {
 	return nil, domain.ErrUnavailable
 }
 
@@ -452,20 +452,20 @@ func TestAuditService_List(t *testing.T) {
 	wantErr(t, err, domain.ErrForbidden)
 	_, err = e.svc.List(ctx, &domain.Principal{UserID: domain.NewUserID(e.clock.Now()), Profiles: domain.Profiles{domain.ProfileAdmin}}, application.AuditListInput{})
 	wantErr(t, err, domain.ErrInvalidToken)
-	for _, in := range []application.AuditListInput{{Limit: -1}, {Limit: 201}, {After: "nope"}, {After: strings.Repeat("0", 24)}} {
+	for _, in := range []application.AuditListInput{{Limit: "-1"}, {Limit: "201"}, {Limit: "ten"}, {After: "nope"}, {After: strings.Repeat("0", 24)}} {
 		_, err := e.svc.List(ctx, customer, in)
-		var perr *domain.ParameterError
+		var perr *domain.PageError
 		if !errors.As(err, &perr) {
-			t.Errorf("List(%+v) error = %v, want a parameter error (before the 403)", in, err)
+			t.Errorf("List(%+v) error = %v, want a page error (before the 403)", in, err)
 		}
 	}
 
 	var all []domain.AuditEvent
-	in := application.AuditListInput{Limit: 2}
+	in := application.AuditListInput{Limit: "2"}
 	for pages := 1; ; pages++ {
 		page, err := e.svc.List(ctx, admin, in)
 		wantErr(t, err, nil)
-		all = append(all, page.Events...)
+		all = append(all, page.Items...)
 		if page.Next == "" {
 			if pages != 3 {
 				t.Errorf("%d pages, want 3", pages)
@@ -479,8 +479,8 @@ func TestAuditService_List(t *testing.T) {
 	}
 	page, err := e.svc.List(ctx, admin, application.AuditListInput{})
 	wantErr(t, err, nil)
-	if len(page.Events) != 5 || page.Next != "" {
-		t.Errorf("default page: %d events, next %q", len(page.Events), page.Next)
+	if len(page.Items) != 5 || page.Next != "" {
+		t.Errorf("default page: %d events, next %q", len(page.Items), page.Next)
 	}
 }
 
@@ -494,7 +494,7 @@ func TestEvents_ids_increase_within_one_instant(t *testing.T) {
 	for i := range 50 {
 		wantErr(t, svc.KeyRotated(ctx, fmt.Sprintf("kid-%02d", i), "EdDSA"), nil)
 	}
-	got, err := audit.List(ctx, ports.AuditQuery{Limit: 100})
+	got, err := audit.List(ctx, domain.Page[domain.AuditID]{Limit: 100})
 	wantErr(t, err, nil)
 	for i, ev := range got {
 		if want := fmt.Sprintf("kid=kid-%02d algorithm=EdDSA origin=operator", i); ev.Detail != want {

@@ -38,7 +38,7 @@ func newImportService(users ports.UserRepository, e *env) *application.ImportSer
 
 func storedCount(t *testing.T, e *env) int {
 	t.Helper()
-	got, err := e.store.Users().List(ctx, ports.UserListQuery{Limit: 100_000})
+	got, err := e.store.Users().List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 100_000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestImportUsers_records_audit_events(t *testing.T) {
 	recs[4].Profiles = []string{"ROLE_ADMIN"}
 	_, err := svc.ImportUsers(ctx, recs, application.ImportOptions{SkipInvalid: true, BatchSize: 2})
 	wantErr(t, err, nil)
-	got, err := audit.List(ctx, ports.AuditQuery{Limit: 100})
+	got, err := audit.List(ctx, domain.Page[domain.AuditID]{Limit: 100})
 	wantErr(t, err, nil)
 	if len(got) != 4 {
 		t.Fatalf("%d events, want 4 (one per stored user)", len(got))

@@ -11,12 +11,6 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// List page limits of the contract.
-const (
-	DefaultListLimit = 50
-	MaxListLimit     = 200
-)
-
 // UserServiceConfig holds the switches that shape the user use cases.
 type UserServiceConfig struct {
 	// OpenRegistration lets anonymous callers create ROLE_CUSTOMER accounts.
@@ -262,19 +256,16 @@ func (s *UserService) Me(ctx context.Context, actor *domain.Principal) (domain.U
 	return s.confirmActor(ctx, actor)
 }
 
-// ListInput selects a page of users. Limit 0 means the default.
+// ListInput selects a page of users, as the client wrote it: Limit and
+// After as in domain.ParsePage, Email an exact filter (normalised here).
 type ListInput struct {
+	Limit string
 	After string
 	Email string
-	Limit int
 }
 
-// UserPage is one page of a list; Next is the cursor of the following page,
-// empty on the last one.
-type UserPage struct {
-	Users []domain.User
-	Next  domain.UserID
-}
+// UserPage is one page of the user list.
+type UserPage = domain.Paged[domain.User, domain.UserID]
 
 // List returns a page of users ordered by id, to admins only.
 func (s *UserService) List(ctx context.Context, actor *domain.Principal, in ListInput) (UserPage, error) {
@@ -284,39 +275,22 @@ func (s *UserService) List(ctx context.Context, actor *domain.Principal, in List
 	if _, err := s.confirmActor(ctx, actor); err != nil {
 		return UserPage{}, err
 	}
-	q := ports.UserListQuery{Limit: in.Limit}
-	if q.Limit == 0 {
-		q.Limit = DefaultListLimit
+	page, err := domain.ParsePage(in.Limit, in.After, "a user id", domain.ParseUserID)
+	if err != nil {
+		return UserPage{}, err
 	}
-	if q.Limit < 1 || q.Limit > MaxListLimit {
-		return UserPage{}, &domain.ParameterError{Name: "limit", Reason: "must be between 1 and 200"}
-	}
-	if in.After != "" {
-		after, err := domain.ParseUserID(in.After)
-		if err != nil {
-			return UserPage{}, &domain.ParameterError{Name: "after", Reason: "must be a user id"}
-		}
-		q.After = after
-	}
+	q := ports.UserListQuery{Page: page.Probe()}
 	if in.Email != "" {
 		q.Email = domain.NormalizeEmail(in.Email)
 	}
 	if !actor.IsAdmin() {
 		return UserPage{}, domain.ErrForbidden
 	}
-	limit := q.Limit
-	// One row more than asked tells whether a next page exists without a COUNT.
-	q.Limit++
 	users, err := s.users.List(ctx, q)
 	if err != nil {
 		return UserPage{}, fmt.Errorf("list users: %w", err)
 	}
-	page := UserPage{Users: users}
-	if len(users) > limit {
-		page.Users = users[:limit]
-		page.Next = page.Users[limit-1].ID
-	}
-	return page, nil
+	return domain.Cut(page, users, func(u domain.User) domain.UserID { return u.ID }), nil
 }
 
 // UpdateInput is a PUT body: nil fields are absent and kept.

@@ -199,9 +199,9 @@ func TestList(t *testing.T) {
 		var seen []domain.UserID
 		after := ""
 		for range 10 {
-			page, err := e.users.List(ctx, adminP, application.ListInput{Limit: 3, After: after})
+			page, err := e.users.List(ctx, adminP, application.ListInput{Limit: "3", After: after})
 			wantErr(t, err, nil)
-			for _, u := range page.Users {
+			for _, u := range page.Items {
 				seen = append(seen, u.ID)
 			}
 			if page.Next == "" {
@@ -220,23 +220,23 @@ func TestList(t *testing.T) {
 	})
 	t.Run("exact_page_has_no_next", func(t *testing.T) {
 		t.Parallel()
-		page, err := e.users.List(ctx, adminP, application.ListInput{Limit: 7})
+		page, err := e.users.List(ctx, adminP, application.ListInput{Limit: "7"})
 		wantErr(t, err, nil)
-		if len(page.Users) != 7 || page.Next != "" {
-			t.Fatalf("got %d users, next %q", len(page.Users), page.Next)
+		if len(page.Items) != 7 || page.Next != "" {
+			t.Fatalf("got %d users, next %q", len(page.Items), page.Next)
 		}
 	})
 	t.Run("email_filter_is_normalised_and_exact", func(t *testing.T) {
 		t.Parallel()
 		page, err := e.users.List(ctx, adminP, application.ListInput{Email: " U3@EXAMPLE.com"})
 		wantErr(t, err, nil)
-		if len(page.Users) != 1 || page.Users[0].Email != "u3@example.com" {
-			t.Fatalf("got %+v", page.Users)
+		if len(page.Items) != 1 || page.Items[0].Email != "u3@example.com" {
+			t.Fatalf("got %+v", page.Items)
 		}
 		page, err = e.users.List(ctx, adminP, application.ListInput{Email: "u%@example.com"})
 		wantErr(t, err, nil)
-		if len(page.Users) != 0 {
-			t.Fatalf("wildcard matched %d users", len(page.Users))
+		if len(page.Items) != 0 {
+			t.Fatalf("wildcard matched %d users", len(page.Items))
 		}
 	})
 	t.Run("customer_is_forbidden", func(t *testing.T) {
@@ -253,17 +253,18 @@ func TestList(t *testing.T) {
 		name string
 		in   application.ListInput
 	}{
-		{name: "limit_too_big", in: application.ListInput{Limit: 201}},
-		{name: "limit_negative", in: application.ListInput{Limit: -1}},
+		{name: "limit_too_big", in: application.ListInput{Limit: "201"}},
+		{name: "limit_negative", in: application.ListInput{Limit: "-1"}},
+		{name: "limit_not_a_number", in: application.ListInput{Limit: "ten"}},
 		{name: "bad_after", in: application.ListInput{After: "zz"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			// The shape check answers before authorization, even for a customer.
 			_, err := e.users.List(ctx, custP, tc.in)
-			var perr *domain.ParameterError
+			var perr *domain.PageError
 			if !errors.As(err, &perr) {
-				t.Fatalf("error = %v, want a parameter error", err)
+				t.Fatalf("error = %v, want a page error", err)
 			}
 		})
 	}

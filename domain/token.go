@@ -48,21 +48,3 @@ type RefreshToken struct {
 	UsedAt        *time.Time
 	SuccessorHash string
 }
-
-// SigningKey is server-held key material shared by every node through the
-// store: JWT signing keys, and the HMAC key that derives refresh-token
-// successors.
-type SigningKey struct {
-	ID        string
-	Purpose   string
-	Algorithm string
-	// Secret is the private key (PKCS#8 DER) or symmetric key bytes.
-	Secret    []byte
-	CreatedAt time.Time
-}
-
-// Key purposes.
-const (
-	KeyPurposeAccessToken = "access-token"
-	KeyPurposeRefreshHMAC = "refresh-hmac"
-)

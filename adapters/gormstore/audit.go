@@ -65,13 +65,13 @@ func (l *AuditLog) Record(ctx context.Context, e domain.AuditEvent) error {
 
 // List implements ports.AuditLog: a keyset page over the primary key. A
 // Limit below 1 is taken as 1.
-func (l *AuditLog) List(ctx context.Context, q ports.AuditQuery) ([]domain.AuditEvent, error) {
+func (l *AuditLog) List(ctx context.Context, page domain.Page[domain.AuditID]) ([]domain.AuditEvent, error) {
 	tx := l.db.read.WithContext(ctx).Model(&auditEventRow{})
-	if q.After != "" {
-		tx = tx.Where("id > ?", string(q.After))
+	if page.After != "" {
+		tx = tx.Where("id > ?", string(page.After))
 	}
 	var rows []auditEventRow
-	if err := tx.Order("id").Limit(max(q.Limit, 1)).Find(&rows).Error; err != nil {
+	if err := tx.Order("id").Limit(max(page.Limit, 1)).Find(&rows).Error; err != nil {
 		return nil, storeError("list audit events", err)
 	}
 	out := make([]domain.AuditEvent, len(rows))

@@ -41,7 +41,7 @@ func BenchmarkUserRepository(b *testing.B) {
 			})
 			b.Run("list_50", func(b *testing.B) {
 				for b.Loop() {
-					if _, err := repo.List(ctx, ports.UserListQuery{Limit: 51}); err != nil {
+					if _, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 51}}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -94,7 +94,7 @@ func BenchmarkListPages(b *testing.B) {
 					batch = batch[:0]
 				}
 			}
-			all, err := repo.List(ctx, ports.UserListQuery{Limit: 1})
+			all, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 1}})
 			if err != nil || len(all) != 1 {
 				b.Fatal(err)
 			}
@@ -102,14 +102,14 @@ func BenchmarkListPages(b *testing.B) {
 			last := domain.NewUserID(base.Add(time.Duration(n-51) * time.Second))
 			b.Run("first_page", func(b *testing.B) {
 				for b.Loop() {
-					if _, err := repo.List(ctx, ports.UserListQuery{Limit: 51}); err != nil {
+					if _, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 51}}); err != nil {
 						b.Fatal(err)
 					}
 				}
 			})
 			b.Run("last_page", func(b *testing.B) {
 				for b.Loop() {
-					page, err := repo.List(ctx, ports.UserListQuery{Limit: 51, After: last})
+					page, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 51, After: last}})
 					if err != nil || len(page) == 0 {
 						b.Fatalf("last page: %d rows, %v", len(page), err)
 					}

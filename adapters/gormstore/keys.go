@@ -20,9 +20,9 @@ var _ ports.KeyStore = (*KeyStore)(nil)
 func NewKeyStore(db *DB) *KeyStore { return &KeyStore{db: db} }
 
 // Keys implements ports.KeyStore.
-func (s *KeyStore) Keys(ctx context.Context, purpose string) ([]domain.SigningKey, error) {
+func (s *KeyStore) Keys(ctx context.Context, purpose domain.KeyPurpose) ([]domain.SigningKey, error) {
 	var rows []keyRow
-	err := s.db.read.WithContext(ctx).Where("purpose = ?", purpose).Order("created_at, id").Find(&rows).Error
+	err := s.db.read.WithContext(ctx).Where("purpose = ?", string(purpose)).Order("created_at, id").Find(&rows).Error
 	if err != nil {
 		return nil, storeError("keys", err)
 	}

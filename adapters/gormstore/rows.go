@@ -186,7 +186,7 @@ func toDomainLoginAttempts(r loginAttemptRow) domain.LoginAttempts {
 func fromDomainKey(k domain.SigningKey) keyRow {
 	return keyRow{
 		ID:            k.ID,
-		Purpose:       k.Purpose,
+		Purpose:       string(k.Purpose),
 		Algorithm:     k.Algorithm,
 		Secret:        k.Secret,
 		CreatedMicros: toMicros(k.CreatedAt),
@@ -196,7 +196,7 @@ func fromDomainKey(k domain.SigningKey) keyRow {
 func toDomainKey(r keyRow) domain.SigningKey {
 	return domain.SigningKey{
 		ID:        r.ID,
-		Purpose:   r.Purpose,
+		Purpose:   domain.KeyPurpose(r.Purpose),
 		Algorithm: r.Algorithm,
 		Secret:    r.Secret,
 		CreatedAt: fromMicros(r.CreatedMicros),

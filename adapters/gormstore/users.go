@@ -127,14 +127,14 @@ func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domai
 // List implements ports.UserRepository. A Limit below 1 is taken as 1.
 func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
 	tx := r.db.read.WithContext(ctx).Model(&userRow{})
-	if q.After != "" {
-		tx = tx.Where("id > ?", string(q.After))
+	if q.Page.After != "" {
+		tx = tx.Where("id > ?", string(q.Page.After))
 	}
 	if q.Email != "" {
 		tx = tx.Where("email = ?", string(q.Email))
 	}
 	var rows []userRow
-	if err := tx.Order("id").Limit(max(q.Limit, 1)).Find(&rows).Error; err != nil {
+	if err := tx.Order("id").Limit(max(q.Page.Limit, 1)).Find(&rows).Error; err != nil {
 		return nil, storeError("list users", err)
 	}
 	out := make([]domain.User, len(rows))

@@ -43,19 +43,16 @@ func toAuditEventResponses(events []domain.AuditEvent) []auditEventResponse {
 // listAudit answers GET /api/audit: a page of security events, oldest
 // first, paged like GET /api/users.
 func (h *handler) listAudit(c *gin.Context) {
-	limit, ok := h.pageLimit(c)
-	if !ok {
-		return
-	}
-	page, err := h.audit.List(c.Request.Context(), principal(c), application.AuditListInput{Limit: limit, After: c.Query("after")})
+	in := application.AuditListInput{Limit: c.Query("limit"), After: c.Query("after")}
+	page, err := h.audit.List(c.Request.Context(), principal(c), in)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	if page.Next != "" {
-		c.Header("Link", `</api/audit?limit=`+strconv.Itoa(limit)+`&after=`+page.Next.String()+`>; rel="next"`)
+		c.Header("Link", `</api/audit?limit=`+strconv.Itoa(page.Page.Limit)+`&after=`+page.Next.String()+`>; rel="next"`)
 	}
-	h.writeJSON(c, http.StatusOK, toAuditEventResponses(page.Events))
+	h.writeJSON(c, http.StatusOK, toAuditEventResponses(page.Items))
 }
 
 // serveMetrics serves the metrics exposition; it must never be cached.

@@ -356,7 +356,7 @@ func TestJWKS(t *testing.T) {
 	if len(set.Keys) == 0 || set.Keys[0]["kty"] != "OKP" || set.Keys[0]["kid"] == "" || set.Keys[0]["d"] != "" {
 		t.Errorf("keys = %v", set.Keys)
 	}
-	if !bytes.Equal(res.Body, s.auth.JWKS()) {
-		t.Errorf("body is not auth.JWKS()")
+	if !bytes.Equal(res.Body, s.issuer.JWKSJSON()) {
+		t.Errorf("body is not the issuer's JWKSJSON()")
 	}
 }

@@ -91,6 +91,7 @@ type testServer struct {
 	clock   *clock.Manual
 	users   *application.UserService
 	auth    *application.AuthService
+	issuer  *jwtissuer.Issuer
 	logs    *logbuf.Buffer
 	// store is the memory store behind the services, for tests that set
 	// up or inspect records directly.
@@ -139,11 +140,11 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	hopts := httpapi.Options{
 		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
-		MaxInFlight: cfg.inFlight,
+		MaxInFlight: cfg.inFlight, KeySet: issuer,
 	}
 	cfg.observe.apply(&hopts, users, events)
 	h := httpapi.New(userSvc, authSvc, health, hopts)
-	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, logs: logs, store: store, observe: cfg.observe}
+	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, issuer: issuer, logs: logs, store: store, observe: cfg.observe}
 }
 
 // request options.

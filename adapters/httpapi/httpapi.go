@@ -55,7 +55,24 @@ type Options struct {
 	// MetricsHandler, when set, is served at GET /metrics; leave it nil
 	// when the metrics are served on a separate admin address.
 	MetricsHandler http.Handler
+	// KeySet publishes the access-token verification keys at
+	// GET /.well-known/jwks.json; nil publishes an empty set.
+	KeySet KeySet
 }
+
+// KeySet is the source of the public JWK set (RFC 7517) that verifies
+// access tokens. The token adapter implements it; the application never
+// needs the public keys, so this is the HTTP adapter's own interface.
+type KeySet interface {
+	// JWKSJSON returns the current JWK set document.
+	JWKSJSON() []byte
+}
+
+// emptyKeySet publishes no key: an HS256 deployment, or a test without
+// token keys.
+type emptyKeySet struct{}
+
+func (emptyKeySet) JWKSJSON() []byte { return []byte(`{"keys":[]}`) }
 
 // RequestObserver receives one observation per request, where the access
 // log is written, so that it sees the status the client got. route is the
@@ -84,6 +101,7 @@ type handler struct {
 
 	audit   *application.AuditService
 	metrics RequestObserver
+	keySet  KeySet
 }
 
 type systemClock struct{}
@@ -120,7 +138,10 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 		h.requestTimeout = DefaultRequestTimeout
 	}
 	h.admission = newAdmission(opts.MaxInFlight)
-	h.audit, h.metrics = opts.Audit, opts.Metrics
+	h.audit, h.metrics, h.keySet = opts.Audit, opts.Metrics, opts.KeySet
+	if h.keySet == nil {
+		h.keySet = emptyKeySet{}
+	}
 
 	e := gin.New()
 	// A 301 to another path surprises API clients (and drops the body of a

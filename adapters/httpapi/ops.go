@@ -43,7 +43,7 @@ func (h *handler) readyz(c *gin.Context) {
 // so five minutes of caching is safe.
 func (h *handler) jwks(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=300")
-	c.Data(http.StatusOK, "application/json", h.auth.JWKS())
+	c.Data(http.StatusOK, "application/json", h.keySet.JWKSJSON())
 }
 
 func methodNotAllowed() problem {

@@ -117,7 +117,7 @@ func problemOf(err error) (p problem, ok bool) {
 	var (
 		reqErr   *requestError
 		verr     *domain.ValidationError
-		perr     *domain.ParameterError
+		perr     *domain.PageError
 		tooMany  *domain.TooManyAttemptsError
 		maxBytes *http.MaxBytesError
 	)
@@ -133,8 +133,9 @@ func problemOf(err error) (p problem, ok bool) {
 		}
 		return p, true
 	case errors.As(err, &perr):
-		return problem{Status: http.StatusBadRequest, Code: "invalid_parameter", Detail: perr.Error(),
-			Errors: []fieldError{{Field: perr.Name, Message: perr.Reason}}}, true
+		return problem{Status: http.StatusBadRequest, Code: "invalid_parameter",
+			Detail: "invalid parameter " + perr.Bound + ": " + perr.Reason,
+			Errors: []fieldError{{Field: perr.Bound, Message: perr.Reason}}}, true
 	case errors.As(err, &tooMany):
 		return problem{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
 			Detail:  "too many failed logins for this email; retry later",

@@ -14,20 +14,16 @@ import (
 // listUsers answers GET /api/users: a page of users ordered by id, and a
 // Link to the next page when there is one.
 func (h *handler) listUsers(c *gin.Context) {
-	limit, ok := h.pageLimit(c)
-	if !ok {
-		return
-	}
-	in := application.ListInput{Limit: limit, After: c.Query("after"), Email: c.Query("email")}
+	in := application.ListInput{Limit: c.Query("limit"), After: c.Query("after"), Email: c.Query("email")}
 	page, err := h.users.List(c.Request.Context(), principal(c), in)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	if page.Next != "" {
-		c.Header("Link", nextLink(limit, page.Next, in.Email))
+		c.Header("Link", nextLink(page.Page.Limit, page.Next, in.Email))
 	}
-	h.writeJSON(c, http.StatusOK, toUserResponses(page.Users))
+	h.writeJSON(c, http.StatusOK, toUserResponses(page.Items))
 }
 
 // nextLink is the RFC 8288 link to the page after the one that ended at
@@ -101,22 +97,4 @@ func (h *handler) deleteUser(c *gin.Context) {
 func (h *handler) meNotAllowed(c *gin.Context) {
 	c.Header("Allow", http.MethodGet)
 	h.writeProblem(c, methodNotAllowed())
-}
-
-// pageLimit reads the limit query parameter of a list: absent is the
-// default page size, anything but an integer from 1 to 200 answers 400
-// invalid_parameter (and ok is false). The application reads a zero limit
-// as "default"; over HTTP, limit=0 is out of range like any other, so the
-// range is checked here.
-func (h *handler) pageLimit(c *gin.Context) (limit int, ok bool) {
-	raw := c.Query("limit")
-	if raw == "" {
-		return application.DefaultListLimit, true
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > application.MaxListLimit {
-		h.fail(c, &domain.ParameterError{Name: "limit", Reason: "must be an integer between 1 and 200"})
-		return 0, false
-	}
-	return n, true
 }

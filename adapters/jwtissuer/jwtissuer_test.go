@@ -44,7 +44,7 @@ func newFakeKeyStore() *fakeKeyStore {
 	return &fakeKeyStore{keys: map[string]domain.SigningKey{}}
 }
 
-func (s *fakeKeyStore) Keys(_ context.Context, purpose string) ([]domain.SigningKey, error) {
+func (s *fakeKeyStore) Keys(_ context.Context, purpose domain.KeyPurpose) ([]domain.SigningKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reads++

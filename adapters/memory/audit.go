@@ -47,14 +47,14 @@ func (l *AuditLog) Record(_ context.Context, e domain.AuditEvent) error {
 }
 
 // List implements ports.AuditLog. A Limit below 1 is taken as 1.
-func (l *AuditLog) List(_ context.Context, q ports.AuditQuery) ([]domain.AuditEvent, error) {
-	limit := max(q.Limit, 1)
+func (l *AuditLog) List(_ context.Context, page domain.Page[domain.AuditID]) ([]domain.AuditEvent, error) {
+	limit := max(page.Limit, 1)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	start := 0
-	if q.After != "" {
+	if page.After != "" {
 		// The first id strictly after the cursor; the cursor need not exist.
-		i, found := slices.BinarySearchFunc(l.events, q.After, compareAuditID)
+		i, found := slices.BinarySearchFunc(l.events, page.After, compareAuditID)
 		if found {
 			i++
 		}

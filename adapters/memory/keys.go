@@ -19,7 +19,7 @@ var _ ports.KeyStore = (*KeyStore)(nil)
 func NewKeyStore() *KeyStore { return NewStore().Keys() }
 
 // Keys implements ports.KeyStore.
-func (r *KeyStore) Keys(_ context.Context, purpose string) ([]domain.SigningKey, error) {
+func (r *KeyStore) Keys(_ context.Context, purpose domain.KeyPurpose) ([]domain.SigningKey, error) {
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()

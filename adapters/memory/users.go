@@ -94,21 +94,21 @@ func (r *UserRepository) ByEmail(_ context.Context, email domain.Email) (domain.
 
 // List implements ports.UserRepository. A Limit below 1 is taken as 1.
 func (r *UserRepository) List(_ context.Context, q ports.UserListQuery) ([]domain.User, error) {
-	limit := max(q.Limit, 1)
+	limit := max(q.Page.Limit, 1)
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q.Email != "" {
 		id, ok := s.byEmail[q.Email]
-		if !ok || id <= q.After {
+		if !ok || id <= q.Page.After {
 			return []domain.User{}, nil
 		}
 		return []domain.User{copyUser(s.users[id])}, nil
 	}
 	start := 0
-	if q.After != "" {
+	if q.Page.After != "" {
 		// The first id strictly after the cursor; the cursor need not exist.
-		i, found := slices.BinarySearch(s.ids, q.After)
+		i, found := slices.BinarySearch(s.ids, q.Page.After)
 		if found {
 			i++
 		}

@@ -52,7 +52,7 @@ func storedUsers(t *testing.T, dsn string) []domain.User {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	users, err := gormstore.NewUserRepository(db).List(t.Context(), ports.UserListQuery{Limit: 1 << 20})
+	users, err := gormstore.NewUserRepository(db).List(t.Context(), ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 1 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func auditEvents(t *testing.T, dsn string) []string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	events, err := gormstore.NewAuditLog(db).List(t.Context(), ports.AuditQuery{Limit: 1000})
+	events, err := gormstore.NewAuditLog(db).List(t.Context(), domain.Page[domain.AuditID]{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

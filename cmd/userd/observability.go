@@ -13,6 +13,7 @@ import (
 
 	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/adapters/httpapi"
+	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/metrics"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
@@ -74,6 +75,8 @@ type handlerParams struct {
 	Clock   ports.Clock
 	Log     *slog.Logger
 	Metrics *metrics.Metrics
+	// Issuer publishes the JWK set.
+	Issuer *jwtissuer.Issuer
 	// Registry is served at /metrics on the main address unless
 	// USERD_ADMIN_ADDR moves it to an address of its own.
 	Registry *prometheus.Registry
@@ -89,6 +92,7 @@ func newHandler(p handlerParams) http.Handler {
 		MaxInFlight:    p.Config.MaxInFlight,
 		Audit:          p.Audit,
 		Metrics:        p.Metrics,
+		KeySet:         p.Issuer,
 	}
 	if p.Config.AdminAddr == "" {
 		opts.MetricsHandler = metrics.Handler(p.Registry)

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/userd/userd/adapters/gormstore"
-	"github.com/userd/userd/ports"
+	"github.com/userd/userd/domain"
 )
 
 func get(t *testing.T, url string) (int, string, string) {
@@ -126,7 +126,7 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	events, err := gormstore.NewAuditLog(db).List(context.Background(), ports.AuditQuery{Limit: 100})
+	events, err := gormstore.NewAuditLog(db).List(context.Background(), domain.Page[domain.AuditID]{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

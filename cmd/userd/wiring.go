@@ -137,7 +137,7 @@ var appModule = fx.Module("application",
 	fx.Provide(
 		fx.Annotate(func() clock.System { return clock.System{} }, fx.As(new(ports.Clock))),
 		fx.Annotate(newPasswordHasher, fx.As(new(ports.PasswordHasher))),
-		fx.Annotate(newTokenIssuer, fx.As(new(ports.TokenIssuer))),
+		fx.Annotate(newTokenIssuer, fx.As(fx.Self()), fx.As(new(ports.TokenIssuer))),
 		newEvents,
 		newUserService,
 		newAuthService,

@@ -79,14 +79,14 @@ func KeyStore(t *testing.T, newStore func(t *testing.T) ports.KeyStore) {
 
 // newKey returns a key with 64 random bytes of secret, containing zero
 // bytes and high bits so that a text column would mangle it.
-func newKey(id, purpose string, created time.Time) domain.SigningKey {
+func newKey(id string, purpose domain.KeyPurpose, created time.Time) domain.SigningKey {
 	secret := []byte{0x00, 0xff, 0x80, 0x00}
 	secret = append(secret, []byte(randomHex(30))...)
 	secret = append(secret, 0x00, 0xc3, 0x28, 0x00)
 	return domain.SigningKey{ID: id, Purpose: purpose, Algorithm: "EdDSA", Secret: secret, CreatedAt: created}
 }
 
-func checkKeys(t *testing.T, store ports.KeyStore, purpose string, want ...domain.SigningKey) {
+func checkKeys(t *testing.T, store ports.KeyStore, purpose domain.KeyPurpose, want ...domain.SigningKey) {
 	t.Helper()
 	got, err := store.Keys(t.Context(), purpose)
 	if err != nil {

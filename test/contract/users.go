@@ -108,7 +108,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 		want := ids(users)
 		slices.Sort(want)
 
-		got, err := repo.List(ctx, ports.UserListQuery{Limit: 3})
+		got, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 3}})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}
@@ -119,14 +119,14 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 			i := slices.IndexFunc(users, func(v domain.User) bool { return v.ID == u.ID })
 			checkUser(t, u, users[i])
 		}
-		got, err = repo.List(ctx, ports.UserListQuery{Limit: 100})
+		got, err = repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 100}})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}
 		if !slices.Equal(ids(got), want) {
 			t.Errorf("List(limit 100) = %v, want %v", ids(got), want)
 		}
-		got, err = repo.List(ctx, ports.UserListQuery{Limit: 1})
+		got, err = repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 1}})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}
@@ -134,7 +134,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 			t.Errorf("List(limit 1) = %v, want %v", ids(got), want[:1])
 		}
 		// A cursor need not be the id of an existing user.
-		got, err = repo.List(ctx, ports.UserListQuery{After: domain.UserID(strings.Repeat("f", 24)), Limit: 10})
+		got, err = repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{After: domain.UserID(strings.Repeat("f", 24)), Limit: 10}})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}
@@ -164,7 +164,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 			if pages > n {
 				t.Fatal("pagination does not end")
 			}
-			page, err := repo.List(ctx, ports.UserListQuery{After: after, Limit: 150})
+			page, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{After: after, Limit: 150}})
 			if err != nil {
 				t.Fatalf("List(after %s): %v", after, err)
 			}
@@ -193,7 +193,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 			mustCreate(t, repo, u)
 		}
 		target := users[2]
-		got, err := repo.List(ctx, ports.UserListQuery{Email: target.Email, Limit: 50})
+		got, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 50}, Email: target.Email})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}
@@ -204,7 +204,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 
 		// Exact match: neither a prefix nor another case is a wildcard.
 		for _, email := range []domain.Email{"nobody@example.com", target.Email[:10], domain.Email(strings.ToUpper(string(target.Email)))} {
-			got, err = repo.List(ctx, ports.UserListQuery{Email: email, Limit: 50})
+			got, err = repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 50}, Email: email})
 			if err != nil {
 				t.Fatalf("List: %v", err)
 			}
@@ -213,7 +213,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 			}
 		}
 		// The cursor applies with the filter.
-		got, err = repo.List(ctx, ports.UserListQuery{Email: target.Email, After: target.ID, Limit: 50})
+		got, err = repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{After: target.ID, Limit: 50}, Email: target.Email})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}
@@ -380,7 +380,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 		if err := repo.Delete(ctx, u.ID); !errors.Is(err, domain.ErrUserNotFound) {
 			t.Errorf("second Delete error = %v, want ErrUserNotFound", err)
 		}
-		got, err := repo.List(ctx, ports.UserListQuery{Limit: 10})
+		got, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 10}})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}

@@ -30,7 +30,7 @@ func createMany(t *testing.T, newRepo func(t *testing.T) ports.UserRepository) {
 	// listAll returns every stored user, in id order.
 	listAll := func(t *testing.T, repo ports.UserRepository) []domain.User {
 		t.Helper()
-		got, err := repo.List(t.Context(), ports.UserListQuery{Limit: 10_000})
+		got, err := repo.List(t.Context(), ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 10_000}})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}

@@ -1,0 +1,51 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/userd/userd/domain"
+)
+
+// RefreshTokenStore keeps refresh-token families and the hashes of their
+// tokens. It never sees a token itself. Every method may also return an
+// error wrapping domain.ErrUnavailable when the store cannot serve for now.
+type RefreshTokenStore interface {
+	// CreateFamily starts a session with its first token.
+	CreateFamily(ctx context.Context, f domain.RefreshFamily, first domain.RefreshToken) error
+	// Lookup returns the token with the hash and its family, or
+	// domain.ErrRefreshTokenInvalid when no token has that hash.
+	Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error)
+	// Rotate marks the token usedHash as used at usedAt with successor as its
+	// successor, and stores successor, in one transaction, provided the token
+	// is unused and its family not revoked. It reports false (and writes
+	// nothing) when the token was used already; it returns
+	// domain.ErrRefreshFamilyRevoked when the family is revoked. Two
+	// concurrent calls for one token never both report true.
+	Rotate(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error)
+	// RevokeFamily ends the family at the given time. Revoking an unknown or
+	// revoked family is not an error.
+	RevokeFamily(ctx context.Context, familyID string, at time.Time) error
+	// RevokeUser ends every family of the user.
+	RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) error
+}
+
+// RefreshTokenCodec makes refresh tokens and what is stored for them. The
+// contract fixes their form (a lowercase version 4 UUID) and demands that
+// nothing stored lets a reader recover a live token, while a repeat within
+// the grace window gets the same successor: the successor is therefore
+// derived from the presented token under a server-held key that every
+// node shares. Its methods cannot fail; an adapter that needs to load its
+// key does so before the application serves.
+type RefreshTokenCodec interface {
+	// New returns a fresh random token.
+	New() string
+	// Successor returns the token that replaces token when it is rotated:
+	// the same on every node and at every call.
+	Successor(token string) string
+	// Hash returns what the store keeps instead of token.
+	Hash(token string) string
+	// WellFormed reports whether token has the form New and Successor give,
+	// so that anything else is refused before it reaches the store.
+	WellFormed(token string) bool
+}

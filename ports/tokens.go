@@ -1,0 +1,19 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/userd/userd/domain"
+)
+
+// TokenIssuer signs and verifies access tokens. Publishing the public keys
+// (the JWK set) is the adapter's own business: the application never
+// needs them.
+type TokenIssuer interface {
+	// Issue returns a signed access token for the user. It fails only when
+	// no signing key is loaded, which is a start-up error.
+	Issue(ctx context.Context, u domain.User) (domain.AccessToken, error)
+	// Verify checks the token and returns its principal, or an error
+	// wrapping domain.ErrInvalidToken.
+	Verify(ctx context.Context, token string) (domain.Principal, error)
+}
