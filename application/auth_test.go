@@ -2,12 +2,10 @@ package application_test
 
 import (
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 )
@@ -359,52 +357,5 @@ func TestUpdate_wrong_current_password_counts_towards_the_lock_out(t *testing.T)
 	rec, _ := e.store.LoginAttempts().Get(ctx, "ada@example.com")
 	if rec.Failures != 0 {
 		t.Fatalf("a right current password did not reset the count (%d)", rec.Failures)
-	}
-}
-
-// Nodes starting together on an empty store must end up with one refresh
-// key, or they would derive different successors for the same token.
-func TestNewAuthService_concurrent_starts_share_one_refresh_key(t *testing.T) {
-	t.Parallel()
-	store := memory.NewStore()
-	clk := newClock()
-	log := slog.New(slog.DiscardHandler)
-	const nodes = 8
-	services := make([]*application.AuthService, nodes)
-	var wg sync.WaitGroup
-	for i := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			svc, err := application.NewAuthService(ctx, application.AuthDeps{
-				Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-				Keys: store.Keys(), Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Clock: clk,
-			}, application.AuthServiceConfig{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: time.Minute}, log)
-			if err != nil {
-				t.Error(err)
-			}
-			services[i] = svc
-		}()
-	}
-	wg.Wait()
-	keys, err := store.Keys().Keys(ctx, domain.KeyPurposeRefreshHMAC)
-	wantErr(t, err, nil)
-	if len(keys) != 1 {
-		t.Fatalf("%d refresh keys stored, want 1", len(keys))
-	}
-	// A token rotated on one node is repeated on another within the grace
-	// window: the same successor comes back.
-	now := clk.Now()
-	u := domain.User{ID: domain.NewUserID(now), Name: "Ada", Email: "ada@example.com",
-		PasswordHash: "fake$" + seededPassword, Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: now, UpdatedAt: now}
-	wantErr(t, store.Users().Create(ctx, u), nil)
-	pair, err := services[0].Login(ctx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
-	wantErr(t, err, nil)
-	a, err := services[1].Refresh(ctx, pair.RefreshToken)
-	wantErr(t, err, nil)
-	b, err := services[nodes-1].Refresh(ctx, pair.RefreshToken)
-	wantErr(t, err, nil)
-	if a.RefreshToken != b.RefreshToken {
-		t.Fatal("two nodes derived different successors")
 	}
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,16 +17,16 @@ import (
 // must not erase the trace of it.
 const auditWriteTimeout = 5 * time.Second
 
-// Events is where the use cases report security events. Each event is
+// events is where the use cases report security events. Each event is
 // counted by the SecurityMetrics and stored in the AuditLog, so that the
-// dashboards and the audit trail never disagree about what happened. A nil
-// *Events records nothing, and either port may be nil.
+// dashboards and the audit trail never disagree about what happened.
+// Either port may be nil.
 //
 // A failed audit write never fails the user's request: refusing logins
 // because the audit table is unwritable would turn an audit outage into a
 // full outage. It is logged as an error and counted
 // (ports.SecurityMetrics.AuditWriteFailed), so that it can page someone.
-type Events struct {
+type events struct {
 	audit   ports.AuditLog
 	metrics ports.SecurityMetrics
 	clock   ports.Clock
@@ -41,25 +38,18 @@ type Events struct {
 	lastMicros atomic.Int64
 }
 
-// NewEvents returns an Events over the audit log and the metrics.
-func NewEvents(audit ports.AuditLog, metrics ports.SecurityMetrics, clock ports.Clock, log *slog.Logger) *Events {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Events{audit: audit, metrics: metrics, clock: clock, log: log}
+func newEvents(audit ports.AuditLog, metrics ports.SecurityMetrics, clock ports.Clock, log *slog.Logger) *events {
+	return &events{audit: audit, metrics: metrics, clock: clock, log: log}
 }
 
 // note records ev for a use case that goes on whatever happens to it.
-func (e *Events) note(ctx context.Context, ev domain.AuditEvent) {
+func (e *events) note(ctx context.Context, ev domain.AuditEvent) {
 	_ = e.record(ctx, ev)
 }
 
 // record stamps ev with an id, the time and the request's metadata, counts
 // it and stores it. The returned error has been logged and counted already.
-func (e *Events) record(ctx context.Context, ev domain.AuditEvent) error {
-	if e == nil {
-		return nil
-	}
+func (e *events) record(ctx context.Context, ev domain.AuditEvent) error {
 	if e.metrics != nil {
 		e.metrics.SecurityEvent(ev.Type)
 	}
@@ -89,7 +79,7 @@ func (e *Events) record(ctx context.Context, ev domain.AuditEvent) error {
 
 // nextMicros returns now, or one more than the last value handed out when
 // now is not later.
-func (e *Events) nextMicros(now int64) int64 {
+func (e *events) nextMicros(now int64) int64 {
 	for {
 		last := e.lastMicros.Load()
 		next := max(now, last+1)
@@ -100,8 +90,8 @@ func (e *Events) nextMicros(now int64) int64 {
 }
 
 // refreshed counts a refresh by how it ended.
-func (e *Events) refreshed(o ports.RefreshOutcome) {
-	if e != nil && e.metrics != nil {
+func (e *events) refreshed(o ports.RefreshOutcome) {
+	if e.metrics != nil {
 		e.metrics.Refresh(o)
 	}
 }
@@ -118,36 +108,4 @@ func refreshOutcome(ok ports.RefreshOutcome, err error) ports.RefreshOutcome {
 		return ports.RefreshInvalid
 	}
 	return ports.RefreshError
-}
-
-// detail joins key=value words into an event's Detail. Only userd's own
-// words, ids and names go in: never a value a client typed.
-func detail(kv ...string) string {
-	var b strings.Builder
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(kv[i])
-		b.WriteByte('=')
-		b.WriteString(kv[i+1])
-	}
-	return b.String()
-}
-
-// actorID is the user id of a principal, empty for an anonymous caller.
-func actorID(p *domain.Principal) domain.UserID {
-	if p == nil {
-		return ""
-	}
-	return p.UserID
-}
-
-// retryAfterWord renders a lock-out's remaining wait as whole seconds,
-// rounded up: "30s".
-func retryAfterWord(d time.Duration) string {
-	return strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10) + "s"
 }

@@ -4,61 +4,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
-	"github.com/userd/userd/test/logbuf"
 )
 
-// auditEnv is an env whose services report their events to an in-memory
-// audit log and counters.
+// auditEnv is an env seen from the audit trail: its counters and the
+// audit service.
 type auditEnv struct {
 	*env
-	audit   *memory.AuditLog
 	metrics *memory.SecurityMetrics
-	events  *application.Events
 	svc     *application.AuditService
-	logs    *logbuf.Buffer
 }
 
+// newAuditEnv returns a fresh env whose events go to audit, or to the
+// env's own in-memory log when audit is nil.
 func newAuditEnv(t *testing.T, audit ports.AuditLog) *auditEnv {
 	t.Helper()
-	clk := newClock()
-	store := memory.NewStore()
-	mem := memory.NewAuditLog()
-	if audit == nil {
-		audit = mem
+	var opts []envOption
+	if audit != nil {
+		opts = append(opts, withAuditLog(audit))
 	}
-	logs := &logbuf.Buffer{}
-	log := slog.New(slog.NewJSONHandler(logs, nil))
-	counters := memory.NewSecurityMetrics()
-	events := application.NewEvents(audit, counters, clk, log)
-	users := application.NewUserService(store.Users(), store.RefreshTokens(), store.LoginAttempts(), fakeHasher{}, clk,
-		application.UserServiceConfig{OpenRegistration: true}, log, application.WithEvents(events))
-	auth, err := application.NewAuthService(context.Background(), application.AuthDeps{
-		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		Keys: store.Keys(), Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Clock: clk, Events: events,
-	}, application.AuthServiceConfig{
-		RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour, RefreshReuseGrace: 10 * time.Second,
-	}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &auditEnv{
-		env:   &env{clock: clk, store: store, users: users, auth: auth},
-		audit: mem, metrics: counters, events: events, logs: logs,
-		svc: application.NewAuditService(store.Users(), audit, events),
-	}
+	e := newEnv(t, opts...)
+	return &auditEnv{env: e, metrics: e.counts, svc: e.svc.Audit}
 }
 
 // trail returns every recorded event, oldest first.
@@ -367,9 +342,13 @@ func TestEvents_audit_failure_does_not_fail_the_request(t *testing.T) {
 	if strings.Count(logs, `"msg":"audit write failed; the event is lost"`) != 2 || !strings.Contains(logs, `"level":"ERROR"`) {
 		t.Errorf("audit failures not logged as errors:\n%s", logs)
 	}
-	// The key rotation of the CLI hears about the failure.
-	if err := e.svc.KeyRotated(ctx, "kid-1", "EdDSA"); !errors.Is(err, domain.ErrUnavailable) {
-		t.Errorf("KeyRotated error = %v, want ErrUnavailable", err)
+	// A key rotation happens whatever becomes of its event, and the
+	// operator, whose command logs to standard error, hears of the loss.
+	if _, err := e.keys.RotateAsOperator(ctx); err != nil {
+		t.Errorf("RotateAsOperator error = %v, want the rotation done", err)
+	}
+	if n := strings.Count(e.logs.String(), `"msg":"audit write failed; the event is lost"`); n != 3 {
+		t.Errorf("lost key.rotated event not logged (%d lost-event lines, want 3)", n)
 	}
 }
 
@@ -416,7 +395,8 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	_, _ = e.auth.Refresh(requestCtx, pair.RefreshToken) // reuse
 	wantErr(t, e.auth.Logout(requestCtx, next.RefreshToken), nil)
 	wantErr(t, e.users.Delete(requestCtx, admin, u.ID.String()), nil)
-	wantErr(t, e.svc.KeyRotated(ctx, "kid-2", "EdDSA"), nil)
+	_, err = e.keys.RotateAsOperator(ctx)
+	wantErr(t, err, nil)
 
 	trail := e.trail(t)
 	seen := map[domain.AuditEventType]bool{}
@@ -487,15 +467,15 @@ func TestAuditService_List(t *testing.T) {
 // Events recorded at the same clock reading keep their order.
 func TestEvents_ids_increase_within_one_instant(t *testing.T) {
 	t.Parallel()
-	audit := memory.NewAuditLog()
-	clk := clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
-	events := application.NewEvents(audit, nil, clk, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	svc := application.NewAuditService(nil, audit, events)
-	for i := range 50 {
-		wantErr(t, svc.KeyRotated(ctx, fmt.Sprintf("kid-%02d", i), "EdDSA"), nil)
+	e := newAuditEnv(t, nil)
+	for range 50 {
+		_, err := e.keys.RotateAsOperator(ctx)
+		wantErr(t, err, nil)
 	}
-	got, err := audit.List(ctx, domain.Page[domain.AuditID]{Limit: 100})
-	wantErr(t, err, nil)
+	got := e.trail(t)
+	if len(got) != 50 {
+		t.Fatalf("%d events, want 50", len(got))
+	}
 	for i, ev := range got {
 		if want := fmt.Sprintf("kid=kid-%02d algorithm=EdDSA origin=operator", i); ev.Detail != want {
 			t.Fatalf("event %d: %q, want %q", i, ev.Detail, want)
@@ -503,9 +483,18 @@ func TestEvents_ids_increase_within_one_instant(t *testing.T) {
 	}
 }
 
-func TestEvents_nil_records_nothing(t *testing.T) {
+// Without an audit log or metrics, the use cases work and the trail is
+// empty.
+func TestEvents_without_audit_log_records_nothing(t *testing.T) {
 	t.Parallel()
-	var events *application.Events
-	svc := application.NewAuditService(nil, nil, events)
-	wantErr(t, svc.KeyRotated(ctx, "kid", "EdDSA"), nil)
+	e := newEnv(t, withoutEvents)
+	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
+	_, err := e.keys.RotateAsOperator(ctx)
+	wantErr(t, err, nil)
+	login(t, e, "root@example.com", seededPassword)
+	page, err := e.svc.Audit.List(ctx, admin, application.AuditListInput{})
+	wantErr(t, err, nil)
+	if len(page.Items) != 0 || page.Next != "" {
+		t.Errorf("page %+v, want empty", page)
+	}
 }

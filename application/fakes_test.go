@@ -2,18 +2,26 @@ package application_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
-	"io"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/logbuf"
 )
 
 func newClock() *clock.Manual {
@@ -70,53 +78,129 @@ func (fakeIssuer) Verify(_ context.Context, token string) (domain.Principal, err
 	return domain.Principal{UserID: domain.UserID(parts[1]), Profiles: ps}, nil
 }
 
-func (fakeIssuer) JWKSJSON() []byte { return []byte(`{"keys":[]}`) }
+// testCodec is the refresh-token codec of the tests: tokens of the real
+// form (lowercase v4 UUIDs), successors derived under a fixed key, so that
+// two services built over one store agree as nodes do.
+type testCodec struct{}
+
+func (testCodec) New() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return uuidV4(b)
+}
+
+func (testCodec) Successor(token string) string {
+	sum := sha256.Sum256([]byte("test-key|" + token))
+	return uuidV4([16]byte(sum[:16]))
+}
+
+func (testCodec) Hash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func (testCodec) WellFormed(token string) bool {
+	u, err := uuid.Parse(token)
+	return err == nil && len(token) == 36 && token == u.String() && u.Version() == 4 && u.Variant() == uuid.RFC4122
+}
+
+func uuidV4(b [16]byte) string {
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return uuid.UUID(b).String()
+}
+
+// fakeKeys stands in for the token adapter's key management.
+type fakeKeys struct {
+	mu    sync.Mutex
+	clock ports.Clock
+	keys  []domain.KeyInfo
+}
+
+func (k *fakeKeys) Rotate(context.Context) (domain.KeyInfo, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	info := domain.KeyInfo{KID: fmt.Sprintf("kid-%02d", len(k.keys)), Algorithm: "EdDSA", CreatedAt: k.clock.Now(), Status: domain.KeyActive}
+	for i := range k.keys {
+		k.keys[i].Status = domain.KeyPublished
+	}
+	k.keys = append(k.keys, info)
+	return info, nil
+}
+
+func (k *fakeKeys) List(context.Context) ([]domain.KeyInfo, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.keys), nil
+}
 
 // env is one isolated set of services over fresh in-memory adapters.
 type env struct {
-	clock *clock.Manual
-	store *memory.Store
-	users *application.UserService
-	auth  *application.AuthService
+	clock  *clock.Manual
+	store  *memory.Store
+	svc    *application.Services
+	users  *application.UserService
+	auth   *application.AuthService
+	keys   *application.KeyService
+	audit  *memory.AuditLog
+	counts *memory.SecurityMetrics
+	logs   *logbuf.Buffer
 }
 
-type envOption func(*application.UserServiceConfig, *application.AuthServiceConfig)
+type envOption func(*application.Config, *application.Deps)
 
-func closedRegistration(u *application.UserServiceConfig, _ *application.AuthServiceConfig) {
-	u.OpenRegistration = false
+func closedRegistration(c *application.Config, _ *application.Deps) { c.OpenRegistration = false }
+
+func requireCurrentPassword(c *application.Config, _ *application.Deps) {
+	c.RequireCurrentPassword = true
 }
 
-func requireCurrentPassword(u *application.UserServiceConfig, _ *application.AuthServiceConfig) {
-	u.RequireCurrentPassword = true
+func noGrace(c *application.Config, _ *application.Deps) { c.RefreshReuseGrace = 0 }
+
+// withAuditLog stores the events in audit instead of the env's own log.
+func withAuditLog(audit ports.AuditLog) envOption {
+	return func(_ *application.Config, d *application.Deps) { d.Audit = audit }
 }
 
-func noGrace(_ *application.UserServiceConfig, a *application.AuthServiceConfig) {
-	a.RefreshReuseGrace = 0
-}
+// withoutEvents leaves the audit log and the metrics out.
+func withoutEvents(_ *application.Config, d *application.Deps) { d.Audit, d.Metrics = nil, nil }
 
-func newEnv(t *testing.T, opts ...envOption) *env {
-	t.Helper()
-	clock := newClock()
-	store := memory.NewStore()
-	ucfg := application.UserServiceConfig{OpenRegistration: true}
-	acfg := application.AuthServiceConfig{
+// testConfig is the contract's default configuration.
+func testConfig() application.Config {
+	return application.Config{
+		OpenRegistration:  true,
 		RefreshTTL:        30 * 24 * time.Hour,
 		RefreshFamilyTTL:  90 * 24 * time.Hour,
 		RefreshReuseGrace: 10 * time.Second,
 	}
-	for _, o := range opts {
-		o(&ucfg, &acfg)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	users := application.NewUserService(store.Users(), store.RefreshTokens(), store.LoginAttempts(), fakeHasher{}, clock, ucfg, log)
-	auth, err := application.NewAuthService(context.Background(), application.AuthDeps{
+}
+
+// testDeps are the ports of a fresh env: the memory store, the fakes, an
+// in-memory audit log and counters, and a log into logs.
+func testDeps(store *memory.Store, clk ports.Clock, audit *memory.AuditLog, counts *memory.SecurityMetrics, logs *logbuf.Buffer) application.Deps {
+	return application.Deps{
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		Keys: store.Keys(), Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clock}, Clock: clock,
-	}, acfg, log)
-	if err != nil {
-		t.Fatalf("new auth service: %v", err)
+		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: testCodec{}, Keys: &fakeKeys{clock: clk},
+		Audit: audit, Metrics: counts, Clock: clk,
+		Log: slog.New(slog.NewJSONHandler(logs, nil)),
 	}
-	return &env{clock: clock, store: store, users: users, auth: auth}
+}
+
+func newEnv(t *testing.T, opts ...envOption) *env {
+	t.Helper()
+	e := &env{clock: newClock(), store: memory.NewStore(), audit: memory.NewAuditLog(),
+		counts: memory.NewSecurityMetrics(), logs: &logbuf.Buffer{}}
+	cfg := testConfig()
+	deps := testDeps(e.store, e.clock, e.audit, e.counts, e.logs)
+	for _, o := range opts {
+		o(&cfg, &deps)
+	}
+	svc, err := application.New(deps, cfg)
+	if err != nil {
+		t.Fatalf("application.New: %v", err)
+	}
+	e.svc, e.users, e.auth, e.keys = svc, svc.Users, svc.Auth, svc.Keys
+	return e
 }
 
 var ctx = context.Background()

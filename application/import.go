@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/userd/userd/domain"
-	"github.com/userd/userd/ports"
 )
 
 // DefaultImportBatchSize is the number of users ImportUsers stores per
@@ -20,13 +19,10 @@ import (
 // small enough that the write lock is never held for long.
 const DefaultImportBatchSize = 500
 
-// Field names of ImportLineError entries.
-const (
-	ImportFieldName         = "name"
-	ImportFieldEmail        = "email"
-	ImportFieldPasswordHash = "passwordHash"
-	ImportFieldProfiles     = "profiles"
-)
+// ImportFieldPasswordHash names the password hash in ImportLineError
+// entries; the other fields are named as for any account (domain.FieldName,
+// FieldEmail, FieldProfiles).
+const ImportFieldPasswordHash = "passwordHash"
 
 // ErrImportRefused: the input holds invalid records and the caller did not
 // ask to skip them, so nothing was stored.
@@ -121,41 +117,16 @@ type ImportReport struct {
 
 // ImportService imports users with password hashes made elsewhere: no
 // password is ever seen, and hashes that are not argon2id with the
-// configured parameters are replaced at their owner's next login.
-type ImportService struct {
-	users  ports.UserRepository
-	hasher ports.PasswordHasher
-	clock  ports.Clock
-	log    *slog.Logger
-	events *Events
-}
-
-// ImportServiceOption configures an ImportService.
-type ImportServiceOption func(*ImportService)
-
-// ImportEvents makes the ImportService report a user.created event with
-// origin=import for every user it stores.
-func ImportEvents(events *Events) ImportServiceOption {
-	return func(s *ImportService) { s.events = events }
-}
-
-// NewImportService returns an ImportService over the given ports.
-func NewImportService(users ports.UserRepository, hasher ports.PasswordHasher, clock ports.Clock, log *slog.Logger,
-	opts ...ImportServiceOption) *ImportService {
-	s := &ImportService{users: users, hasher: hasher, clock: clock, log: log}
-	for _, o := range opts {
-		o(s)
-	}
-	return s
-}
+// configured parameters are replaced at their owner's next login. Every
+// stored user is a user.created event with origin=import.
+type ImportService struct{ *base }
 
 // importCandidate is a record that passed validation, ready to store.
 type importCandidate struct {
-	line     int
-	name     string
-	email    domain.Email
-	hash     string
-	profiles domain.Profiles
+	line  int
+	email domain.Email
+	user  domain.NewUser
+	hash  string
 }
 
 // progressEvery is how many records the checking phase handles between two
@@ -260,7 +231,7 @@ func (s *ImportService) check(ctx context.Context, records []ImportRecord, repor
 		c, verr := s.validate(rec)
 		if c.email != "" {
 			if first, seen := firstLine[c.email]; seen {
-				verr.Add(ImportFieldEmail, fmt.Sprintf("also on line %d", first))
+				verr.Add(domain.FieldEmail, fmt.Sprintf("also on line %d", first))
 			} else {
 				firstLine[c.email] = rec.Line
 			}
@@ -270,7 +241,7 @@ func (s *ImportService) check(ctx context.Context, records []ImportRecord, repor
 			_, err := s.users.ByEmail(ctx, c.email)
 			switch {
 			case err == nil:
-				verr.Add(ImportFieldEmail, "already registered")
+				verr.Add(domain.FieldEmail, "already registered")
 			case !errors.Is(err, domain.ErrUserNotFound):
 				return valid, fmt.Errorf("line %d: look up email: %w", rec.Line, err)
 			}
@@ -285,9 +256,10 @@ func (s *ImportService) check(ctx context.Context, records []ImportRecord, repor
 	return valid, nil
 }
 
-// validate applies the domain rules to one record. The candidate's email
-// is set whenever the email itself is valid, so that duplicates are found
-// among invalid records too.
+// validate applies the rules of a new account to one record, plus a
+// well-formed password hash. The candidate's email is set whenever the
+// email itself is valid, so that duplicates are found among invalid
+// records too.
 func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.ValidationError) {
 	c := importCandidate{line: rec.Line}
 	var verr domain.ValidationError
@@ -295,13 +267,15 @@ func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.Vali
 		verr.Add("", rec.Unreadable)
 		return c, verr
 	}
-	var msg string
-	if c.name, msg = domain.ParseName(rec.Name); msg != "" {
-		verr.Add(ImportFieldName, msg)
+	// An unknown profile is reported by name, which the rules of a new
+	// account (at least one profile) cannot do.
+	profiles, unknown := importProfiles(rec.Profiles)
+	nu, verr := domain.ValidateNewUser(rec.Name, rec.Email, profiles)
+	if unknown != "" {
+		verr = dropField(verr, domain.FieldProfiles)
+		verr.Add(domain.FieldProfiles, unknown)
 	}
-	if c.email, msg = domain.ParseEmail(rec.Email); msg != "" {
-		verr.Add(ImportFieldEmail, msg)
-	}
+	c.email, c.user = nu.Email, nu
 	switch {
 	case rec.PasswordHash == "":
 		verr.Add(ImportFieldPasswordHash, "must not be empty")
@@ -312,29 +286,43 @@ func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.Vali
 			c.hash = rec.PasswordHash
 		}
 	}
-	c.profiles, msg = importProfiles(rec.Profiles)
-	if msg != "" {
-		verr.Add(ImportFieldProfiles, msg)
-	}
-	return c, verr
+	return c, sortedFields(verr)
 }
 
-// importProfiles parses the profiles of a record: at least one, each
-// exactly ROLE_CUSTOMER or ROLE_ADMIN.
-func importProfiles(values []string) (domain.Profiles, string) {
-	if len(values) == 0 {
-		return nil, "must hold at least one profile (ROLE_CUSTOMER, ROLE_ADMIN)"
-	}
+// importProfiles parses the profiles of a record, each exactly
+// ROLE_CUSTOMER or ROLE_ADMIN; unknown says which one is not.
+func importProfiles(values []string) (ps domain.Profiles, unknown string) {
 	for _, v := range values {
-		if _, err := domain.ParseProfile(v); err != nil {
+		p, err := domain.ParseProfile(v)
+		if err != nil {
 			return nil, fmt.Sprintf("unknown profile %s (want ROLE_CUSTOMER or ROLE_ADMIN)", quoteShort(v))
 		}
-	}
-	ps, err := domain.ParseProfiles(values)
-	if err != nil {
-		return nil, err.Error()
+		ps = append(ps, p)
 	}
 	return ps, ""
+}
+
+// dropField removes the entries of field from verr.
+func dropField(verr domain.ValidationError, field string) domain.ValidationError {
+	var out domain.ValidationError
+	for _, f := range verr.Fields {
+		if f.Field != field {
+			out.Fields = append(out.Fields, f)
+		}
+	}
+	return out
+}
+
+// fieldOrder is the order of a record's problems in a report: the order
+// of the columns.
+var fieldOrder = []string{domain.FieldName, domain.FieldEmail, ImportFieldPasswordHash, domain.FieldProfiles}
+
+// sortedFields orders verr's entries by fieldOrder.
+func sortedFields(verr domain.ValidationError) domain.ValidationError {
+	slices.SortStableFunc(verr.Fields, func(a, b domain.FieldError) int {
+		return cmp.Compare(slices.Index(fieldOrder, a.Field), slices.Index(fieldOrder, b.Field))
+	})
+	return verr
 }
 
 // quoteShort quotes s for a message, cut to 40 characters.
@@ -369,7 +357,7 @@ func (s *ImportService) storeBatch(ctx context.Context, batch []importCandidate,
 			switch {
 			case lookupErr == nil:
 				taken = append(taken, ImportLineError{Line: c.line, Fields: []domain.FieldError{
-					{Field: ImportFieldEmail, Message: "registered while the import ran"},
+					{Field: domain.FieldEmail, Message: "registered while the import ran"},
 				}})
 			case errors.Is(lookupErr, domain.ErrUserNotFound):
 				rest = append(rest, c)
@@ -393,12 +381,8 @@ func (s *ImportService) storeBatch(ctx context.Context, batch []importCandidate,
 
 // created reports the users of a stored batch to the audit trail.
 func (s *ImportService) created(ctx context.Context, users []domain.User) {
-	if s.events == nil {
-		return
-	}
 	for _, u := range users {
-		s.events.note(ctx, domain.AuditEvent{Type: domain.AuditUserCreated, SubjectID: u.ID,
-			Detail: detail("profiles", strings.Join(u.Profiles.Strings(), ","), "origin", "import")})
+		s.events.note(ctx, domain.UserCreatedEvent("", u.ID, u.Profiles, domain.OriginImport))
 	}
 }
 
@@ -407,15 +391,7 @@ func (s *ImportService) newUsers(batch []importCandidate) []domain.User {
 	now := s.clock.Now()
 	users := make([]domain.User, len(batch))
 	for i, c := range batch {
-		users[i] = domain.User{
-			ID:           domain.NewUserID(now),
-			Name:         c.name,
-			Email:        c.email,
-			PasswordHash: c.hash,
-			Profiles:     c.profiles,
-			CreatedAt:    now,
-			UpdatedAt:    now,
-		}
+		users[i] = c.user.User(c.hash, now)
 	}
 	return users
 }

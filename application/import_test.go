@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -32,8 +29,15 @@ func importRecords(n int) []application.ImportRecord {
 	return recs
 }
 
+// newImportService is e's import service over users instead of e's store.
 func newImportService(users ports.UserRepository, e *env) *application.ImportService {
-	return application.NewImportService(users, fakeHasher{}, e.clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	deps := testDeps(e.store, e.clock, e.audit, e.counts, e.logs)
+	deps.Users = users
+	svc, err := application.New(deps, testConfig())
+	if err != nil {
+		panic(err)
+	}
+	return svc.Import
 }
 
 func storedCount(t *testing.T, e *env) int {
@@ -262,10 +266,7 @@ func TestImportUsers_imported_user_logs_in_and_is_rehashed(t *testing.T) {
 func TestImportUsers_records_audit_events(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	audit := memory.NewAuditLog()
-	events := application.NewEvents(audit, nil, e.clock, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	svc := application.NewImportService(e.store.Users(), fakeHasher{}, e.clock,
-		slog.New(slog.NewTextHandler(io.Discard, nil)), application.ImportEvents(events))
+	svc, audit := e.svc.Import, e.audit
 	recs := importRecords(5)
 	recs[2].Email = "invalid"
 	recs[4].Profiles = []string{"ROLE_ADMIN"}

@@ -2,7 +2,6 @@ package application_test
 
 import (
 	"context"
-	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,12 +29,14 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 	users := gormstore.NewUserRepository(db)
 	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
 	iss, _ := jwtissuer.New(b.Context(), keys, clk, jwtissuer.Options{Issuer: "x", Audience: "x"})
-	auth, err := application.NewAuthService(b.Context(), application.AuthDeps{Users: users, Tokens: gormstore.NewRefreshTokenStore(db),
-		Attempts: gormstore.NewLoginAttemptStore(db), Keys: keys, Hasher: hasher, Issuer: iss, Clock: clk},
-		application.AuthServiceConfig{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second}, slog.New(slog.DiscardHandler))
+	svc, err := application.New(application.Deps{Users: users, Tokens: gormstore.NewRefreshTokenStore(db),
+		Attempts: gormstore.NewLoginAttemptStore(db), Hasher: hasher, Issuer: iss, Codec: testCodec{},
+		Keys: &fakeKeys{clock: clk}, Clock: clk},
+		application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
+	auth := svc.Auth
 	h, _ := hasher.Hash(context.Background(), "a long enough secret")
 	now := time.Now()
 	u := domain.User{ID: domain.NewUserID(now), Name: "A", Email: "a@example.com", PasswordHash: h, Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: now, UpdatedAt: now}

@@ -3,8 +3,6 @@ package application_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -31,13 +29,14 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := application.NewAuthService(ctx, application.AuthDeps{
+	svc, err := application.New(application.Deps{
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		Keys: store.Keys(), Hasher: hasher, Issuer: issuer, Clock: clk,
-	}, application.AuthServiceConfig{RefreshTTL: time.Hour, RefreshFamilyTTL: time.Hour}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		Hasher: hasher, Issuer: issuer, Codec: testCodec{}, Keys: &fakeKeys{clock: clk}, Clock: clk,
+	}, application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
+	auth := svc.Auth
 	hash, err := hasher.Hash(context.Background(), seededPassword)
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-// Sentinel errors returned by use cases and ports. The HTTP adapter maps each
-// to a status and a stable problem code; anything not listed here is a 500.
+// Sentinel errors returned by use cases and ports, in domain words. What
+// they mean to a client (an HTTP status and a problem code) is decided by
+// the driving adapter alone; an error that is none of these (or the typed
+// errors below) is unexpected.
 var (
 	// ErrInvalidID: a user id that is not 24 lowercase hex characters.
 	ErrInvalidID = errors.New("invalid user id")
@@ -22,9 +24,11 @@ var (
 	ErrUnauthenticated = errors.New("authentication required")
 	// ErrForbidden: the caller is known but may not do this.
 	ErrForbidden = errors.New("forbidden")
-	// ErrIDMismatch: the id in a body differs from the id in the path.
-	ErrIDMismatch = errors.New("body id does not match path id")
-	// ErrConflictingFields: both profiles and the legacy role were sent.
+	// ErrIDMismatch: an update names another account than the one it is
+	// applied to.
+	ErrIDMismatch = errors.New("the id given is not the id of the account changed")
+	// ErrConflictingFields: both profiles and the legacy role were given
+	// for a new account.
 	ErrConflictingFields = errors.New("profiles and role are mutually exclusive")
 	// ErrInvalidProfile: a profile or role outside the known set.
 	ErrInvalidProfile = errors.New("unknown profile")
@@ -39,9 +43,6 @@ var (
 	ErrRefreshTokenReused = errors.New("refresh token reused")
 	// ErrRefreshFamilyRevoked: a rotation raced a revocation of the family.
 	ErrRefreshFamilyRevoked = errors.New("refresh token family revoked")
-	// ErrCurrentPasswordRequired: configuration demands currentPassword for
-	// this change and none was sent.
-	ErrCurrentPasswordRequired = errors.New("current password required")
 	// ErrKeyExists: a server key with that id is stored already (another
 	// node created it first).
 	ErrKeyExists = errors.New("key already exists")
@@ -50,7 +51,8 @@ var (
 	ErrUnavailable = errors.New("service temporarily unavailable")
 )
 
-// TooManyAttemptsError refuses a login for an email that failed too often.
+// TooManyAttemptsError refuses a password check for an email that failed
+// too often.
 type TooManyAttemptsError struct {
 	// RetryAfter is how long until the next attempt will be considered.
 	RetryAfter time.Duration
@@ -60,14 +62,14 @@ func (e *TooManyAttemptsError) Error() string {
 	return "too many failed login attempts"
 }
 
-// FieldError describes one invalid field of a request.
+// FieldError describes one invalid field of what was given.
 type FieldError struct {
 	Field   string
 	Message string
 }
 
-// ValidationError collects every invalid field of one request, so that a
-// client can fix them all at once.
+// ValidationError collects every invalid field of one input, so that the
+// caller can fix them all at once.
 type ValidationError struct {
 	Fields []FieldError
 }
@@ -91,14 +93,4 @@ func (e *ValidationError) Err() error {
 		return nil
 	}
 	return e
-}
-
-// ParameterError rejects a query parameter (limit, after) of a request.
-type ParameterError struct {
-	Name   string
-	Reason string
-}
-
-func (e *ParameterError) Error() string {
-	return "invalid parameter " + e.Name + ": " + e.Reason
 }

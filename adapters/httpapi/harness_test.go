@@ -33,8 +33,7 @@ const (
 )
 
 type serverConfig struct {
-	users      application.UserServiceConfig
-	grace      time.Duration
+	app        application.Config
 	health     ports.HealthChecker
 	wrapUsers  func(ports.UserRepository) ports.UserRepository
 	timeout    time.Duration
@@ -51,14 +50,16 @@ type serverConfig struct {
 type serverOption func(*serverConfig)
 
 func withClosedRegistration() serverOption {
-	return func(c *serverConfig) { c.users.OpenRegistration = false }
+	return func(c *serverConfig) { c.app.OpenRegistration = false }
 }
 
 func withRequireCurrentPassword() serverOption {
-	return func(c *serverConfig) { c.users.RequireCurrentPassword = true }
+	return func(c *serverConfig) { c.app.RequireCurrentPassword = true }
 }
 
-func withGrace(d time.Duration) serverOption { return func(c *serverConfig) { c.grace = d } }
+func withGrace(d time.Duration) serverOption {
+	return func(c *serverConfig) { c.app.RefreshReuseGrace = d }
+}
 
 func withHealth(h ports.HealthChecker) serverOption { return func(c *serverConfig) { c.health = h } }
 
@@ -102,7 +103,10 @@ type testServer struct {
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	t.Helper()
-	cfg := serverConfig{users: application.UserServiceConfig{OpenRegistration: true}, grace: 10 * time.Second}
+	cfg := serverConfig{app: application.Config{
+		OpenRegistration: true, RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour,
+		RefreshReuseGrace: 10 * time.Second,
+	}}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -122,15 +126,12 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := cfg.observe.events(clock, log)
-	userSvc := application.NewUserService(users, store.RefreshTokens(), store.LoginAttempts(), hasher, clock, cfg.users, log,
-		application.WithEvents(events))
-	authSvc, err := application.NewAuthService(ctx, application.AuthDeps{
-		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Keys: store.Keys(),
-		Hasher: hasher, Issuer: issuer, Clock: clock, Events: events,
-	}, application.AuthServiceConfig{
-		RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour, RefreshReuseGrace: cfg.grace,
-	}, log)
+	deps := application.Deps{
+		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Hasher: hasher,
+		Issuer: issuer, Codec: codec, Keys: keys, Clock: clock, Log: log,
+	}
+	cfg.observe.wire(&deps)
+	svc, err := application.New(deps, cfg.app)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +141,11 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	hopts := httpapi.Options{
 		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
-		MaxInFlight: cfg.inFlight, KeySet: issuer,
+		MaxInFlight: cfg.inFlight, KeySet: issuer, Health: health,
 	}
-	cfg.observe.apply(&hopts, users, events)
-	h := httpapi.New(userSvc, authSvc, health, hopts)
-	return &testServer{t: t, handler: h, clock: clock, users: userSvc, auth: authSvc, issuer: issuer, logs: logs, store: store, observe: cfg.observe}
+	cfg.observe.apply(&hopts)
+	h := httpapi.New(svc, hopts)
+	return &testServer{t: t, handler: h, clock: clock, users: svc.Users, auth: svc.Auth, issuer: issuer, logs: logs, store: store, observe: cfg.observe}
 }
 
 // request options.

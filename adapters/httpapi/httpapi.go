@@ -47,8 +47,8 @@ type Options struct {
 	// MaxInFlight caps the /api and /auth requests served at once; more
 	// wait briefly, then get 503. 0 means DefaultMaxInFlight.
 	MaxInFlight int
-	// Audit, when set, serves GET /api/audit to admins.
-	Audit *application.AuditService
+	// Health answers GET /readyz; nil means always ready.
+	Health ports.HealthChecker
 	// Metrics, when set, observes every request (its route pattern,
 	// method, status and latency).
 	Metrics RequestObserver
@@ -89,6 +89,7 @@ const DefaultRequestTimeout = 10 * time.Second
 type handler struct {
 	users   *application.UserService
 	auth    *application.AuthService
+	audit   *application.AuditService
 	health  ports.HealthChecker
 	clock   ports.Clock
 	log     *slog.Logger
@@ -99,7 +100,6 @@ type handler struct {
 	requestTimeout time.Duration
 	admission      *admission
 
-	audit   *application.AuditService
 	metrics RequestObserver
 	keySet  KeySet
 }
@@ -111,17 +111,17 @@ func (systemClock) Now() time.Time { return time.Now().UTC() }
 var releaseMode sync.Once
 
 // New returns the HTTP handler of userd over the application services.
-// health answers GET /readyz; nil means always ready.
-func New(users *application.UserService, auth *application.AuthService, health ports.HealthChecker, opts Options) http.Handler {
-	return newEngine(users, auth, health, opts)
+func New(svc *application.Services, opts Options) http.Handler {
+	return newEngine(svc, opts)
 }
 
-func newEngine(users *application.UserService, auth *application.AuthService, health ports.HealthChecker, opts Options) *gin.Engine {
+func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	// Gin's mode is process-wide; release mode silences its route dump and
 	// debug warnings, which would otherwise go to stdout past our logger.
 	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 
-	h := &handler{users: users, auth: auth, health: health, clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
+	h := &handler{users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
+		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
 	if h.clock == nil {
 		h.clock = systemClock{}
 	}
@@ -138,7 +138,7 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 		h.requestTimeout = DefaultRequestTimeout
 	}
 	h.admission = newAdmission(opts.MaxInFlight)
-	h.audit, h.metrics, h.keySet = opts.Audit, opts.Metrics, opts.KeySet
+	h.metrics, h.keySet = opts.Metrics, opts.KeySet
 	if h.keySet == nil {
 		h.keySet = emptyKeySet{}
 	}
@@ -187,9 +187,7 @@ func newEngine(users *application.UserService, auth *application.AuthService, he
 	api.POST("/users", optional, h.createUser)
 	api.PUT("/users/:id", required, h.updateUser)
 	api.DELETE("/users/:id", required, h.deleteUser)
-	if h.audit != nil {
-		api.GET("/audit", required, h.listAudit)
-	}
+	api.GET("/audit", required, h.listAudit)
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
 	// would reach the :id routes and answer 400 invalid_id; they sit outside

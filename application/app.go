@@ -1,0 +1,109 @@
+package application
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/userd/userd/ports"
+)
+
+// Deps are the ports the application drives. Audit, Metrics and Log may be
+// nil: events are then not stored, not counted, and nothing is logged.
+type Deps struct {
+	Users    ports.UserRepository
+	Tokens   ports.RefreshTokenStore
+	Attempts ports.LoginAttemptStore
+	Hasher   ports.PasswordHasher
+	Issuer   ports.TokenIssuer
+	Codec    ports.RefreshTokenCodec
+	Keys     ports.AccessTokenKeys
+	Audit    ports.AuditLog
+	Metrics  ports.SecurityMetrics
+	Clock    ports.Clock
+	Log      *slog.Logger
+}
+
+// Config holds the switches and lifetimes that shape the use cases.
+type Config struct {
+	// OpenRegistration lets anonymous callers create ROLE_CUSTOMER accounts.
+	OpenRegistration bool
+	// RequireCurrentPassword makes currentPassword mandatory when a
+	// non-admin changes its own password or email.
+	RequireCurrentPassword bool
+	// RefreshTTL is the lifetime of one refresh token.
+	RefreshTTL time.Duration
+	// RefreshFamilyTTL is the absolute lifetime of a login session.
+	RefreshFamilyTTL time.Duration
+	// RefreshReuseGrace is how long a used refresh token may be presented
+	// again for the same successor; 0 turns the grace off.
+	RefreshReuseGrace time.Duration
+}
+
+// Services are the use cases, grouped by what they serve. Every driving
+// adapter (HTTP, CLI, later the web pages) calls these, so that no rule is
+// implemented twice.
+type Services struct {
+	Users  *UserService
+	Auth   *AuthService
+	Audit  *AuditService
+	Import *ImportService
+	Keys   *KeyService
+}
+
+// base is what every service shares: the ports, the configuration, the
+// events recorder and the lock-out.
+type base struct {
+	users    ports.UserRepository
+	tokens   ports.RefreshTokenStore
+	hasher   ports.PasswordHasher
+	issuer   ports.TokenIssuer
+	codec    ports.RefreshTokenCodec
+	keys     ports.AccessTokenKeys
+	audit    ports.AuditLog
+	clock    ports.Clock
+	log      *slog.Logger
+	cfg      Config
+	events   *events
+	throttle passwordThrottle
+}
+
+// New builds the use cases over the ports. It does no I/O: the adapters
+// behind the ports are opened and loaded by whoever runs the application,
+// before it serves.
+func New(deps Deps, cfg Config) (*Services, error) {
+	required := []struct {
+		name string
+		set  bool
+	}{
+		{"Users", deps.Users != nil}, {"Tokens", deps.Tokens != nil}, {"Attempts", deps.Attempts != nil},
+		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
+		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil},
+	}
+	var errs []error
+	for _, r := range required {
+		if !r.set {
+			errs = append(errs, errors.New("application: Deps."+r.name+" is required"))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	log := deps.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &base{
+		users: deps.Users, tokens: deps.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
+		codec: deps.Codec, keys: deps.Keys, audit: deps.Audit, clock: deps.Clock, log: log, cfg: cfg,
+		events:   newEvents(deps.Audit, deps.Metrics, deps.Clock, log),
+		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
+	}
+	return &Services{
+		Users:  &UserService{b},
+		Auth:   &AuthService{base: b},
+		Audit:  &AuditService{b},
+		Import: &ImportService{b},
+		Keys:   &KeyService{b},
+	}, nil
+}

@@ -1,0 +1,190 @@
+package application
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/userd/userd/domain"
+)
+
+// AuthService implements login, refresh, logout and bearer authentication.
+type AuthService struct {
+	*base
+
+	dummyOnce sync.Once
+	dummyHash string
+	dummyErr  error
+}
+
+// TokenPair is what login and refresh answer.
+type TokenPair struct {
+	Access           domain.AccessToken
+	RefreshToken     string
+	RefreshExpiresAt time.Time
+	User             domain.User
+}
+
+// LoginInput is a login request.
+type LoginInput struct {
+	Email    string
+	Password string
+}
+
+// Login checks an email and password and opens a session. Unknown email and
+// wrong password answer alike, in body and in timing; an email that failed
+// too often is refused without checking the password.
+func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, error) {
+	var verr domain.ValidationError
+	if in.Email == "" {
+		verr.Add(domain.FieldEmail, "must not be empty")
+	}
+	if in.Password == "" {
+		verr.Add(domain.FieldPassword, "must not be empty")
+	}
+	if err := verr.Err(); err != nil {
+		return TokenPair{}, err
+	}
+	now := s.clock.Now()
+	email, msg := domain.ParseEmail(in.Email)
+	if msg != "" {
+		// No user can have this address, so there is nothing to count: not
+		// storing a record keeps made-up strings out of the attempts table.
+		// The dummy verification keeps the answer's timing uniform.
+		if err := s.verifyDummy(ctx, in.Password); err != nil {
+			return TokenPair{}, err
+		}
+		// Not even this string is kept in the audit trail.
+		s.events.note(ctx, domain.LoginFailedEvent("", "", domain.CheckLogin, domain.FailureMalformedEmail))
+		return TokenPair{}, domain.ErrInvalidCredentials
+	}
+	failures, err := s.throttle.admit(ctx, email)
+	if err != nil {
+		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+			s.loginThrottled(ctx, email, tooMany.RetryAfter)
+		}
+		return TokenPair{}, err
+	}
+
+	user, err := s.users.ByEmail(ctx, email)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		// Spend the same work as a real check, so timing does not tell
+		// whether the email is registered.
+		if err := s.verifyDummy(ctx, in.Password); err != nil {
+			return TokenPair{}, err
+		}
+		return TokenPair{}, s.loginFailed(ctx, email, "", domain.FailureUnknownEmail)
+	}
+	if err != nil {
+		return TokenPair{}, fmt.Errorf("user by email: %w", err)
+	}
+	ok, rehash, err := s.hasher.Verify(ctx, user.PasswordHash, in.Password)
+	if err != nil {
+		return TokenPair{}, fmt.Errorf("verify password: %w", err)
+	}
+	if !ok {
+		return TokenPair{}, s.loginFailed(ctx, email, user.ID, domain.FailureWrongPassword)
+	}
+	if err := s.throttle.succeeded(ctx, email, failures); err != nil {
+		return TokenPair{}, err
+	}
+	if rehash {
+		user = s.rehash(ctx, user, in.Password)
+	}
+	pair, err := s.openSession(ctx, user, now)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "login succeeded", slog.String("user_id", user.ID.String()))
+	s.events.note(ctx, domain.LoginSucceededEvent(user.ID))
+	return pair, nil
+}
+
+// loginFailed counts the failure against the email and records it. The
+// audit trail names the account when there is one, and for an email that
+// nobody has keeps neither the address nor anything derived from it: a
+// typed-in address is personal data of someone who may never have
+// registered, and may even be a password typed into the wrong field.
+func (s *AuthService) loginFailed(ctx context.Context, email domain.Email, subject domain.UserID, why domain.LoginFailure) error {
+	err := s.throttle.failed(ctx, email)
+	if errors.Is(err, domain.ErrInvalidCredentials) {
+		s.events.note(ctx, domain.LoginFailedEvent("", subject, domain.CheckLogin, why))
+	}
+	return err
+}
+
+// loginThrottled records a login refused by the lock-out. The lookup that
+// names the account costs an indexed read, made for registered and unknown
+// emails alike.
+func (s *AuthService) loginThrottled(ctx context.Context, email domain.Email, wait time.Duration) {
+	var subject domain.UserID
+	why := domain.FailureUnknownEmail
+	if u, err := s.users.ByEmail(ctx, email); err == nil {
+		subject, why = u.ID, ""
+	}
+	s.events.note(ctx, domain.LoginThrottledEvent("", subject, domain.CheckLogin, why, wait))
+}
+
+// verifyDummy checks password against a hash of a random password made
+// once with the configured parameters: the cost of a real verification,
+// for logins that have no real hash to check.
+func (s *AuthService) verifyDummy(ctx context.Context, password string) error {
+	s.dummyOnce.Do(func() {
+		pw := make([]byte, 24)
+		_, _ = rand.Read(pw)
+		s.dummyHash, s.dummyErr = s.hasher.Hash(context.Background(), hex.EncodeToString(pw))
+	})
+	if s.dummyErr != nil {
+		return fmt.Errorf("dummy hash: %w", s.dummyErr)
+	}
+	// Only a busy hasher or a request that gave up is worth reporting: the
+	// answer is a failure anyway, but an overloaded service must say 503,
+	// as it would for a real account.
+	_, _, err := s.hasher.Verify(ctx, s.dummyHash, password)
+	if errors.Is(err, domain.ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// rehash replaces a hash made with other parameters (or bcrypt) by one with
+// the configured parameters. Failure is logged and the login goes on: the
+// old hash still verifies.
+func (s *AuthService) rehash(ctx context.Context, user domain.User, password string) domain.User {
+	hash, err := s.hasher.Hash(ctx, password)
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "password rehash failed", slog.String("user_id", user.ID.String()))
+		return user
+	}
+	old := user.PasswordHash
+	updated, err := s.users.Update(ctx, user.ID, func(u *domain.User) error {
+		if u.PasswordHash != old {
+			return errRehashRaced
+		}
+		u.PasswordHash = hash
+		return nil
+	})
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "password rehash skipped", slog.String("user_id", user.ID.String()),
+			slog.String("reason", err.Error()))
+		return user
+	}
+	return updated
+}
+
+var errRehashRaced = errors.New("password changed during rehash")
+
+// Authenticate verifies a bearer access token and returns its principal, or
+// domain.ErrInvalidToken.
+func (s *AuthService) Authenticate(ctx context.Context, bearer string) (*domain.Principal, error) {
+	p, err := s.issuer.Verify(ctx, bearer)
+	if err != nil {
+		return nil, domain.ErrInvalidToken
+	}
+	return &p, nil
+}

@@ -1,0 +1,169 @@
+package application
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// openSession starts a refresh-token family for the user and returns the
+// first token pair.
+func (s *AuthService) openSession(ctx context.Context, user domain.User, now time.Time) (TokenPair, error) {
+	token := s.codec.New()
+	family := domain.RefreshFamily{
+		ID:        newFamilyID(),
+		UserID:    user.ID,
+		CreatedAt: now,
+		ExpiresAt: now.Add(s.cfg.RefreshFamilyTTL),
+	}
+	rec := domain.RefreshToken{
+		Hash:      s.codec.Hash(token),
+		FamilyID:  family.ID,
+		UserID:    user.ID,
+		IssuedAt:  now,
+		ExpiresAt: minTime(now.Add(s.cfg.RefreshTTL), family.ExpiresAt),
+	}
+	if err := s.tokens.CreateFamily(ctx, family, rec); err != nil {
+		return TokenPair{}, fmt.Errorf("create session: %w", err)
+	}
+	return s.pair(ctx, user, token, rec.ExpiresAt)
+}
+
+func (s *AuthService) pair(ctx context.Context, user domain.User, refresh string, refreshExpires time.Time) (TokenPair, error) {
+	access, err := s.issuer.Issue(ctx, user)
+	if err != nil {
+		return TokenPair{}, fmt.Errorf("issue access token: %w", err)
+	}
+	return TokenPair{Access: access, RefreshToken: refresh, RefreshExpiresAt: refreshExpires, User: user}, nil
+}
+
+// Refresh exchanges a refresh token for a new pair, rotating it. A repeat of
+// the same token within the grace window gets the same successor; any other
+// reuse revokes the whole family (RFC 9700 reuse detection).
+func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, err error) {
+	outcome := ports.RefreshSucceeded
+	defer func() { s.events.refreshed(refreshOutcome(outcome, err)) }()
+	if !s.codec.WellFormed(token) {
+		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	}
+	hash := s.codec.Hash(token)
+	rec, family, err := s.tokens.Lookup(ctx, hash)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	now := s.clock.Now()
+	if !family.Active(now) || !now.Before(rec.ExpiresAt) {
+		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	}
+	successor := s.codec.Successor(token)
+	successorHash := s.codec.Hash(successor)
+	if rec.UsedAt == nil {
+		next := domain.RefreshToken{
+			Hash:      successorHash,
+			FamilyID:  family.ID,
+			UserID:    family.UserID,
+			IssuedAt:  now,
+			ExpiresAt: minTime(now.Add(s.cfg.RefreshTTL), family.ExpiresAt),
+		}
+		consumed, err := s.tokens.Rotate(ctx, hash, now, next)
+		if errors.Is(err, domain.ErrRefreshFamilyRevoked) {
+			return TokenPair{}, domain.ErrRefreshTokenInvalid
+		}
+		if err != nil {
+			return TokenPair{}, fmt.Errorf("rotate refresh token: %w", err)
+		}
+		if consumed {
+			return s.refreshedPair(ctx, family, successor, next.ExpiresAt)
+		}
+		// A concurrent request consumed it first: judge it as a repeat.
+		if rec, family, err = s.tokens.Lookup(ctx, hash); err != nil {
+			return TokenPair{}, err
+		}
+	}
+	// A used token: success from here on is a repeat within the grace window.
+	outcome = ports.RefreshGraceRepeat
+	return s.repeat(ctx, rec, family, successor, successorHash, now)
+}
+
+// repeat answers a refresh token that was used already: within the grace
+// window, and while its successor is unused, with that same successor;
+// otherwise by revoking the family.
+func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, family domain.RefreshFamily,
+	successor, successorHash string, now time.Time) (TokenPair, error) {
+	if s.cfg.RefreshReuseGrace > 0 && rec.UsedAt != nil && family.Active(now) &&
+		now.Sub(*rec.UsedAt) <= s.cfg.RefreshReuseGrace &&
+		hmac.Equal([]byte(rec.SuccessorHash), []byte(successorHash)) {
+		next, nextFamily, err := s.tokens.Lookup(ctx, successorHash)
+		if err != nil && !errors.Is(err, domain.ErrRefreshTokenInvalid) {
+			return TokenPair{}, err
+		}
+		if err == nil && next.UsedAt == nil && nextFamily.Active(now) {
+			return s.refreshedPair(ctx, nextFamily, successor, next.ExpiresAt)
+		}
+	}
+	if err := s.tokens.RevokeFamily(ctx, family.ID, now); err != nil {
+		return TokenPair{}, fmt.Errorf("revoke family: %w", err)
+	}
+	s.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
+		slog.String("user_id", family.UserID.String()), slog.String("family_id", family.ID))
+	s.events.note(ctx, domain.RefreshReuseDetectedEvent(family.UserID, family.ID))
+	if family.RevokedAt == nil {
+		s.events.note(ctx, domain.SessionRevokedEvent("", family.UserID, domain.EndedByReuse, family.ID))
+	}
+	return TokenPair{}, domain.ErrRefreshTokenReused
+}
+
+func (s *AuthService) refreshedPair(ctx context.Context, family domain.RefreshFamily, refresh string, expires time.Time) (TokenPair, error) {
+	user, err := s.users.ByID(ctx, family.UserID)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	}
+	if err != nil {
+		return TokenPair{}, err
+	}
+	return s.pair(ctx, user, refresh, expires)
+}
+
+// Logout ends the session of the refresh token. An unknown or malformed
+// token is not an error: the caller's goal, no live session, holds.
+func (s *AuthService) Logout(ctx context.Context, token string) error {
+	if !s.codec.WellFormed(token) {
+		return nil
+	}
+	_, family, err := s.tokens.Lookup(ctx, s.codec.Hash(token))
+	if errors.Is(err, domain.ErrRefreshTokenInvalid) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.tokens.RevokeFamily(ctx, family.ID, s.clock.Now()); err != nil {
+		return fmt.Errorf("revoke family: %w", err)
+	}
+	if family.RevokedAt == nil {
+		// Whoever holds the refresh token acts as its user.
+		s.events.note(ctx, domain.SessionRevokedEvent(family.UserID, family.UserID, domain.EndedByLogout, family.ID))
+	}
+	return nil
+}
+
+func newFamilyID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

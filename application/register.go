@@ -1,0 +1,100 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/userd/userd/domain"
+)
+
+// RegisterInput is a create request. Profiles nil means absent; Role is the
+// legacy single-role field, nil when absent.
+type RegisterInput struct {
+	Name     string
+	Email    string
+	Password string
+	Profiles []string
+	Role     *string
+}
+
+// Register creates a user. Who may create what is domain.CanRegister: anyone
+// a ROLE_CUSTOMER account while open registration is on, only an admin an
+// admin, or anything when registration is closed.
+func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in RegisterInput) (domain.User, error) {
+	if actor != nil {
+		if _, err := s.signedIn(ctx, actor); err != nil {
+			return domain.User{}, err
+		}
+	}
+	profiles, err := domain.ResolveProfiles(in.Profiles, in.Role)
+	if err != nil {
+		return domain.User{}, err
+	}
+	nu, err := s.validateNewUser(in.Name, in.Email, in.Password, profiles)
+	if err != nil {
+		return domain.User{}, err
+	}
+	if err := actor.CanRegister(nu.Profiles, s.cfg.OpenRegistration); err != nil {
+		return domain.User{}, err
+	}
+	u, err := s.create(ctx, nu, in.Password)
+	if err != nil {
+		return domain.User{}, err
+	}
+	s.events.note(ctx, domain.UserCreatedEvent(actorID(actor), u.ID, u.Profiles, domain.OriginAPI))
+	return u, nil
+}
+
+// EnsureAdmin creates an admin with the given email unless a user has it
+// already, in which case it reports created false and changes nothing. It
+// serves `userd admin create` and the bootstrap admin of the configuration:
+// the operator, who holds the database's credentials anyway.
+func (s *UserService) EnsureAdmin(ctx context.Context, name, email, password string) (domain.User, bool, error) {
+	nu, err := s.validateNewUser(name, email, password, domain.Profiles{domain.ProfileAdmin})
+	if err != nil {
+		return domain.User{}, false, err
+	}
+	if u, err := s.users.ByEmail(ctx, nu.Email); err == nil {
+		return u, false, nil
+	} else if !errors.Is(err, domain.ErrUserNotFound) {
+		return domain.User{}, false, err
+	}
+	u, err := s.create(ctx, nu, password)
+	if errors.Is(err, domain.ErrEmailTaken) {
+		// Another node bootstrapped the same admin at the same moment.
+		u, err = s.users.ByEmail(ctx, nu.Email)
+		return u, false, err
+	}
+	if err != nil {
+		return domain.User{}, false, err
+	}
+	s.events.note(ctx, domain.UserCreatedEvent("", u.ID, u.Profiles, domain.OriginOperator))
+	return u, true, nil
+}
+
+// validateNewUser applies the rules of a new account and the password
+// policy, reporting every invalid field at once.
+func (s *UserService) validateNewUser(name, email, password string, profiles domain.Profiles) (domain.NewUser, error) {
+	nu, verr := domain.ValidateNewUser(name, email, profiles)
+	if msg := domain.CheckPassword(s.hasher.Normalize(password), nu.Email); msg != "" {
+		verr.Add(domain.FieldPassword, msg)
+	}
+	return nu, verr.Err()
+}
+
+// create hashes the password and stores the new account.
+func (s *UserService) create(ctx context.Context, nu domain.NewUser, password string) (domain.User, error) {
+	hash, err := s.hasher.Hash(ctx, password)
+	if err != nil {
+		return domain.User{}, fmt.Errorf("hash password: %w", err)
+	}
+	u := nu.User(hash, s.clock.Now())
+	if err := s.users.Create(ctx, u); err != nil {
+		return domain.User{}, fmt.Errorf("create user: %w", err)
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "user created", slog.String("user_id", u.ID.String()),
+		slog.Any("profiles", u.Profiles.Strings()))
+	return u, nil
+}

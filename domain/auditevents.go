@@ -1,0 +1,151 @@
+package domain
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The constructors below are the only way userd builds audit events, so
+// that each type always carries the same detail words. Detail holds only
+// userd's own words, ids and names, never a value a client typed. Time, id
+// and the request's metadata are stamped when the event is recorded.
+
+// Origin says through which door an account was created or a key rotated,
+// when it was not the HTTP API.
+type Origin string
+
+// Origins.
+const (
+	// OriginAPI: the HTTP API; no origin word is recorded.
+	OriginAPI Origin = ""
+	// OriginOperator: the bootstrap admin or a `userd` command.
+	OriginOperator Origin = "operator"
+	// OriginImport: `userd users import`.
+	OriginImport Origin = "import"
+)
+
+// PasswordCheck names where a password was checked against an account.
+type PasswordCheck string
+
+// Password checks.
+const (
+	// CheckLogin: POST /auth/login.
+	CheckLogin PasswordCheck = "login"
+	// CheckCurrentPassword: the currentPassword of an update.
+	CheckCurrentPassword PasswordCheck = "current_password"
+)
+
+// LoginFailure says why a password check failed.
+type LoginFailure string
+
+// Login failures.
+const (
+	FailureWrongPassword LoginFailure = "wrong_password"
+	// FailureUnknownEmail: no account has the email; the event names none.
+	FailureUnknownEmail LoginFailure = "unknown_email"
+	// FailureMalformedEmail: the string could not be an email at all; not
+	// even it is kept.
+	FailureMalformedEmail LoginFailure = "malformed_email"
+)
+
+// SessionEnd says why sessions were ended.
+type SessionEnd string
+
+// Reasons for ending sessions.
+const (
+	// EndedByLogout: the holder of the refresh token logged out.
+	EndedByLogout SessionEnd = "logout"
+	// EndedByReuse: a refresh token was reused; its family is burnt.
+	EndedByReuse SessionEnd = "reuse"
+	// EndedByCredentialChange: the account's password, email or profiles
+	// changed; every session ends.
+	EndedByCredentialChange SessionEnd = "credential_change"
+)
+
+// UserCreatedEvent: actor (empty for an anonymous or operator caller)
+// created the account subject with the profiles.
+func UserCreatedEvent(actor, subject UserID, profiles Profiles, origin Origin) AuditEvent {
+	return AuditEvent{Type: AuditUserCreated, ActorID: actor, SubjectID: subject,
+		Detail: detail("profiles", strings.Join(profiles.Strings(), ","), "origin", string(origin))}
+}
+
+// UserUpdatedEvent: actor changed the fields (names, never values) of
+// subject.
+func UserUpdatedEvent(actor, subject UserID, fields []string) AuditEvent {
+	return AuditEvent{Type: AuditUserUpdated, ActorID: actor, SubjectID: subject,
+		Detail: detail("fields", strings.Join(fields, ","))}
+}
+
+// UserDeletedEvent: actor deleted subject.
+func UserDeletedEvent(actor, subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditUserDeleted, ActorID: actor, SubjectID: subject}
+}
+
+// LoginSucceededEvent: user signed in with a password.
+func LoginSucceededEvent(user UserID) AuditEvent {
+	return AuditEvent{Type: AuditLoginSucceeded, ActorID: user, SubjectID: user,
+		Detail: detail("via", string(CheckLogin))}
+}
+
+// LoginFailedEvent: a password check for subject (empty when no account
+// has the email) failed, at a login or for actor's currentPassword.
+func LoginFailedEvent(actor, subject UserID, via PasswordCheck, why LoginFailure) AuditEvent {
+	return AuditEvent{Type: AuditLoginFailed, ActorID: actor, SubjectID: subject,
+		Detail: detail("via", string(via), "reason", string(why))}
+}
+
+// LoginThrottledEvent: a password check was refused unchecked because the
+// email is locked out for wait more. why is FailureUnknownEmail for an
+// email that no account has, and empty otherwise.
+func LoginThrottledEvent(actor, subject UserID, via PasswordCheck, why LoginFailure, wait time.Duration) AuditEvent {
+	return AuditEvent{Type: AuditLoginThrottled, ActorID: actor, SubjectID: subject,
+		Detail: detail("via", string(via), "reason", string(why), "retry_after", seconds(wait))}
+}
+
+// RefreshReuseDetectedEvent: a used refresh token of subject's family was
+// presented again outside the grace window.
+func RefreshReuseDetectedEvent(subject UserID, family string) AuditEvent {
+	return AuditEvent{Type: AuditRefreshReuseDetected, SubjectID: subject, Detail: detail("family", family)}
+}
+
+// SessionRevokedEvent: the session family of subject ended, or every
+// session of subject when family is empty.
+func SessionRevokedEvent(actor, subject UserID, why SessionEnd, family string) AuditEvent {
+	scope := ""
+	if family == "" {
+		scope = "all"
+	}
+	return AuditEvent{Type: AuditSessionRevoked, ActorID: actor, SubjectID: subject,
+		Detail: detail("reason", string(why), "family", family, "scope", scope)}
+}
+
+// KeyRotatedEvent: actor (empty for the operator) added the access-token
+// signing key kid.
+func KeyRotatedEvent(actor UserID, kid, algorithm string, origin Origin) AuditEvent {
+	return AuditEvent{Type: AuditKeyRotated, ActorID: actor,
+		Detail: detail("kid", kid, "algorithm", algorithm, "origin", string(origin))}
+}
+
+// detail joins key=value words, leaving out empty values.
+func detail(kv ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(kv[i])
+		b.WriteByte('=')
+		b.WriteString(kv[i+1])
+	}
+	return b.String()
+}
+
+// seconds renders a wait as whole seconds, rounded up: "30s".
+func seconds(d time.Duration) string {
+	return strconv.FormatInt(int64(math.Ceil(d.Seconds())), 10) + "s"
+}

@@ -1,0 +1,64 @@
+package domain
+
+// Who may do what. Each rule returns nil when the caller may go on,
+// ErrForbidden when a known caller may not, and ErrUnauthenticated when
+// an anonymous caller would need to sign in first. They judge the
+// principal as given: the use cases confirm first that the account behind
+// it still exists with these profiles.
+
+// RequireAdmin lets admins only: listing users, deleting one, reading the
+// audit trail, managing keys.
+func (p *Principal) RequireAdmin() error {
+	switch {
+	case p == nil:
+		return ErrUnauthenticated
+	case !p.IsAdmin():
+		return ErrForbidden
+	}
+	return nil
+}
+
+// CanRegister decides who may create an account with the profiles:
+// anyone a ROLE_CUSTOMER account while registration is open, only an admin
+// an account holding ROLE_ADMIN, or any account while registration is
+// closed.
+func (p *Principal) CanRegister(profiles Profiles, openRegistration bool) error {
+	if p.IsAdmin() || (openRegistration && !profiles.Has(ProfileAdmin)) {
+		return nil
+	}
+	return p.RequireAdmin()
+}
+
+// CanReadUser lets an admin read any account, and anyone their own.
+func (p *Principal) CanReadUser(id UserID) error { return p.selfOrAdmin(id) }
+
+// CanUpdateUser lets an admin change any account, and anyone their own
+// (within CanChangeProfiles).
+func (p *Principal) CanUpdateUser(id UserID) error { return p.selfOrAdmin(id) }
+
+func (p *Principal) selfOrAdmin(id UserID) error {
+	switch {
+	case p == nil:
+		return ErrUnauthenticated
+	case p.IsAdmin() || p.UserID == id:
+		return nil
+	}
+	return ErrForbidden
+}
+
+// CanChangeProfiles lets only an admin change an account's profiles; a
+// non-admin may send the account's current profiles unchanged. requested
+// nil asks for no change.
+func (p *Principal) CanChangeProfiles(current, requested Profiles) error {
+	if requested == nil || p.IsAdmin() || requested.Equal(current) {
+		return nil
+	}
+	return p.RequireAdmin()
+}
+
+// NeedsCurrentPassword reports whether the caller must send the account's
+// current password for the change: when the deployment requires it
+// (required), a non-admin changing a password or email.
+func (p *Principal) NeedsCurrentPassword(c UserChange, u User, required bool) bool {
+	return required && !p.IsAdmin() && c.ChangesCredentials(u)
+}

@@ -1,0 +1,162 @@
+package domain_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/userd/userd/domain"
+)
+
+var (
+	selfID  = domain.UserID("6740f1c2a1b2c3d4e5f60718")
+	otherID = domain.UserID("6740f1c2a1b2c3d4e5f60719")
+	admin   = &domain.Principal{UserID: selfID, Profiles: domain.Profiles{domain.ProfileAdmin}}
+	// adminCustomer holds both profiles: still an admin.
+	adminCustomer = &domain.Principal{UserID: selfID, Profiles: domain.Profiles{domain.ProfileAdmin, domain.ProfileCustomer}}
+	customer      = &domain.Principal{UserID: selfID, Profiles: domain.Profiles{domain.ProfileCustomer}}
+	anonymous     *domain.Principal
+)
+
+var (
+	customers = domain.Profiles{domain.ProfileCustomer}
+	admins    = domain.Profiles{domain.ProfileAdmin}
+	both      = domain.Profiles{domain.ProfileAdmin, domain.ProfileCustomer}
+)
+
+func TestRequireAdmin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		actor *domain.Principal
+		want  error
+	}{
+		{"admin", admin, nil},
+		{"admin_and_customer", adminCustomer, nil},
+		{"customer", customer, domain.ErrForbidden},
+		{"no_profiles", &domain.Principal{UserID: selfID}, domain.ErrForbidden},
+		{"anonymous", anonymous, domain.ErrUnauthenticated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.actor.RequireAdmin(); !errors.Is(got, tc.want) || (tc.want == nil && got != nil) {
+				t.Fatalf("RequireAdmin() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCanRegister(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		actor    *domain.Principal
+		profiles domain.Profiles
+		open     bool
+		want     error
+	}{
+		{"anonymous_customer_while_open", anonymous, customers, true, nil},
+		{"anonymous_admin_while_open", anonymous, admins, true, domain.ErrUnauthenticated},
+		{"anonymous_customer_and_admin_while_open", anonymous, both, true, domain.ErrUnauthenticated},
+		{"anonymous_customer_while_closed", anonymous, customers, false, domain.ErrUnauthenticated},
+		{"customer_creates_customer_while_open", customer, customers, true, nil},
+		{"customer_creates_admin", customer, admins, true, domain.ErrForbidden},
+		{"customer_creates_customer_while_closed", customer, customers, false, domain.ErrForbidden},
+		{"admin_creates_admin", admin, admins, true, nil},
+		{"admin_creates_anything_while_closed", admin, both, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.actor.CanRegister(tc.profiles, tc.open); !sameErr(got, tc.want) {
+				t.Fatalf("CanRegister(%v, open=%v) = %v, want %v", tc.profiles, tc.open, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCanReadUser_and_CanUpdateUser(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		actor  *domain.Principal
+		target domain.UserID
+		want   error
+	}{
+		{"self", customer, selfID, nil},
+		{"other", customer, otherID, domain.ErrForbidden},
+		{"admin_other", admin, otherID, nil},
+		{"admin_self", admin, selfID, nil},
+		{"anonymous", anonymous, selfID, domain.ErrUnauthenticated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.actor.CanReadUser(tc.target); !sameErr(got, tc.want) {
+				t.Errorf("CanReadUser(%s) = %v, want %v", tc.target, got, tc.want)
+			}
+			if got := tc.actor.CanUpdateUser(tc.target); !sameErr(got, tc.want) {
+				t.Errorf("CanUpdateUser(%s) = %v, want %v", tc.target, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCanChangeProfiles(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name               string
+		actor              *domain.Principal
+		current, requested domain.Profiles
+		want               error
+	}{
+		{"no_change_asked", customer, customers, nil, nil},
+		{"customer_sends_own_profiles", customer, customers, domain.Profiles{domain.ProfileCustomer, domain.ProfileCustomer}, nil},
+		{"customer_escalates", customer, customers, admins, domain.ErrForbidden},
+		{"customer_adds_admin", customer, customers, both, domain.ErrForbidden},
+		{"customer_drops_a_profile", customer, both, customers, domain.ErrForbidden},
+		{"admin_promotes", admin, customers, both, nil},
+		{"admin_demotes", admin, admins, customers, nil},
+		{"anonymous_changes", anonymous, customers, admins, domain.ErrUnauthenticated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.actor.CanChangeProfiles(tc.current, tc.requested); !sameErr(got, tc.want) {
+				t.Fatalf("CanChangeProfiles(%v, %v) = %v, want %v", tc.current, tc.requested, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNeedsCurrentPassword(t *testing.T) {
+	t.Parallel()
+	u := domain.User{ID: selfID, Email: "ada@example.com", Profiles: customers}
+	newEmail, sameEmail := domain.Email("new@example.com"), domain.Email("ada@example.com")
+	pw, name := "a new passphrase", "Ada"
+	for _, tc := range []struct {
+		name     string
+		actor    *domain.Principal
+		change   domain.UserChange
+		required bool
+		want     bool
+	}{
+		{"not_required", customer, domain.UserChange{Password: &pw}, false, false},
+		{"password_change", customer, domain.UserChange{Password: &pw}, true, true},
+		{"email_change", customer, domain.UserChange{Email: &newEmail}, true, true},
+		{"same_email", customer, domain.UserChange{Email: &sameEmail}, true, false},
+		{"name_change", customer, domain.UserChange{Name: &name}, true, false},
+		{"admin_changes_password", admin, domain.UserChange{Password: &pw}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.actor.NeedsCurrentPassword(tc.change, u, tc.required); got != tc.want {
+				t.Fatalf("NeedsCurrentPassword = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// sameErr reports whether got is want (both nil, or got wraps want).
+func sameErr(got, want error) bool {
+	if want == nil {
+		return got == nil
+	}
+	return errors.Is(got, want)
+}
