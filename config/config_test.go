@@ -431,7 +431,7 @@ func TestRedactedRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(c, again) {
 		t.Errorf("round trip changed the configuration:\n%v\n---\n%v", c, again)
 	}
-	if len(c.Redacted()) != len(fields) || strings.Count(c.String(), "\n") != len(fields)-1 {
+	if len(c.Redacted()) != len(settings) || strings.Count(c.String(), "\n") != len(settings)-1 {
 		t.Error("Redacted or String misses keys")
 	}
 }

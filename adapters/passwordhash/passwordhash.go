@@ -50,6 +50,10 @@ const (
 	MaxBcryptCost = 16
 )
 
+// MinMemoryKiBPerLane is the least memory Argon2 takes per lane of
+// parallelism, in KiB (RFC 9106, section 3.1).
+const MinMemoryKiBPerLane = 8
+
 // argon2Version is the only Argon2 version golang.org/x/crypto implements
 // (0x13).
 const argon2Version = argon2.Version
@@ -86,9 +90,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("argon2 iterations %d outside 1..%d", p.Iterations, MaxIterations)
 	case p.Parallelism < 1 || p.Parallelism > MaxParallelism:
 		return fmt.Errorf("argon2 parallelism %d outside 1..%d", p.Parallelism, MaxParallelism)
-	case p.Memory < 8*uint32(p.Parallelism) || p.Memory > MaxMemoryKiB:
-		// Argon2 needs at least 8 KiB per lane (RFC 9106, section 3.1).
-		return fmt.Errorf("argon2 memory %d KiB outside %d..%d", p.Memory, 8*uint32(p.Parallelism), MaxMemoryKiB)
+	case p.Memory < MinMemoryKiBPerLane*uint32(p.Parallelism) || p.Memory > MaxMemoryKiB:
+		return fmt.Errorf("argon2 memory %d KiB outside %d..%d", p.Memory, MinMemoryKiBPerLane*uint32(p.Parallelism), MaxMemoryKiB)
 	case p.SaltLen < MinSaltLen || p.SaltLen > MaxSaltLen:
 		return fmt.Errorf("argon2 salt length %d outside %d..%d", p.SaltLen, MinSaltLen, MaxSaltLen)
 	case p.KeyLen < MinKeyLen || p.KeyLen > MaxKeyLen:

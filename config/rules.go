@@ -1,0 +1,211 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	envlib "github.com/caarlos0/env/v11"
+
+	"github.com/userd/userd/adapters/passwordhash"
+)
+
+// parsers replace caarlos0/env's own for the types where userd is stricter
+// or says more in its errors. No setting is a negative number. slog.Level
+// needs none: the library uses its UnmarshalText, and the oneof tag keeps
+// its input to the four names.
+var parsers = map[reflect.Type]envlib.ParserFunc{
+	reflect.TypeFor[bool]():           parseBool,
+	reflect.TypeFor[time.Duration]():  parseDuration,
+	reflect.TypeFor[int]():            parseCount,
+	reflect.TypeFor[uint32]():         parseUint[uint32],
+	reflect.TypeFor[uint8]():          parseUint[uint8],
+	reflect.TypeFor[[]netip.Prefix](): func(v string) (any, error) { return parsePrefixes(v) },
+}
+
+// parseBool is strict on purpose: strconv.ParseBool would also take "1",
+// "t" and "F", and a typo must not silently flip a security switch.
+func parseBool(v string) (any, error) {
+	switch v {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return nil, fmt.Errorf("%q is not true or false", v)
+}
+
+func parseDuration(v string) (any, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a duration like 30s, 15m or 720h", v)
+	}
+	if d < 0 {
+		return nil, fmt.Errorf("%s must not be negative", d)
+	}
+	return d, nil
+}
+
+func parseCount(v string) (any, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an integer", v)
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("%d must not be negative", n)
+	}
+	return n, nil
+}
+
+func parseUint[T uint8 | uint32](v string) (any, error) {
+	bits := int(reflect.TypeFor[T]().Size()) * 8
+	n, err := strconv.ParseUint(v, 10, bits)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an integer from 0 to %d", v, uint64(1)<<bits-1)
+	}
+	return T(n), nil
+}
+
+// parsePrefixes parses a comma-separated list of IP addresses and CIDR
+// prefixes. An address is a prefix of its full length; host bits of a
+// prefix are cleared.
+func parsePrefixes(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, item := range strings.Split(v, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		var p netip.Prefix
+		if strings.Contains(item, "/") {
+			var err error
+			if p, err = netip.ParsePrefix(item); err != nil {
+				return nil, fmt.Errorf("%q is not an IP address or CIDR prefix", item)
+			}
+			p = p.Masked()
+		} else {
+			a, err := netip.ParseAddr(item)
+			if err != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("%q is not an IP address or CIDR prefix", item)
+			}
+			// ::ffff:10.0.0.1 is the peer 10.0.0.1 seen through a
+			// dual-stack socket; keep the plain form to compare with.
+			a = a.Unmap()
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// rules are the checks of one key each that tags cannot express: address
+// syntax, minimums and maximums. Bounds that an adapter enforces come from
+// its constants. Allowed values are oneof tags; rules across keys are in
+// validate.
+var rules = map[string]func(c *Config) error{
+	"HTTP_ADDR": func(c *Config) error { return hostPort(c.HTTPAddr) },
+	"ADMIN_ADDR": func(c *Config) error {
+		if c.AdminAddr == "" {
+			return nil
+		}
+		return hostPort(c.AdminAddr)
+	},
+	"READ_HEADER_TIMEOUT": func(c *Config) error { return positive(c.ReadHeaderTimeout) },
+	"SHUTDOWN_TIMEOUT":    func(c *Config) error { return positive(c.ShutdownTimeout) },
+	"REQUEST_TIMEOUT":     func(c *Config) error { return atLeast(c.RequestTimeout, time.Millisecond) },
+	"MAX_INFLIGHT":        func(c *Config) error { return atLeast(c.MaxInFlight, 1) },
+	"ACCESS_TTL":          func(c *Config) error { return atLeast(c.AccessTTL, time.Minute) },
+	"REFRESH_TTL":         func(c *Config) error { return atLeast(c.RefreshTTL, time.Minute) },
+	"REFRESH_FAMILY_TTL":  func(c *Config) error { return atLeast(c.RefreshFamilyTTL, time.Minute) },
+	"ISSUER":              func(c *Config) error { return nonEmpty(c.Issuer) },
+	"AUDIENCE":            func(c *Config) error { return nonEmpty(c.Audience) },
+	// Hashes beyond passwordhash's bounds could never be verified: every
+	// user created would be locked out.
+	"ARGON2_MEMORY_KIB": func(c *Config) error {
+		return within(c.Argon2MemoryKiB, passwordhash.MinMemoryKiBPerLane, passwordhash.MaxMemoryKiB)
+	},
+	"ARGON2_ITERATIONS":  func(c *Config) error { return within(c.Argon2Iterations, 1, passwordhash.MaxIterations) },
+	"ARGON2_PARALLELISM": func(c *Config) error { return within(c.Argon2Parallelism, 1, passwordhash.MaxParallelism) },
+}
+
+func positive(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s must be positive", d)
+	}
+	return nil
+}
+
+func atLeast[T int | time.Duration](v, minimum T) error {
+	if v < minimum {
+		return fmt.Errorf("%v is below the minimum of %v", v, minimum)
+	}
+	return nil
+}
+
+func within[T uint8 | uint32](v, lo, hi T) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("%d is outside %d..%d", v, lo, hi)
+	}
+	return nil
+}
+
+func nonEmpty(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errors.New("must not be empty")
+	}
+	return nil
+}
+
+func hostPort(v string) error {
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return fmt.Errorf("%q is not host:port", v)
+	}
+	return nil
+}
+
+// validate checks what involves more than one key.
+func (c *Config) validate() []error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if c.AdminAddr != "" && c.AdminAddr == c.HTTPAddr {
+		add("%sADMIN_ADDR: must differ from %sHTTP_ADDR (%s); leave it unset to serve /metrics there", EnvPrefix, EnvPrefix, c.HTTPAddr)
+	}
+	if c.DBDriver != DriverMemory && c.DBDSN == "" {
+		add("%sDB_DSN: must be set for driver %s", EnvPrefix, c.DBDriver)
+	}
+	switch {
+	case c.BootstrapAdminEmail != "" && c.BootstrapAdminPassword == "":
+		add("%sBOOTSTRAP_ADMIN_PASSWORD: must be set when %sBOOTSTRAP_ADMIN_EMAIL is", EnvPrefix, EnvPrefix)
+	case c.BootstrapAdminEmail == "" && c.BootstrapAdminPassword != "":
+		add("%sBOOTSTRAP_ADMIN_EMAIL: must be set when %sBOOTSTRAP_ADMIN_PASSWORD is", EnvPrefix, EnvPrefix)
+	}
+	if c.BootstrapAdminEmail != "" && strings.TrimSpace(c.BootstrapAdminName) == "" {
+		add("%sBOOTSTRAP_ADMIN_NAME: must not be empty", EnvPrefix)
+	}
+	// Only the key is named, never the secret.
+	if c.JWTHMACSecret != "" {
+		if c.JWTAlgorithm != JWTAlgorithmHS256 {
+			add("%sJWT_HMAC_SECRET: only used with %sJWT_ALGORITHM=%s, which is %s", EnvPrefix, EnvPrefix, JWTAlgorithmHS256, c.JWTAlgorithm)
+		}
+		if len(c.JWTHMACSecret) < MinJWTHMACSecretLen {
+			add("%sJWT_HMAC_SECRET: must be at least %d bytes", EnvPrefix, MinJWTHMACSecretLen)
+		}
+	}
+	if c.RefreshFamilyTTL < c.RefreshTTL {
+		add("%sREFRESH_FAMILY_TTL: must be at least %sREFRESH_TTL (%s)", EnvPrefix, EnvPrefix, c.RefreshTTL)
+	}
+	if c.RefreshReuseGrace >= c.RefreshTTL {
+		add("%sREFRESH_REUSE_GRACE: must be less than %sREFRESH_TTL (%s)", EnvPrefix, EnvPrefix, c.RefreshTTL)
+	}
+	if perLane := passwordhash.MinMemoryKiBPerLane * uint32(c.Argon2Parallelism); c.Argon2MemoryKiB < perLane {
+		add("%sARGON2_MEMORY_KIB: must be at least %d per lane of %sARGON2_PARALLELISM (%d)",
+			EnvPrefix, passwordhash.MinMemoryKiBPerLane, EnvPrefix, perLane)
+	}
+	return errs
+}
