@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1361,6 +1362,31 @@ func BenchmarkVerify(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+		// The read path of the load test: every request verifies a token
+		// seen before, from many goroutines, over a few thousand users.
+		b.Run(alg+"/cached_parallel", func(b *testing.B) {
+			iss, _, _ := newIssuerFor(b, alg)
+			ctx := context.Background()
+			tokens := make([]string, 1000)
+			for n := range tokens {
+				tokens[n] = issue(b, iss)
+				if _, err := iss.Verify(ctx, tokens[n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var seed atomic.Uint32
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				n := int(seed.Add(7919))
+				for pb.Next() {
+					n++
+					if _, err := iss.Verify(ctx, tokens[n%len(tokens)]); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 	}
 }
