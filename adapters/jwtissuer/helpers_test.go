@@ -121,11 +121,21 @@ func newTestIssuer(t testing.TB) (*Issuer, *fakeKeyStore, *clock.Manual) {
 func newIssuerFor(t testing.TB, alg string) (*Issuer, *fakeKeyStore, *clock.Manual) {
 	t.Helper()
 	store, clk := newFakeKeyStore(), clock.NewManual(t0)
-	iss, err := New(context.Background(), store, clk, optsFor(alg))
+	iss := startIssuer(t, store, clk, optsFor(alg))
+	return iss, store, clk
+}
+
+// startIssuer returns a started Issuer.
+func startIssuer(t testing.TB, store ports.KeyStore, clk ports.Clock, opts Options) *Issuer {
+	t.Helper()
+	iss, err := New(store, clk, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return iss, store, clk
+	if err := iss.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return iss
 }
 
 func issue(t testing.TB, iss *Issuer) string {
@@ -293,10 +303,7 @@ func newRunningIssuer(t *testing.T, store ports.KeyStore, clk ports.Clock, log *
 	opts := testOpts
 	opts.reloadInterval = 5 * time.Millisecond
 	opts.Logger = log
-	iss, err := New(context.Background(), store, clk, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	iss := startIssuer(t, store, clk, opts)
 	startRun(t, iss)
 	return iss
 }

@@ -1,10 +1,8 @@
 package jwtissuer
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -14,7 +12,9 @@ import (
 
 var _ ports.TokenIssuer = (*Issuer)(nil)
 
-// Issuer signs and verifies access tokens. It is safe for concurrent use.
+// Issuer signs and verifies access tokens. New only checks its options;
+// Start loads the keys, and Run keeps them current. It is safe for
+// concurrent use.
 type Issuer struct {
 	store  ports.KeyStore
 	clock  ports.Clock
@@ -25,8 +25,9 @@ type Issuer struct {
 	// never read.
 	static bool
 
-	mu   sync.RWMutex
-	keys *keySet
+	// keys is nil until Start has loaded them; once published, a key set
+	// is never changed, only replaced.
+	keys atomic.Pointer[keySet]
 
 	// loadMu serialises reads of the store, so that an older read cannot
 	// replace a newer one.
@@ -39,21 +40,20 @@ type Issuer struct {
 	verified *verifiedCache
 }
 
-// New returns an Issuer using the access-token keys of the configured
-// algorithm in store. When the store has none it generates one and stores
-// it; it then re-reads the store, because another node starting at the same
-// time may have stored one too. The newest key signs; older ones verify
-// until they retire. Keys of other algorithms are ignored.
-func New(ctx context.Context, store ports.KeyStore, clock ports.Clock, opts Options) (*Issuer, error) {
+// New returns an Issuer of the access-token keys of the configured
+// algorithm in store, or an error when opts are not valid. It does no
+// I/O: Start loads the keys before the Issuer is used.
+func New(store ports.KeyStore, clock ports.Clock, opts Options) (*Issuer, error) {
 	opts, alg, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	i := &Issuer{
+	return &Issuer{
 		store:    store,
 		clock:    clock,
 		opts:     opts,
 		alg:      alg,
+		static:   opts.HMACSecret != nil,
 		verified: newVerifiedCache(),
 		parser: jwt.NewParser(
 			// Only the configured algorithm: no "none", no HMAC keyed
@@ -71,33 +71,5 @@ func New(ctx context.Context, store ports.KeyStore, clock ports.Clock, opts Opti
 			// has many spellings that all verify.
 			jwt.WithStrictDecoding(),
 		),
-	}
-
-	if opts.HMACSecret != nil {
-		i.static = true
-		i.keys = configuredKeySet(opts.HMACSecret)
-		return i, nil
-	}
-
-	ks, err := i.readKeys(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if ks == nil {
-		k, err := newStoredKey(opts.Algorithm, alg, clock)
-		if err != nil {
-			return nil, err
-		}
-		if err := store.AddKey(ctx, k); err != nil {
-			return nil, fmt.Errorf("jwt issuer: store key: %w", err)
-		}
-		if ks, err = i.readKeys(ctx); err != nil {
-			return nil, err
-		}
-		if ks == nil {
-			return nil, errors.New("jwt issuer: key store returned no key after adding one")
-		}
-	}
-	i.keys = ks
-	return i, nil
+	}, nil
 }

@@ -1,6 +1,7 @@
 package jwtissuer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,6 +75,61 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// New only checks its options; the keys are loaded (and created) by Start.
+// Before that nothing is signed and nothing verifies, and nothing panics.
+func TestRule_new_does_no_io_and_nothing_works_before_start(t *testing.T) {
+	t.Parallel()
+	secret := bytes.Repeat([]byte("s"), MinHMACKeyLen)
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"EdDSA", optsFor(EdDSA)},
+		{"ES256", optsFor(ES256)},
+		{"HS256", optsFor(HS256)},
+		{"HS256_configured", Options{Issuer: testOpts.Issuer, Audience: testOpts.Audience, Algorithm: HS256, HMACSecret: secret}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store, clk := newFakeKeyStore(), clock.NewManual(t0)
+			iss, err := New(store, clk, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if store.readCount() != 0 || store.count() != 0 {
+				t.Fatalf("New used the store: %d reads, %d keys", store.readCount(), store.count())
+			}
+
+			if _, err := iss.Issue(ctx, testUser); !errors.Is(err, errNotStarted) {
+				t.Errorf("Issue before Start = %v, want an error saying Start was not called", err)
+			}
+			// A genuine token from a started node sharing the store.
+			token := issue(t, startIssuer(t, store, clk, tc.opts))
+			reads := store.readCount()
+			assertInvalid(t, iss, token, errNotStarted)
+			if store.readCount() != reads {
+				t.Error("Verify before Start read the store")
+			}
+			if got := string(iss.JWKSJSON()); got != `{"keys":[]}` {
+				t.Errorf("JWKS before Start = %s, want an empty set", got)
+			}
+
+			keys := store.count()
+			for range 2 { // a second Start is harmless
+				if err := iss.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if store.count() != keys {
+				t.Errorf("Start added a key to a store that had one: %d keys, want %d", store.count(), keys)
+			}
+			assertValid(t, iss, token)
+			assertValid(t, iss, issue(t, iss))
+		})
+	}
+}
+
 func TestNewOptions(t *testing.T) {
 	t.Parallel()
 	clk := clock.NewManual(t0)
@@ -87,15 +143,12 @@ func TestNewOptions(t *testing.T) {
 		{Issuer: "i", Audience: "a", Algorithm: "eddsa"},
 		{Issuer: "i", Audience: "a", Algorithm: HS256, HMACSecret: []byte{}},
 	} {
-		if _, err := New(context.Background(), newFakeKeyStore(), clk, opts); err == nil {
+		if _, err := New(newFakeKeyStore(), clk, opts); err == nil {
 			t.Errorf("New(%+v) succeeded", opts)
 		}
 	}
 
-	iss, err := New(context.Background(), newFakeKeyStore(), clk, Options{Issuer: "i", Audience: "a", TTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	iss := startIssuer(t, newFakeKeyStore(), clk, Options{Issuer: "i", Audience: "a", TTL: time.Hour})
 	at, err := iss.Issue(context.Background(), testUser)
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +162,12 @@ func TestNewOptions(t *testing.T) {
 
 	failing := newFakeKeyStore()
 	failing.err = errors.New("boom")
-	if _, err := New(context.Background(), failing, clk, testOpts); err == nil {
-		t.Error("New succeeded with a failing store")
+	iss, err = New(failing, clk, testOpts)
+	if err != nil {
+		t.Fatalf("New read the store: %v", err)
+	}
+	if err := iss.Start(context.Background()); err == nil {
+		t.Error("Start succeeded with a failing store")
 	}
 
 	// A stored key of the configured algorithm that does not parse stops
@@ -119,8 +176,12 @@ func TestNewOptions(t *testing.T) {
 	_ = broken.AddKey(context.Background(), domain.SigningKey{
 		ID: "00000000000000aa", Purpose: domain.KeyPurposeAccessToken, Algorithm: ES256, Secret: []byte("junk"), CreatedAt: t0,
 	})
-	if _, err := New(context.Background(), broken, clk, optsFor(ES256)); err == nil || strings.Contains(err.Error(), "junk") {
-		t.Errorf("New with a broken ES256 key: %v", err)
+	iss, err = New(broken, clk, optsFor(ES256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.Start(context.Background()); err == nil || strings.Contains(err.Error(), "junk") {
+		t.Errorf("Start with a broken ES256 key: %v", err)
 	}
 }
 

@@ -21,9 +21,12 @@ type JWKSet struct {
 
 // JWKS returns the public keys that verify tokens now, oldest first: the
 // active key and the published ones, never a retired key. With HS256 the set
-// is empty, as a symmetric key is never published.
+// is empty, as a symmetric key is never published; so is it before Start.
 func (i *Issuer) JWKS() JWKSet {
 	ks, now := i.snapshot(), i.clock.Now()
+	if ks == nil {
+		return JWKSet{Keys: []JWK{}}
+	}
 	set := JWKSet{Keys: make([]JWK, 0, len(ks.ordered))}
 	for _, k := range ks.ordered {
 		if k.retired(now) {

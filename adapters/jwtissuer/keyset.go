@@ -41,9 +41,50 @@ type keySet struct {
 	sign    any
 }
 
+// errNotStarted: Issue or Verify was called before Start loaded the keys.
+var errNotStarted = errors.New("jwt issuer: no key loaded; Start was not called or failed")
+
+// Start loads the keys, so that the Issuer can sign and verify: the newest
+// key of the configured algorithm signs, older ones verify until they
+// retire, keys of other algorithms are ignored. When the store has none it
+// generates one and stores it, then re-reads the store, because another
+// node starting at the same time may have stored one too. With
+// Options.HMACSecret the store is not used. Until Start returns nil, Issue
+// fails and Verify refuses every token.
+func (i *Issuer) Start(ctx context.Context) error {
+	if i.static {
+		i.install(configuredKeySet(i.opts.HMACSecret))
+		return nil
+	}
+	i.loadMu.Lock()
+	defer i.loadMu.Unlock()
+	ks, err := i.readKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if ks == nil {
+		k, err := newStoredKey(i.opts.Algorithm, i.alg, i.clock)
+		if err != nil {
+			return err
+		}
+		if err := i.store.AddKey(ctx, k); err != nil {
+			return fmt.Errorf("jwt issuer: store key: %w", err)
+		}
+		if ks, err = i.readKeys(ctx); err != nil {
+			return err
+		}
+		if ks == nil {
+			return errors.New("jwt issuer: key store returned no key after adding one")
+		}
+	}
+	i.install(ks)
+	return nil
+}
+
 // Reload re-reads the keys from the store, picking up keys that other nodes
 // or `userd keys rotate` have added. Run calls it every ReloadInterval and
-// Verify for an unknown kid. On failure the current keys stay.
+// Verify for an unknown kid. On failure the current keys stay. Unlike
+// Start, it never adds a key.
 func (i *Issuer) Reload(ctx context.Context) error {
 	if i.static {
 		return nil
@@ -57,15 +98,17 @@ func (i *Issuer) Reload(ctx context.Context) error {
 	if ks == nil {
 		return fmt.Errorf("jwt issuer: key store has no %s access-token key", i.opts.Algorithm)
 	}
-	i.mu.Lock()
-	old := i.keys
-	i.keys = ks
-	i.mu.Unlock()
+	i.install(ks)
+	return nil
+}
+
+// install publishes ks, logging a change of signing key.
+func (i *Issuer) install(ks *keySet) {
+	old := i.keys.Swap(ks)
 	if old != nil && old.signKID != ks.signKID {
 		i.opts.Logger.Info("access-token signing key changed",
 			slog.String("kid", ks.signKID), slog.String("algorithm", i.opts.Algorithm))
 	}
-	return nil
 }
 
 // Run reloads the keys every ReloadInterval until ctx is done, so that a
@@ -95,17 +138,20 @@ func (i *Issuer) Run(ctx context.Context) {
 	}
 }
 
-// snapshot returns the current key set; it is immutable once published.
+// snapshot returns the current key set, nil before Start. A key set is
+// immutable once published.
 func (i *Issuer) snapshot() *keySet {
-	i.mu.RLock()
-	defer i.mu.RUnlock()
-	return i.keys
+	return i.keys.Load()
 }
 
 // lookup returns the verification key of kid, errUnknownKID or, for a key
-// we know to be retired, errRetiredKID.
+// we know to be retired, errRetiredKID; errNotStarted before Start.
 func (i *Issuer) lookup(kid string) (any, error) {
-	k, ok := i.snapshot().byKID[kid]
+	ks := i.snapshot()
+	if ks == nil {
+		return nil, errNotStarted
+	}
+	k, ok := ks.byKID[kid]
 	switch {
 	case !ok:
 		return nil, errUnknownKID

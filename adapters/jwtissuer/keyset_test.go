@@ -47,10 +47,7 @@ func TestRule_keys_are_persisted_and_shared(t *testing.T) {
 				}
 			}
 
-			second, err := New(context.Background(), store, clk, optsFor(alg))
-			if err != nil {
-				t.Fatal(err)
-			}
+			second := startIssuer(t, store, clk, optsFor(alg))
 			if n := store.count(); n != 1 {
 				t.Fatalf("second issuer added a key; store holds %d", n)
 			}
@@ -180,10 +177,7 @@ func TestRule_key_added_by_another_node_is_found_on_a_miss(t *testing.T) {
 	iss, store, clk := newTestIssuer(t)
 	oldKID := iss.snapshot().signKID
 	clk.Advance(time.Second)
-	other, err := New(context.Background(), store, clk, testOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := startIssuer(t, store, clk, testOpts)
 	next := rotate(t, other, store, clk)
 	rotated := issue(t, other)
 
@@ -203,10 +197,7 @@ func TestRule_periodic_reload_picks_up_a_key_from_another_issuer(t *testing.T) {
 	iss := newRunningIssuer(t, store, clk, slog.New(slog.NewTextHandler(&logs, nil)))
 
 	clk.Advance(time.Second)
-	other, err := New(context.Background(), store, clk, testOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := startIssuer(t, store, clk, testOpts)
 	next := rotate(t, other, store, clk)
 
 	// No token with the new kid reaches iss: only the timer can load it.
@@ -261,14 +252,8 @@ func TestRule_configured_hmac_secret(t *testing.T) {
 	clk := clock.NewManual(t0)
 
 	storeA, storeB := newFakeKeyStore(), newFakeKeyStore()
-	a, err := New(context.Background(), storeA, clk, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := New(context.Background(), storeB, clk, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := startIssuer(t, storeA, clk, opts)
+	b := startIssuer(t, storeB, clk, opts)
 	token := issue(t, a)
 	assertValid(t, b, token)
 	if got, want := string(decodeSegment(t, token, 0)["kid"]), `"`+ConfiguredKID(secret)+`"`; got != want || len(want) != 18 {
@@ -298,12 +283,12 @@ func TestRule_configured_hmac_secret(t *testing.T) {
 
 	short := opts
 	short.HMACSecret = []byte("only-31-bytes-long-secret-value")
-	if _, err := New(context.Background(), storeA, clk, short); err == nil || strings.Contains(err.Error(), string(short.HMACSecret)) {
+	if _, err := New(storeA, clk, short); err == nil || strings.Contains(err.Error(), string(short.HMACSecret)) {
 		t.Errorf("short secret: %v", err)
 	}
 	notHMAC := opts
 	notHMAC.Algorithm = EdDSA
-	if _, err := New(context.Background(), storeA, clk, notHMAC); err == nil || strings.Contains(err.Error(), string(secret)) {
+	if _, err := New(storeA, clk, notHMAC); err == nil || strings.Contains(err.Error(), string(secret)) {
 		t.Errorf("secret with EdDSA: %v", err)
 	}
 }

@@ -34,7 +34,12 @@ func (c claims) GetAudience() (jwt.ClaimStrings, error) {
 }
 
 // Issue returns a signed access token for u, valid from now for the TTL.
+// Before Start has loaded the keys it fails.
 func (i *Issuer) Issue(ctx context.Context, u domain.User) (domain.AccessToken, error) {
+	ks := i.snapshot()
+	if ks == nil {
+		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", errNotStarted)
+	}
 	if _, err := domain.ParseUserID(string(u.ID)); err != nil {
 		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", err)
 	}
@@ -59,7 +64,6 @@ func (i *Issuer) Issue(ctx context.Context, u domain.User) (domain.AccessToken, 
 		Profiles: u.Profiles.Canonical().Strings(),
 	}
 
-	ks := i.snapshot()
 	tok := jwt.NewWithClaims(i.alg.method, c)
 	tok.Header["kid"] = ks.signKID
 	s, err := tok.SignedString(ks.sign)

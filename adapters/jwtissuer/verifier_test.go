@@ -93,14 +93,8 @@ func TestAttack_token_of_another_algorithm_is_rejected(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				store, clk := newFakeKeyStore(), clock.NewManual(t0)
-				before, err := New(context.Background(), store, clk, optsFor(other))
-				if err != nil {
-					t.Fatal(err)
-				}
-				iss, err := New(context.Background(), store, clk, optsFor(configured))
-				if err != nil {
-					t.Fatal(err)
-				}
+				before := startIssuer(t, store, clk, optsFor(other))
+				iss := startIssuer(t, store, clk, optsFor(configured))
 				assertAlgorithmRejected(t, iss, issue(t, before), other)
 			})
 		}
@@ -335,10 +329,7 @@ func TestAttack_wrong_issuer_is_rejected(t *testing.T) {
 func TestAttack_wrong_audience_is_rejected(t *testing.T) {
 	t.Parallel()
 	iss, store, clk := newTestIssuer(t)
-	other, err := New(context.Background(), store, clk, Options{Issuer: testOpts.Issuer, Audience: "another-api"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := startIssuer(t, store, clk, Options{Issuer: testOpts.Issuer, Audience: "another-api"})
 	assertInvalid(t, other, issue(t, iss), jwt.ErrTokenInvalidAudience)
 }
 
