@@ -253,10 +253,20 @@ func assertAlgorithmRejected(t *testing.T, iss *Issuer, token, alg string) {
 	}
 }
 
-// rotate adds a key through Rotate at the clock's time and reloads iss.
-func rotate(t *testing.T, iss *Issuer, store ports.KeyStore, clk ports.Clock) KeyInfo {
+// newKeyManager returns a KeyManager over store.
+func newKeyManager(t testing.TB, store ports.KeyStore, clk ports.Clock, opts Options) *KeyManager {
 	t.Helper()
-	info, err := Rotate(context.Background(), store, clk, iss.opts)
+	m, err := NewKeyManager(store, clk, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// rotate adds a key through Rotate at the clock's time and reloads iss.
+func rotate(t *testing.T, iss *Issuer, store ports.KeyStore, clk ports.Clock) domain.KeyInfo {
+	t.Helper()
+	info, err := newKeyManager(t, store, clk, iss.opts).Rotate(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

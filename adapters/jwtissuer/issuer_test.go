@@ -188,6 +188,7 @@ func TestNewOptions(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	t.Parallel()
 	iss, store, clk := newTestIssuer(t)
+	keys := newKeyManager(t, store, clk, testOpts)
 	var wg sync.WaitGroup
 	for n := range 8 {
 		wg.Go(func() {
@@ -205,7 +206,7 @@ func TestConcurrentUse(t *testing.T) {
 				case 0:
 					_ = iss.Reload(context.Background())
 				case 1:
-					if _, err := Rotate(context.Background(), store, clk, testOpts); err != nil {
+					if _, err := keys.Rotate(context.Background()); err != nil {
 						t.Error(err)
 					}
 				}

@@ -2,101 +2,80 @@ package jwtissuer
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
 
-// ErrConfiguredKey is returned by Rotate when the key comes from
-// Options.HMACSecret rather than from the store.
-var ErrConfiguredKey = errors.New("jwt issuer: the HMAC key is configured, not stored; rotate it by changing the configuration")
+var _ ports.AccessTokenKeys = (*KeyManager)(nil)
 
-// KeyStatus is what a key is used for at a given time.
-type KeyStatus string
-
-// Key statuses.
-const (
-	// StatusActive: the newest key of the configured algorithm; it signs.
-	StatusActive KeyStatus = "active"
-	// StatusPublished: an older key; in the JWK set and verifying until it
-	// retires.
-	StatusPublished KeyStatus = "published"
-	// StatusRetired: no token it signed can still be valid; neither
-	// published nor accepted.
-	StatusRetired KeyStatus = "retired"
-	// StatusIgnored: a key of another algorithm than the configured one, or
-	// a stored key while the HMAC secret is configured; never used.
-	StatusIgnored KeyStatus = "ignored"
-)
-
-// KeyInfo describes one access-token key, without its secret.
-type KeyInfo struct {
-	KID       string
-	Algorithm string
-	// CreatedAt is zero for a configured key.
-	CreatedAt time.Time
-	Status    KeyStatus
-	// RetiresAt is when a published key retires (retired after it); zero
-	// for the active key and ignored keys.
-	RetiresAt time.Time
-	// Configured is true for the key of Options.HMACSecret.
-	Configured bool
+// KeyManager implements ports.AccessTokenKeys over the same store and
+// options as the Issuers of a deployment: Rotate adds a key, which every
+// Issuer picks up within ReloadInterval; List shows what each key is used
+// for. It keeps no keys itself, so `userd keys` uses it without starting
+// an Issuer. It is safe for concurrent use.
+type KeyManager struct {
+	store ports.KeyStore
+	clock ports.Clock
+	opts  Options
+	alg   algorithm
 }
 
-// Rotate adds a new access-token key of the configured algorithm, with a
-// fresh random kid, to store. Every node signs with it from its next reload
-// (within ReloadInterval); the older keys stay published and verifying until
-// no token they signed can be valid any more, then retire. With a configured
-// HMAC secret it returns ErrConfiguredKey.
-func Rotate(ctx context.Context, store ports.KeyStore, clock ports.Clock, opts Options) (KeyInfo, error) {
+// NewKeyManager returns a KeyManager, or an error when opts are not valid.
+// opts must be those of the Issuers (Algorithm, TTL, HMACSecret), since
+// the retirement of old keys is computed from them. It does no I/O.
+func NewKeyManager(store ports.KeyStore, clock ports.Clock, opts Options) (*KeyManager, error) {
 	opts, alg, err := opts.withDefaults()
-	if err != nil {
-		return KeyInfo{}, err
-	}
-	if opts.HMACSecret != nil {
-		return KeyInfo{}, ErrConfiguredKey
-	}
-	k, err := newStoredKey(opts.Algorithm, alg, clock)
-	if err != nil {
-		return KeyInfo{}, err
-	}
-	if err := store.AddKey(ctx, k); err != nil {
-		return KeyInfo{}, fmt.Errorf("jwt issuer: store key: %w", err)
-	}
-	return KeyInfo{KID: k.ID, Algorithm: k.Algorithm, CreatedAt: k.CreatedAt, Status: StatusActive}, nil
-}
-
-// ListKeys describes the access-token keys in store, oldest first, with
-// their status at the clock's time under opts. A configured HMAC key comes
-// first. It never adds a key.
-func ListKeys(ctx context.Context, store ports.KeyStore, clock ports.Clock, opts Options) ([]KeyInfo, error) {
-	opts, _, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	stored, err := store.Keys(ctx, domain.KeyPurposeAccessToken)
+	return &KeyManager{store: store, clock: clock, opts: opts, alg: alg}, nil
+}
+
+// Rotate adds a new access-token key of the configured algorithm, with a
+// fresh random kid, to the store. Every node signs with it from its next
+// reload (within ReloadInterval); the older keys stay published and
+// verifying until no token they signed can be valid any more, then retire.
+// With Options.HMACSecret it returns domain.ErrKeyConfigured.
+func (m *KeyManager) Rotate(ctx context.Context) (domain.KeyInfo, error) {
+	if m.opts.HMACSecret != nil {
+		return domain.KeyInfo{}, domain.ErrKeyConfigured
+	}
+	k, err := newStoredKey(m.opts.Algorithm, m.alg, m.clock)
+	if err != nil {
+		return domain.KeyInfo{}, err
+	}
+	if err := m.store.AddKey(ctx, k); err != nil {
+		return domain.KeyInfo{}, fmt.Errorf("jwt issuer: store key: %w", err)
+	}
+	return domain.KeyInfo{KID: k.ID, Algorithm: k.Algorithm, CreatedAt: k.CreatedAt, Status: domain.KeyActive}, nil
+}
+
+// List describes the access-token keys in the store, oldest first, with
+// their status at the clock's time. A configured HMAC key comes first, and
+// every stored key is then ignored. It never adds a key.
+func (m *KeyManager) List(ctx context.Context) ([]domain.KeyInfo, error) {
+	stored, err := m.store.Keys(ctx, domain.KeyPurposeAccessToken)
 	if err != nil {
 		return nil, fmt.Errorf("jwt issuer: read keys: %w", err)
 	}
-	now := clock.Now()
-	var out []KeyInfo
-	status := map[string]KeyInfo{}
-	if opts.HMACSecret != nil {
-		out = append(out, KeyInfo{KID: ConfiguredKID(opts.HMACSecret), Algorithm: HS256, Status: StatusActive, Configured: true})
+	now := m.clock.Now()
+	var out []domain.KeyInfo
+	status := map[string]domain.KeyInfo{}
+	if m.opts.HMACSecret != nil {
+		out = append(out, domain.KeyInfo{KID: ConfiguredKID(m.opts.HMACSecret), Algorithm: HS256, Status: domain.KeyActive, Configured: true})
 	} else {
-		sched := schedule(stored, opts.Algorithm, opts.RetireAfter())
+		sched := schedule(stored, m.opts.Algorithm, m.opts.RetireAfter())
 		for n, s := range sched {
-			info := KeyInfo{KID: s.ID, Algorithm: s.Algorithm, CreatedAt: s.CreatedAt, RetiresAt: s.retiresAt}
+			info := domain.KeyInfo{KID: s.ID, Algorithm: s.Algorithm, CreatedAt: s.CreatedAt, RetiresAt: s.retiresAt}
 			switch {
 			case n == len(sched)-1:
-				info.Status = StatusActive
+				info.Status = domain.KeyActive
 			case now.After(s.retiresAt):
-				info.Status = StatusRetired
+				info.Status = domain.KeyRetired
 			default:
-				info.Status = StatusPublished
+				info.Status = domain.KeyPublished
 			}
 			status[s.ID] = info
 		}
@@ -105,7 +84,7 @@ func ListKeys(ctx context.Context, store ports.KeyStore, clock ports.Clock, opts
 	for _, k := range stored {
 		info, ok := status[k.ID]
 		if !ok || info.Algorithm != k.Algorithm {
-			info = KeyInfo{KID: k.ID, Algorithm: k.Algorithm, CreatedAt: k.CreatedAt, Status: StatusIgnored}
+			info = domain.KeyInfo{KID: k.ID, Algorithm: k.Algorithm, CreatedAt: k.CreatedAt, Status: domain.KeyIgnored}
 		}
 		out = append(out, info)
 	}

@@ -70,7 +70,7 @@ func TestRule_keys_of_other_algorithms_are_ignored(t *testing.T) {
 			var others []string
 			for _, other := range allAlgorithms {
 				if other != configured {
-					k, err := Rotate(context.Background(), store, clk, optsFor(other))
+					k, err := newKeyManager(t, store, clk, optsFor(other)).Rotate(context.Background())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -113,7 +113,7 @@ func TestRule_rotation(t *testing.T) {
 			oldToken := issue(t, iss)
 
 			next := rotate(t, iss, store, clk)
-			if next.KID == oldKID || len(next.KID) != 16 || next.Algorithm != alg || next.Status != StatusActive {
+			if next.KID == oldKID || len(next.KID) != 16 || next.Algorithm != alg || next.Status != domain.KeyActive {
 				t.Fatalf("Rotate returned %+v", next)
 			}
 			newToken := issue(t, iss)
@@ -277,8 +277,8 @@ func TestRule_configured_hmac_secret(t *testing.T) {
 	stored, _, _ := newIssuerFor(t, HS256)
 	assertInvalid(t, a, issue(t, stored), errUnknownKID)
 
-	if _, err := Rotate(context.Background(), storeA, clk, opts); !errors.Is(err, ErrConfiguredKey) {
-		t.Errorf("Rotate = %v, want ErrConfiguredKey", err)
+	if _, err := newKeyManager(t, storeA, clk, opts).Rotate(context.Background()); !errors.Is(err, domain.ErrKeyConfigured) {
+		t.Errorf("Rotate = %v, want domain.ErrKeyConfigured", err)
 	}
 
 	short := opts
