@@ -3,9 +3,9 @@ package jwtissuer
 import (
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
 
 	"github.com/userd/userd/ports"
 )
@@ -32,10 +32,11 @@ type Issuer struct {
 	// loadMu serialises reads of the store, so that an older read cannot
 	// replace a newer one.
 	loadMu sync.Mutex
-	// missMu serialises reloads caused by unknown kids; lastMissReload
-	// throttles them.
-	missMu         sync.Mutex
-	lastMissReload time.Time
+	// missMu serialises reloads caused by unknown kids, so that callers
+	// waiting on one see its keys; missReloads throttles them to one per
+	// missReloadInterval.
+	missMu      sync.Mutex
+	missReloads *rate.Limiter
 
 	verified *verifiedCache
 }
@@ -55,6 +56,8 @@ func New(store ports.KeyStore, clock ports.Clock, opts Options) (*Issuer, error)
 		alg:      alg,
 		static:   opts.HMACSecret != nil,
 		verified: newVerifiedCache(),
+		// A bucket of one: the first miss reloads at once.
+		missReloads: rate.NewLimiter(rate.Every(missReloadInterval), 1),
 		parser: jwt.NewParser(
 			// Only the configured algorithm: no "none", no HMAC keyed
 			// with a public key, no switching between our own algorithms.

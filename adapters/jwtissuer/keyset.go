@@ -174,11 +174,9 @@ func (i *Issuer) reloadForMiss(ctx context.Context, kid string) (any, error) {
 	if k, err := i.lookup(kid); !errors.Is(err, errUnknownKID) {
 		return k, err
 	}
-	now := i.clock.Now()
-	if !i.lastMissReload.IsZero() && now.Sub(i.lastMissReload) < missReloadInterval {
+	if !i.missReloads.AllowN(i.clock.Now(), 1) {
 		return nil, errUnknownKID
 	}
-	i.lastMissReload = now
 	if err := i.Reload(ctx); err != nil {
 		// Not wrapped: a store outage must not turn a 401 into something
 		// else, and the store's message may be long.

@@ -185,7 +185,12 @@ func TestAttack_unknown_kid_flood_reads_the_store_at_most_every_5s(t *testing.T)
 	if got := store.readCount() - reads; got != 1 {
 		t.Fatalf("store read %d times for 50 unknown kids, want 1", got)
 	}
-	clk.Advance(missReloadInterval)
+	clk.Advance(missReloadInterval - time.Millisecond)
+	assertInvalid(t, iss, signWith(t, iss, validClaims(), map[string]any{"kid": "feedfacefeedfac0"}), errUnknownKID)
+	if got := store.readCount() - reads; got != 1 {
+		t.Fatalf("store read %d times before the interval was over, want 1", got)
+	}
+	clk.Advance(time.Millisecond)
 	assertInvalid(t, iss, signWith(t, iss, validClaims(), map[string]any{"kid": "feedfacefeedface"}), errUnknownKID)
 	if got := store.readCount() - reads; got != 2 {
 		t.Fatalf("store read %d times after the interval, want 2", got)
