@@ -62,7 +62,7 @@ func TestRule_verified_cache_is_bounded(t *testing.T) {
 	for i := range verifiedCacheSize + 100 {
 		c.put(fmt.Sprintf("token-%d", i), domain.Principal{}, now.Add(time.Minute), now)
 	}
-	if n := len(c.entries); n > verifiedCacheSize {
+	if n := c.entries.Len(); n > verifiedCacheSize {
 		t.Fatalf("%d entries cached, bound is %d", n, verifiedCacheSize)
 	}
 }
@@ -74,4 +74,35 @@ func mustVerify(t *testing.T, iss *Issuer, token string) domain.Principal {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// When full, the least recently used token goes; a token in use stays.
+func TestRule_verified_cache_keeps_tokens_in_use_when_full(t *testing.T) {
+	t.Parallel()
+	c := newVerifiedCache()
+	now := time.Unix(1_800_000_000, 0)
+	p := domain.Principal{UserID: testUser.ID}
+	c.put("in-use", p, now.Add(time.Minute), now)
+	for i := range verifiedCacheSize {
+		c.put(fmt.Sprintf("token-%d", i), p, now.Add(time.Minute), now)
+		if i%1000 == 0 {
+			if _, ok := c.get("in-use", now); !ok {
+				t.Fatalf("a token in use was dropped after %d others", i+1)
+			}
+		}
+	}
+	if _, ok := c.get("in-use", now); !ok {
+		t.Error("a token in use was dropped")
+	}
+	if _, ok := c.get("token-0", now); ok {
+		t.Error("the least recently used token was kept past the bound")
+	}
+	// An expired entry is dropped when found, making room.
+	n := c.entries.Len()
+	if _, ok := c.get("in-use", now.Add(time.Minute)); ok {
+		t.Error("an expired token was served")
+	}
+	if c.entries.Len() != n-1 {
+		t.Error("an expired token stayed in the cache")
+	}
 }

@@ -22,10 +22,7 @@ func FuzzVerify(f *testing.F) {
 	var issuers []*Issuer
 	var genuine []string // tokens issued below: the only raw strings that may verify
 	for _, alg := range allAlgorithms {
-		iss, err := New(context.Background(), newFakeKeyStore(), clock.NewManual(t0), optsFor(alg))
-		if err != nil {
-			f.Fatal(err)
-		}
+		iss := startIssuer(f, newFakeKeyStore(), clock.NewManual(t0), optsFor(alg))
 		issuers = append(issuers, iss)
 		genuine = append(genuine, issue(f, iss))
 	}

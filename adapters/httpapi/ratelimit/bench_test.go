@@ -1,0 +1,59 @@
+package ratelimit
+
+import (
+	"net/netip"
+	"sync/atomic"
+	"testing"
+)
+
+// addr returns the n-th address of 10.0.0.0/8.
+func addr(n uint32) netip.Addr {
+	return netip.AddrFrom4([4]byte{10, byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+// BenchmarkAllow measures Allow under parallel load with the real clock:
+// one client (every request contends for one bucket), a thousand clients
+// that are always allowed, one client that is refused (the Retry-After
+// path), and a flood of addresses never seen before (at and past the bound
+// on remembered clients).
+func BenchmarkAllow(b *testing.B) {
+	b.Run("one_client", func(b *testing.B) {
+		l := New(1<<30, nil)
+		ip := addr(1)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Allow(ip)
+			}
+		})
+	})
+	b.Run("1000_clients", func(b *testing.B) {
+		l := New(1<<30, nil)
+		var seed atomic.Uint32
+		b.RunParallel(func(pb *testing.PB) {
+			n := seed.Add(7919)
+			for pb.Next() {
+				n++
+				l.Allow(addr(n % 1000))
+			}
+		})
+	})
+	b.Run("refused", func(b *testing.B) {
+		l := New(1, nil)
+		ip := addr(1)
+		l.Allow(ip)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Allow(ip)
+			}
+		})
+	})
+	b.Run("new_clients", func(b *testing.B) {
+		l := New(120, nil)
+		var next atomic.Uint32
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Allow(addr(next.Add(1)))
+			}
+		})
+	})
+}

@@ -1,0 +1,78 @@
+package jwtissuer
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+
+	"github.com/userd/userd/ports"
+)
+
+var _ ports.TokenIssuer = (*Issuer)(nil)
+
+// Issuer signs and verifies access tokens. New only checks its options;
+// Start loads the keys, and Run keeps them current. It is safe for
+// concurrent use.
+type Issuer struct {
+	store  ports.KeyStore
+	clock  ports.Clock
+	opts   Options
+	alg    algorithm
+	parser *jwt.Parser
+	// static is set when the key is Options.HMACSecret: the store is
+	// never read.
+	static bool
+
+	// keys is nil until Start has loaded them; once published, a key set
+	// is never changed, only replaced.
+	keys atomic.Pointer[keySet]
+
+	// loadMu serialises reads of the store, so that an older read cannot
+	// replace a newer one.
+	loadMu sync.Mutex
+	// missMu serialises reloads caused by unknown kids, so that callers
+	// waiting on one see its keys; missReloads throttles them to one per
+	// missReloadInterval.
+	missMu      sync.Mutex
+	missReloads *rate.Limiter
+
+	verified *verifiedCache
+}
+
+// New returns an Issuer of the access-token keys of the configured
+// algorithm in store, or an error when opts are not valid. It does no
+// I/O: Start loads the keys before the Issuer is used.
+func New(store ports.KeyStore, clock ports.Clock, opts Options) (*Issuer, error) {
+	opts, alg, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Issuer{
+		store:    store,
+		clock:    clock,
+		opts:     opts,
+		alg:      alg,
+		static:   opts.HMACSecret != nil,
+		verified: newVerifiedCache(),
+		// A bucket of one: the first miss reloads at once.
+		missReloads: rate.NewLimiter(rate.Every(missReloadInterval), 1),
+		parser: jwt.NewParser(
+			// Only the configured algorithm: no "none", no HMAC keyed
+			// with a public key, no switching between our own algorithms.
+			jwt.WithValidMethods([]string{opts.Algorithm}),
+			jwt.WithExpirationRequired(),
+			jwt.WithNotBeforeRequired(),
+			jwt.WithIssuedAt(),
+			jwt.WithIssuer(opts.Issuer),
+			jwt.WithAudience(opts.Audience),
+			jwt.WithLeeway(opts.Leeway),
+			jwt.WithTimeFunc(clock.Now),
+			// Canonical base64url only: otherwise the unused low bits of
+			// a segment's last character can be changed, and one token
+			// has many spellings that all verify.
+			jwt.WithStrictDecoding(),
+		),
+	}, nil
+}

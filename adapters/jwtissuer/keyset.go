@@ -1,0 +1,267 @@
+package jwtissuer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/userd/userd/domain"
+)
+
+// missReloadInterval bounds how often a token with an unknown kid makes the
+// issuer re-read the key store: often enough to pick up a key another node
+// has just created, rarely enough that a flood of forged kids cannot turn
+// into a flood of store queries.
+const missReloadInterval = 5 * time.Second
+
+// verificationKey is a key of the set with the metadata the JWK set shows.
+type verificationKey struct {
+	kid       string
+	createdAt time.Time
+	// retiresAt is zero while no newer key exists.
+	retiresAt time.Time
+	verify    any
+}
+
+func (k verificationKey) retired(now time.Time) bool {
+	return !k.retiresAt.IsZero() && now.After(k.retiresAt)
+}
+
+// keySet is an immutable snapshot of the keys read from the store.
+type keySet struct {
+	byKID   map[string]verificationKey
+	ordered []verificationKey // oldest first
+	signKID string
+	sign    any
+}
+
+// errNotStarted: Issue or Verify was called before Start loaded the keys.
+var errNotStarted = errors.New("jwt issuer: no key loaded; Start was not called or failed")
+
+// Start loads the keys, so that the Issuer can sign and verify: the newest
+// key of the configured algorithm signs, older ones verify until they
+// retire, keys of other algorithms are ignored. When the store has none it
+// generates one and stores it, then re-reads the store, because another
+// node starting at the same time may have stored one too. With
+// Options.HMACSecret the store is not used. Until Start returns nil, Issue
+// fails and Verify refuses every token.
+func (i *Issuer) Start(ctx context.Context) error {
+	if i.static {
+		i.install(configuredKeySet(i.opts.HMACSecret))
+		return nil
+	}
+	i.loadMu.Lock()
+	defer i.loadMu.Unlock()
+	ks, err := i.readKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if ks == nil {
+		k, err := newStoredKey(i.opts.Algorithm, i.alg, i.clock)
+		if err != nil {
+			return err
+		}
+		if err := i.store.AddKey(ctx, k); err != nil {
+			return fmt.Errorf("jwt issuer: store key: %w", err)
+		}
+		if ks, err = i.readKeys(ctx); err != nil {
+			return err
+		}
+		if ks == nil {
+			return errors.New("jwt issuer: key store returned no key after adding one")
+		}
+	}
+	i.install(ks)
+	return nil
+}
+
+// Reload re-reads the keys from the store, picking up keys that other nodes
+// or `userd keys rotate` have added. Run calls it every ReloadInterval and
+// Verify for an unknown kid. On failure the current keys stay. Unlike
+// Start, it never adds a key.
+func (i *Issuer) Reload(ctx context.Context) error {
+	if i.static {
+		return nil
+	}
+	i.loadMu.Lock()
+	defer i.loadMu.Unlock()
+	ks, err := i.readKeys(ctx)
+	if err != nil {
+		return err
+	}
+	if ks == nil {
+		return fmt.Errorf("jwt issuer: key store has no %s access-token key", i.opts.Algorithm)
+	}
+	i.install(ks)
+	return nil
+}
+
+// install publishes ks, logging a change of signing key.
+func (i *Issuer) install(ks *keySet) {
+	old := i.keys.Swap(ks)
+	if old != nil && old.signKID != ks.signKID {
+		i.opts.Logger.Info("access-token signing key changed",
+			slog.String("kid", ks.signKID), slog.String("algorithm", i.opts.Algorithm))
+	}
+}
+
+// Run reloads the keys every ReloadInterval until ctx is done, so that a
+// rotation made elsewhere is picked up: the new key signs here too, and old
+// keys leave the JWK set. A failed reload is logged and the current keys
+// stay. Run blocks; start it in a goroutine.
+func (i *Issuer) Run(ctx context.Context) {
+	if i.static {
+		<-ctx.Done()
+		return
+	}
+	t := time.NewTicker(i.opts.reloadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, i.opts.reloadInterval)
+		err := i.Reload(rctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			i.opts.Logger.Warn("reloading the access-token keys failed; keeping the current ones",
+				slog.String("error", err.Error()))
+		}
+	}
+}
+
+// snapshot returns the current key set, nil before Start. A key set is
+// immutable once published.
+func (i *Issuer) snapshot() *keySet {
+	return i.keys.Load()
+}
+
+// lookup returns the verification key of kid, errUnknownKID or, for a key
+// we know to be retired, errRetiredKID; errNotStarted before Start.
+func (i *Issuer) lookup(kid string) (any, error) {
+	ks := i.snapshot()
+	if ks == nil {
+		return nil, errNotStarted
+	}
+	k, ok := ks.byKID[kid]
+	switch {
+	case !ok:
+		return nil, errUnknownKID
+	case k.retired(i.clock.Now()):
+		return nil, errRetiredKID
+	}
+	return k.verify, nil
+}
+
+// reloadForMiss re-reads the store for a kid we do not know, at most once
+// per missReloadInterval: another node may have added a key since we last
+// looked.
+func (i *Issuer) reloadForMiss(ctx context.Context, kid string) (any, error) {
+	if i.static {
+		return nil, errUnknownKID
+	}
+	i.missMu.Lock()
+	defer i.missMu.Unlock()
+	// A caller that held the lock before us may have loaded the key.
+	if k, err := i.lookup(kid); !errors.Is(err, errUnknownKID) {
+		return k, err
+	}
+	if !i.missReloads.AllowN(i.clock.Now(), 1) {
+		return nil, errUnknownKID
+	}
+	if err := i.Reload(ctx); err != nil {
+		// Not wrapped: a store outage must not turn a 401 into something
+		// else, and the store's message may be long.
+		return nil, fmt.Errorf("%w (reload failed: %v)", errUnknownKID, err)
+	}
+	return i.lookup(kid)
+}
+
+// readKeys reads the access-token keys of the configured algorithm from the
+// store. It returns nil when there is none. Keys of other algorithms are
+// skipped, so that a change of algorithm can roll out node by node.
+func (i *Issuer) readKeys(ctx context.Context) (*keySet, error) {
+	stored, err := i.store.Keys(ctx, domain.KeyPurposeAccessToken)
+	if err != nil {
+		return nil, fmt.Errorf("jwt issuer: read keys: %w", err)
+	}
+	sched := schedule(stored, i.opts.Algorithm, i.opts.RetireAfter())
+	if len(sched) == 0 {
+		return nil, nil
+	}
+	ks := &keySet{byKID: make(map[string]verificationKey, len(sched))}
+	for _, s := range sched {
+		if _, dup := ks.byKID[s.ID]; dup || s.ID == "" {
+			return nil, fmt.Errorf("jwt issuer: empty or repeated key id %q", s.ID)
+		}
+		sign, verify, err := i.alg.parse(s.Secret)
+		if err != nil {
+			return nil, fmt.Errorf("jwt issuer: key %s: %w", s.ID, err)
+		}
+		vk := verificationKey{kid: s.ID, createdAt: s.CreatedAt, retiresAt: s.retiresAt, verify: verify}
+		ks.byKID[s.ID] = vk
+		ks.ordered = append(ks.ordered, vk)
+		// Oldest first: the last one is the newest, and signs.
+		ks.signKID, ks.sign = s.ID, sign
+	}
+	return ks, nil
+}
+
+// scheduledKey is a stored key with the time it retires.
+type scheduledKey struct {
+	domain.SigningKey
+	retiresAt time.Time
+}
+
+// schedule returns the keys of alg, oldest first (by CreatedAt, then ID),
+// each with the time it retires: retireAfter past the creation of the next
+// newer key; zero for the newest. It is computed, not stored, so every node
+// and the CLI agree without coordination.
+func schedule(stored []domain.SigningKey, alg string, retireAfter time.Duration) []scheduledKey {
+	var out []scheduledKey
+	for _, k := range stored {
+		if k.Algorithm == alg {
+			out = append(out, scheduledKey{SigningKey: k})
+		}
+	}
+	slices.SortFunc(out, func(a, b scheduledKey) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for n := 0; n+1 < len(out); n++ {
+		out[n].retiresAt = out[n+1].CreatedAt.Add(retireAfter)
+	}
+	return out
+}
+
+// configuredKeySet is the set of the one key given by Options.HMACSecret.
+func configuredKeySet(secret []byte) *keySet {
+	kid := ConfiguredKID(secret)
+	key := slices.Clone(secret)
+	vk := verificationKey{kid: kid, verify: key}
+	return &keySet{
+		byKID:   map[string]verificationKey{kid: vk},
+		ordered: []verificationKey{vk},
+		signKID: kid,
+		sign:    key,
+	}
+}
+
+// ConfiguredKID is the kid of a configured HMAC secret: 16 hex digits of a
+// hash of it, so that nodes with the same secret agree without storing it.
+func ConfiguredKID(secret []byte) string {
+	h := sha256.New()
+	h.Write([]byte("userd-kid:"))
+	h.Write(secret)
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

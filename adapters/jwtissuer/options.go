@@ -1,0 +1,117 @@
+package jwtissuer
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// The JWS algorithms an Issuer can be configured with.
+const (
+	// EdDSA is Ed25519 (RFC 8037), the default.
+	EdDSA = "EdDSA"
+	// ES256 is ECDSA on P-256 with SHA-256.
+	ES256 = "ES256"
+	// HS256 is HMAC-SHA-256 with a shared secret; its keys are never
+	// published.
+	HS256 = "HS256"
+)
+
+// Defaults of Options.
+const (
+	DefaultAlgorithm = EdDSA
+	DefaultTTL       = 15 * time.Minute
+	DefaultLeeway    = 30 * time.Second
+)
+
+// ReloadInterval is how often Run re-reads the key store. It is a constant,
+// not a setting, because the retirement of rotated-out keys is computed from
+// it: every node and the CLI must agree on it.
+const ReloadInterval = 30 * time.Second
+
+// MinHMACKeyLen is the shortest HS256 key accepted, in bytes (RFC 7518,
+// section 3.2: a key as long as the hash output).
+const MinHMACKeyLen = 32
+
+// Options configure an Issuer. Every node of a deployment, and the CLI that
+// rotates keys, must use the same Algorithm, TTL and Leeway.
+type Options struct {
+	// Issuer is the iss claim written and required; must not be empty.
+	Issuer string
+	// Audience is the aud claim written and required; must not be empty.
+	Audience string
+	// Algorithm is EdDSA, ES256 or HS256; empty means DefaultAlgorithm.
+	// Only this algorithm is accepted, and only keys of it are used.
+	Algorithm string
+	// HMACSecret, with HS256 only, is the one key instead of keys in the
+	// store; at least MinHMACKeyLen bytes. Its kid is derived from it, so
+	// nodes with the same secret agree.
+	HMACSecret []byte
+	// TTL is the lifetime of a token; zero means DefaultTTL.
+	TTL time.Duration
+	// Leeway is the clock skew tolerated on exp, nbf and iat; zero means
+	// DefaultLeeway.
+	Leeway time.Duration
+	// Logger receives the warnings of Run; nil discards them.
+	Logger *slog.Logger
+
+	// reloadInterval replaces ReloadInterval in this package's tests.
+	reloadInterval time.Duration
+}
+
+// withDefaults checks o and fills in its defaults.
+func (o Options) withDefaults() (Options, algorithm, error) {
+	if o.Issuer == "" || o.Audience == "" {
+		return o, algorithm{}, errors.New("jwt issuer: issuer and audience must be set")
+	}
+	if o.TTL < 0 || o.Leeway < 0 {
+		return o, algorithm{}, errors.New("jwt issuer: ttl and leeway must not be negative")
+	}
+	if o.Algorithm == "" {
+		o.Algorithm = DefaultAlgorithm
+	}
+	alg, ok := algorithms[o.Algorithm]
+	if !ok {
+		return o, algorithm{}, fmt.Errorf("jwt issuer: unsupported algorithm %q (want EdDSA, ES256 or HS256)", o.Algorithm)
+	}
+	if o.HMACSecret != nil {
+		if o.Algorithm != HS256 {
+			return o, algorithm{}, errors.New("jwt issuer: an HMAC secret is only used with HS256")
+		}
+		// Never the secret itself in the message.
+		if len(o.HMACSecret) < MinHMACKeyLen {
+			return o, algorithm{}, fmt.Errorf("jwt issuer: the HMAC secret must be at least %d bytes", MinHMACKeyLen)
+		}
+	}
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.Leeway == 0 {
+		o.Leeway = DefaultLeeway
+	}
+	if o.reloadInterval <= 0 {
+		o.reloadInterval = ReloadInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, alg, nil
+}
+
+// RetireAfter is how long after a newer key is created an older one retires:
+// nodes keep signing with the older key until their next reload, and its last
+// token is valid for TTL and the leeway after that.
+func (o Options) RetireAfter() time.Duration {
+	reload, ttl, leeway := o.reloadInterval, o.TTL, o.Leeway
+	if reload <= 0 {
+		reload = ReloadInterval
+	}
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	if leeway <= 0 {
+		leeway = DefaultLeeway
+	}
+	return reload + ttl + leeway
+}

@@ -1,0 +1,74 @@
+package jwtissuer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/userd/userd/domain"
+)
+
+// claims are the claims of an access token.
+type claims struct {
+	jwt.RegisteredClaims
+	// Audience shadows RegisteredClaims.Audience, both for encoding/json and
+	// for the validator (see GetAudience). The contract wants aud as a single
+	// string; golang-jwt writes one only while the package-wide
+	// jwt.MarshalSingleStringAsArray is false, and flipping that would change
+	// every other user of the library in the process. As a string field it
+	// also makes a token whose aud is an array fail to decode, so only a
+	// single string is accepted.
+	Audience string   `json:"aud,omitempty"`
+	Profiles []string `json:"profiles"`
+}
+
+// GetAudience makes the validator check the shadowing Audience field.
+func (c claims) GetAudience() (jwt.ClaimStrings, error) {
+	if c.Audience == "" {
+		return nil, nil
+	}
+	return jwt.ClaimStrings{c.Audience}, nil
+}
+
+// Issue returns a signed access token for u, valid from now for the TTL.
+// Before Start has loaded the keys it fails.
+func (i *Issuer) Issue(ctx context.Context, u domain.User) (domain.AccessToken, error) {
+	ks := i.snapshot()
+	if ks == nil {
+		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", errNotStarted)
+	}
+	if _, err := domain.ParseUserID(string(u.ID)); err != nil {
+		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", err)
+	}
+	jti, err := uuid.NewRandom()
+	if err != nil {
+		return domain.AccessToken{}, fmt.Errorf("issue access token: jti: %w", err)
+	}
+	// JWT times have whole seconds; truncating here makes ExpiresAt equal
+	// to the exp claim.
+	now := i.clock.Now().Truncate(time.Second)
+	exp := now.Add(i.opts.TTL)
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    i.opts.Issuer,
+			Subject:   u.ID.String(),
+			ExpiresAt: jwt.NewNumericDate(exp),
+			NotBefore: jwt.NewNumericDate(now),
+			IssuedAt:  jwt.NewNumericDate(now),
+			ID:        jti.String(),
+		},
+		Audience: i.opts.Audience,
+		Profiles: u.Profiles.Canonical().Strings(),
+	}
+
+	tok := jwt.NewWithClaims(i.alg.method, c)
+	tok.Header["kid"] = ks.signKID
+	s, err := tok.SignedString(ks.sign)
+	if err != nil {
+		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", err)
+	}
+	return domain.AccessToken{Token: s, ExpiresAt: exp}, nil
+}

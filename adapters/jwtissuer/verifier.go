@@ -1,0 +1,86 @@
+package jwtissuer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/userd/userd/domain"
+)
+
+// forbiddenHeaders are JOSE header parameters that point at key material or
+// demand extensions. Keys come from our store by kid only, so a token
+// carrying any of them was not made by us; refusing it outright closes the
+// door on libraries or proxies downstream that might honour them.
+var forbiddenHeaders = []string{"jku", "jwk", "x5u", "x5c", "x5t", "x5t#S256", "crit"}
+
+// Reasons for rejecting a token, wrapped together with domain.ErrInvalidToken.
+var (
+	errForbiddenHeader = errors.New("forbidden header parameter")
+	errMissingKID      = errors.New("missing kid")
+	errUnknownKID      = errors.New("unknown kid")
+	errRetiredKID      = errors.New("key retired")
+	errMissingIAT      = errors.New("missing iat")
+	errBadSubject      = errors.New("sub is not a user id")
+	errBadProfiles     = errors.New("missing or unknown profiles")
+)
+
+// Verify checks token and returns its principal. Any failure is an error
+// wrapping domain.ErrInvalidToken; its message never contains the token.
+func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, error) {
+	now := i.clock.Now()
+	if p, ok := i.verified.get(token, now); ok {
+		return p, nil
+	}
+	var c claims
+	_, err := i.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		return i.keyFor(ctx, t)
+	})
+	if err != nil {
+		return domain.Principal{}, invalid(err)
+	}
+	// WithIssuedAt only checks an iat that is present.
+	if c.IssuedAt == nil {
+		return domain.Principal{}, invalid(errMissingIAT)
+	}
+	// The domain errors of the parsers are not wrapped: errors.Is must not
+	// find ErrInvalidID or ErrInvalidProfile, which mean a bad request.
+	id, err := domain.ParseUserID(c.Subject)
+	if err != nil {
+		return domain.Principal{}, invalid(errBadSubject)
+	}
+	if c.Profiles == nil {
+		return domain.Principal{}, invalid(errBadProfiles)
+	}
+	profiles, err := domain.ParseProfiles(c.Profiles)
+	if err != nil {
+		return domain.Principal{}, invalid(errBadProfiles)
+	}
+	p := domain.Principal{UserID: id, Profiles: profiles}
+	i.verified.put(token, p, c.ExpiresAt.Time, now)
+	return p, nil
+}
+
+func invalid(reason error) error {
+	return fmt.Errorf("%w: %w", domain.ErrInvalidToken, reason)
+}
+
+// keyFor is the jwt.Keyfunc: it runs after the algorithm check and before
+// the signature check.
+func (i *Issuer) keyFor(ctx context.Context, t *jwt.Token) (any, error) {
+	for _, h := range forbiddenHeaders {
+		if _, ok := t.Header[h]; ok {
+			return nil, errForbiddenHeader
+		}
+	}
+	kid, _ := t.Header["kid"].(string)
+	if kid == "" {
+		return nil, errMissingKID
+	}
+	if k, err := i.lookup(kid); !errors.Is(err, errUnknownKID) {
+		return k, err
+	}
+	return i.reloadForMiss(ctx, kid)
+}
