@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/logbuf"
 )
 
 func login(t *testing.T, e *env, email, password string) application.TokenPair {
@@ -357,5 +359,48 @@ func TestUpdate_wrong_current_password_counts_towards_the_lock_out(t *testing.T)
 	rec, _ := e.store.LoginAttempts().Get(ctx, "ada@example.com")
 	if rec.Failures != 0 {
 		t.Fatalf("a right current password did not reset the count (%d)", rec.Failures)
+	}
+}
+
+// Nodes starting together on an empty store must end up with one refresh
+// key, or they would derive different successors for the same token: a
+// token rotated on one node and repeated on another within the grace
+// window gets the same successor.
+func TestAuth_nodes_started_together_derive_one_successor(t *testing.T) {
+	t.Parallel()
+	store := memory.NewStore()
+	clk := newClock()
+	const nodes = 8
+	services := make([]*application.Services, nodes)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Go(func() {
+			deps := testDeps(t, store, clk, nil, nil, &logbuf.Buffer{})
+			deps.Audit, deps.Metrics = nil, nil
+			svc, err := application.New(deps, testConfig())
+			if err != nil {
+				t.Error(err)
+			}
+			services[i] = svc
+		})
+	}
+	wg.Wait()
+	keys, err := store.Keys().Keys(ctx, domain.KeyPurposeRefreshHMAC)
+	wantErr(t, err, nil)
+	if len(keys) != 1 {
+		t.Fatalf("%d refresh keys stored, want 1", len(keys))
+	}
+	now := clk.Now()
+	u := domain.User{ID: domain.NewUserID(now), Name: "Ada", Email: "ada@example.com",
+		PasswordHash: "fake$" + seededPassword, Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: now, UpdatedAt: now}
+	wantErr(t, store.Users().Create(ctx, u), nil)
+	pair, err := services[0].Auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+	wantErr(t, err, nil)
+	a, err := services[1].Auth.Refresh(ctx, pair.RefreshToken)
+	wantErr(t, err, nil)
+	b, err := services[nodes-1].Auth.Refresh(ctx, pair.RefreshToken)
+	wantErr(t, err, nil)
+	if a.RefreshToken != b.RefreshToken {
+		t.Fatal("two nodes derived different successors")
 	}
 }

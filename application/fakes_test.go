@@ -2,9 +2,6 @@ package application_test
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/userd/userd/adapters/clock"
+	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
@@ -76,38 +72,6 @@ func (fakeIssuer) Verify(_ context.Context, token string) (domain.Principal, err
 		return domain.Principal{}, domain.ErrInvalidToken
 	}
 	return domain.Principal{UserID: domain.UserID(parts[1]), Profiles: ps}, nil
-}
-
-// testCodec is the refresh-token codec of the tests: tokens of the real
-// form (lowercase v4 UUIDs), successors derived under a fixed key, so that
-// two services built over one store agree as nodes do.
-type testCodec struct{}
-
-func (testCodec) New() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return uuidV4(b)
-}
-
-func (testCodec) Successor(token string) string {
-	sum := sha256.Sum256([]byte("test-key|" + token))
-	return uuidV4([16]byte(sum[:16]))
-}
-
-func (testCodec) Hash(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-func (testCodec) WellFormed(token string) bool {
-	u, err := uuid.Parse(token)
-	return err == nil && len(token) == 36 && token == u.String() && u.Version() == 4 && u.Variant() == uuid.RFC4122
-}
-
-func uuidV4(b [16]byte) string {
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return uuid.UUID(b).String()
 }
 
 // fakeKeys stands in for the token adapter's key management.
@@ -175,15 +139,27 @@ func testConfig() application.Config {
 	}
 }
 
-// testDeps are the ports of a fresh env: the memory store, the fakes, an
-// in-memory audit log and counters, and a log into logs.
-func testDeps(store *memory.Store, clk ports.Clock, audit *memory.AuditLog, counts *memory.SecurityMetrics, logs *logbuf.Buffer) application.Deps {
+// testDeps are the ports of a fresh env: the memory store, the real
+// refresh-token codec over its key store, the fakes, an in-memory audit log
+// and counters, and a log into logs.
+func testDeps(t testing.TB, store *memory.Store, clk ports.Clock, audit *memory.AuditLog, counts *memory.SecurityMetrics, logs *logbuf.Buffer) application.Deps {
 	return application.Deps{
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: testCodec{}, Keys: &fakeKeys{clock: clk},
-		Audit: audit, Metrics: counts, Clock: clk,
+		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: startedCodec(t, store.Keys(), clk),
+		Keys: &fakeKeys{clock: clk}, Audit: audit, Metrics: counts, Clock: clk,
 		Log: slog.New(slog.NewJSONHandler(logs, nil)),
 	}
+}
+
+// startedCodec is the token adapter's refresh-token codec, its key loaded
+// (or created) in keys.
+func startedCodec(t testing.TB, keys ports.KeyStore, clk ports.Clock) *jwtissuer.RefreshCodec {
+	t.Helper()
+	codec := jwtissuer.NewRefreshCodec(keys, clk)
+	if err := codec.Start(context.Background()); err != nil {
+		t.Fatalf("refresh codec: %v", err)
+	}
+	return codec
 }
 
 func newEnv(t *testing.T, opts ...envOption) *env {
@@ -191,7 +167,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	e := &env{clock: newClock(), store: memory.NewStore(), audit: memory.NewAuditLog(),
 		counts: memory.NewSecurityMetrics(), logs: &logbuf.Buffer{}}
 	cfg := testConfig()
-	deps := testDeps(e.store, e.clock, e.audit, e.counts, e.logs)
+	deps := testDeps(t, e.store, e.clock, e.audit, e.counts, e.logs)
 	for _, o := range opts {
 		o(&cfg, &deps)
 	}

@@ -30,12 +30,13 @@ func importRecords(n int) []application.ImportRecord {
 }
 
 // newImportService is e's import service over users instead of e's store.
-func newImportService(users ports.UserRepository, e *env) *application.ImportService {
-	deps := testDeps(e.store, e.clock, e.audit, e.counts, e.logs)
+func newImportService(t *testing.T, users ports.UserRepository, e *env) *application.ImportService {
+	t.Helper()
+	deps := testDeps(t, e.store, e.clock, e.audit, e.counts, e.logs)
 	deps.Users = users
 	svc, err := application.New(deps, testConfig())
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
 	return svc.Import
 }
@@ -60,7 +61,7 @@ func lineErrors(r application.ImportReport) []string {
 func TestImportUsers_stores_every_valid_record_in_batches(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	svc := newImportService(e.store.Users(), e)
+	svc := newImportService(t, e.store.Users(), e)
 	recs := importRecords(10)
 	recs[3].Profiles = []string{"ROLE_ADMIN", "ROLE_CUSTOMER", "ROLE_ADMIN"}
 	var mu sync.Mutex
@@ -108,7 +109,7 @@ func TestImportUsers_reports_each_bad_line(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			e.seed(t, "taken@example.com")
-			svc := newImportService(e.store.Users(), e)
+			svc := newImportService(t, e.store.Users(), e)
 			recs := importRecords(12)
 			recs[1].Email = "no-at-sign"                              // line 3
 			recs[2].Name = "  "                                       // line 4
@@ -194,7 +195,7 @@ func TestImportUsers_email_registered_during_the_import(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			repo := &raceRepo{UserRepository: e.store.Users(), raceAt: 2, email: "user5@example.com"}
-			svc := newImportService(repo, e)
+			svc := newImportService(t, repo, e)
 			report, err := svc.ImportUsers(ctx, importRecords(10), application.ImportOptions{SkipInvalid: skip, BatchSize: 4})
 			if got := lineErrors(report); !slices.Equal(got, []string{"line 7: email: registered while the import ran"}) {
 				t.Fatalf("line errors %q", got)
@@ -218,7 +219,7 @@ func TestImportUsers_email_registered_during_the_import(t *testing.T) {
 func TestImportUsers_store_failure_keeps_earlier_batches(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	svc := newImportService(&raceRepo{UserRepository: e.store.Users(), failAt: 3}, e)
+	svc := newImportService(t, &raceRepo{UserRepository: e.store.Users(), failAt: 3}, e)
 	report, err := svc.ImportUsers(ctx, importRecords(10), application.ImportOptions{BatchSize: 3})
 	wantErr(t, err, domain.ErrUnavailable)
 	if !strings.Contains(err.Error(), "lines 8 to 10") {
@@ -232,7 +233,7 @@ func TestImportUsers_store_failure_keeps_earlier_batches(t *testing.T) {
 func TestImportUsers_cancelled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	svc := newImportService(e.store.Users(), e)
+	svc := newImportService(t, e.store.Users(), e)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	report, err := svc.ImportUsers(cctx, importRecords(1000), application.ImportOptions{})
@@ -249,7 +250,7 @@ func TestImportUsers_cancelled(t *testing.T) {
 func TestImportUsers_imported_user_logs_in_and_is_rehashed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	svc := newImportService(e.store.Users(), e)
+	svc := newImportService(t, e.store.Users(), e)
 	_, err := svc.ImportUsers(ctx, importRecords(1), application.ImportOptions{})
 	wantErr(t, err, nil)
 	_, err = e.auth.Login(ctx, application.LoginInput{Email: "user0@example.com", Password: "password 0"})

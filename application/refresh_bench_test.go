@@ -28,9 +28,15 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 	keys := gormstore.NewKeyStore(db)
 	users := gormstore.NewUserRepository(db)
 	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
-	iss, _ := jwtissuer.New(b.Context(), keys, clk, jwtissuer.Options{Issuer: "x", Audience: "x"})
+	iss, err := jwtissuer.New(keys, clk, jwtissuer.Options{Issuer: "x", Audience: "x"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := iss.Start(b.Context()); err != nil {
+		b.Fatal(err)
+	}
 	svc, err := application.New(application.Deps{Users: users, Tokens: gormstore.NewRefreshTokenStore(db),
-		Attempts: gormstore.NewLoginAttemptStore(db), Hasher: hasher, Issuer: iss, Codec: testCodec{},
+		Attempts: gormstore.NewLoginAttemptStore(db), Hasher: hasher, Issuer: iss, Codec: startedCodec(b, keys, clk),
 		Keys: &fakeKeys{clock: clk}, Clock: clk},
 		application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second})
 	if err != nil {

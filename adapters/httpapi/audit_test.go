@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -19,7 +18,6 @@ import (
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/adapters/metrics"
 	"github.com/userd/userd/application"
-	"github.com/userd/userd/ports"
 )
 
 // observation is the audit trail and the metrics of a test server.
@@ -331,7 +329,7 @@ func TestMetrics_not_on_the_main_listener_without_a_handler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := httpapi.New(nil, nil, nil, httpapi.Options{Metrics: m})
+	h := httpapi.New(&application.Services{}, httpapi.Options{Metrics: m})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != http.StatusNotFound {

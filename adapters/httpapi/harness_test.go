@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"mime"
@@ -122,8 +123,17 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	// Tiny argon2 parameters: the tests hash dozens of passwords.
 	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
-	issuer, err := jwtissuer.New(ctx, store.Keys(), clock, jwtissuer.Options{Issuer: "userd-test", Audience: "userd-test"})
+	jwtOpts := jwtissuer.Options{Issuer: "userd-test", Audience: "userd-test"}
+	issuer, err := jwtissuer.New(store.Keys(), clock, jwtOpts)
 	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := jwtissuer.NewKeyManager(store.Keys(), clock, jwtOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec := jwtissuer.NewRefreshCodec(store.Keys(), clock)
+	if err := errors.Join(issuer.Start(ctx), codec.Start(ctx)); err != nil {
 		t.Fatal(err)
 	}
 	deps := application.Deps{
