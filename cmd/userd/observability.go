@@ -12,10 +12,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/userd/userd/adapters/gormstore"
-	"github.com/userd/userd/adapters/httpapi"
-	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/metrics"
-	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
 	"github.com/userd/userd/ports"
 )
@@ -46,58 +43,6 @@ func registerDBStats(p dbStatsParams) error {
 		return nil
 	}
 	return p.Registry.Register(metrics.NewDBStatsCollector(p.DB))
-}
-
-type eventsParams struct {
-	fx.In
-	Audit ports.AuditLog
-	// Metrics is absent in the CLI commands.
-	Metrics ports.SecurityMetrics `optional:"true"`
-	Clock   ports.Clock
-	Log     *slog.Logger
-}
-
-func newEvents(p eventsParams) *application.Events {
-	return application.NewEvents(p.Audit, p.Metrics, p.Clock, p.Log)
-}
-
-func newAuditService(users ports.UserRepository, audit ports.AuditLog, events *application.Events) *application.AuditService {
-	return application.NewAuditService(users, audit, events)
-}
-
-type handlerParams struct {
-	fx.In
-	Config  config.Config
-	Users   *application.UserService
-	Auth    *application.AuthService
-	Audit   *application.AuditService
-	Health  ports.HealthChecker
-	Clock   ports.Clock
-	Log     *slog.Logger
-	Metrics *metrics.Metrics
-	// Issuer publishes the JWK set.
-	Issuer *jwtissuer.Issuer
-	// Registry is served at /metrics on the main address unless
-	// USERD_ADMIN_ADDR moves it to an address of its own.
-	Registry *prometheus.Registry
-}
-
-func newHandler(p handlerParams) http.Handler {
-	opts := httpapi.Options{
-		Logger:         p.Log,
-		Clock:          p.Clock,
-		AuthIPLimit:    p.Config.AuthIPLimit,
-		TrustedProxies: p.Config.TrustedProxies,
-		RequestTimeout: p.Config.RequestTimeout,
-		MaxInFlight:    p.Config.MaxInFlight,
-		Audit:          p.Audit,
-		Metrics:        p.Metrics,
-		KeySet:         p.Issuer,
-	}
-	if p.Config.AdminAddr == "" {
-		opts.MetricsHandler = metrics.Handler(p.Registry)
-	}
-	return httpapi.New(p.Users, p.Auth, p.Health, opts)
 }
 
 // adminServer serves GET /metrics on USERD_ADMIN_ADDR when it is set, so

@@ -15,12 +15,10 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
-	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
 	"github.com/userd/userd/domain"
@@ -130,115 +128,6 @@ func prepareSchema(ctx context.Context, db *gormstore.DB, auto bool) error {
 		return fmt.Errorf("the database schema has %d pending migrations and USERD_DB_AUTO_MIGRATE=false: run `userd migrate up`", pending)
 	}
 	return nil
-}
-
-// appModule provides the security adapters and the use cases.
-var appModule = fx.Module("application",
-	fx.Provide(
-		fx.Annotate(func() clock.System { return clock.System{} }, fx.As(new(ports.Clock))),
-		fx.Annotate(newPasswordHasher, fx.As(new(ports.PasswordHasher))),
-		fx.Annotate(newTokenIssuer, fx.As(fx.Self()), fx.As(new(ports.TokenIssuer))),
-		newEvents,
-		newUserService,
-		newAuthService,
-		newAuditService,
-	),
-)
-
-func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
-	p := passwordhash.DefaultParams()
-	p.Memory, p.Iterations, p.Parallelism = cfg.Argon2MemoryKiB, cfg.Argon2Iterations, cfg.Argon2Parallelism
-	return passwordhash.New(p)
-}
-
-// jwtOptions are the token issuer's options; `serve` and `userd keys` must
-// agree on them, since the retirement of old keys is computed from them.
-func jwtOptions(cfg config.Config, log *slog.Logger) jwtissuer.Options {
-	opts := jwtissuer.Options{
-		Issuer:    cfg.Issuer,
-		Audience:  cfg.Audience,
-		Algorithm: cfg.JWTAlgorithm,
-		TTL:       cfg.AccessTTL,
-		Logger:    log,
-	}
-	if cfg.JWTHMACSecret != "" {
-		opts.HMACSecret = []byte(cfg.JWTHMACSecret)
-	}
-	return opts
-}
-
-// newTokenIssuer loads (or creates) the signing keys, and reloads them in
-// the background while the app runs so that a rotation made by the CLI or
-// another node is picked up.
-func newTokenIssuer(lc fx.Lifecycle, cfg config.Config, keys ports.KeyStore, clk ports.Clock, log *slog.Logger) (*jwtissuer.Issuer, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	iss, err := jwtissuer.New(ctx, keys, clk, jwtOptions(cfg, log))
-	if err != nil {
-		return nil, err
-	}
-	lc.Append(keyReloadHook(iss))
-	return iss, nil
-}
-
-// keyReloadHook runs iss.Run from start to stop; stopping waits for it.
-func keyReloadHook(iss *jwtissuer.Issuer) fx.Hook {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	return fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				iss.Run(ctx)
-			}()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				return nil
-			case <-stop.Done():
-				return stop.Err()
-			}
-		},
-	}
-}
-
-func newUserService(cfg config.Config, users ports.UserRepository, tokens ports.RefreshTokenStore,
-	attempts ports.LoginAttemptStore, hasher ports.PasswordHasher, clk ports.Clock, log *slog.Logger,
-	events *application.Events) *application.UserService {
-	return application.NewUserService(users, tokens, attempts, hasher, clk, application.UserServiceConfig{
-		OpenRegistration:       cfg.OpenRegistration,
-		RequireCurrentPassword: cfg.RequireCurrentPassword,
-	}, log, application.WithEvents(events))
-}
-
-type authServiceParams struct {
-	fx.In
-	Config   config.Config
-	Users    ports.UserRepository
-	Tokens   ports.RefreshTokenStore
-	Attempts ports.LoginAttemptStore
-	Keys     ports.KeyStore
-	Hasher   ports.PasswordHasher
-	Issuer   ports.TokenIssuer
-	Clock    ports.Clock
-	Log      *slog.Logger
-	Events   *application.Events
-}
-
-func newAuthService(p authServiceParams) (*application.AuthService, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	return application.NewAuthService(ctx, application.AuthDeps{
-		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Keys: p.Keys,
-		Hasher: p.Hasher, Issuer: p.Issuer, Clock: p.Clock, Events: p.Events,
-	}, application.AuthServiceConfig{
-		RefreshTTL:        p.Config.RefreshTTL,
-		RefreshFamilyTTL:  p.Config.RefreshFamilyTTL,
-		RefreshReuseGrace: p.Config.RefreshReuseGrace,
-	}, p.Log)
 }
 
 // httpModule serves the API: listen at start, graceful shutdown at stop.
