@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,42 +41,17 @@ func registerDBStats(p dbStatsParams) error {
 	return p.Registry.Register(metrics.NewDBStatsCollector(p.DB))
 }
 
-// adminServer serves GET /metrics on USERD_ADMIN_ADDR when it is set, so
+// serveAdmin serves GET /metrics on USERD_ADMIN_ADDR when it is set, so
 // that the metrics can stay off the public listener. It is not counted in
 // the request metrics: scrapes are not traffic.
-type adminServer struct{ srv *http.Server }
-
-func newAdminServer(lc fx.Lifecycle, cfg config.Config, reg *prometheus.Registry, log *slog.Logger) *adminServer {
+func serveAdmin(lc fx.Lifecycle, cfg config.Config, reg *prometheus.Registry, log *slog.Logger) {
 	if cfg.AdminAddr == "" {
-		return &adminServer{}
+		return
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler(reg))
-	srv := &http.Server{
-		Addr:              cfg.AdminAddr,
-		Handler:           mux,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			ln, err := net.Listen("tcp", srv.Addr)
-			if err != nil {
-				return fmt.Errorf("listen on %s (USERD_ADMIN_ADDR): %w", srv.Addr, err)
-			}
-			log.Info("userd admin listening", slog.String("addr", ln.Addr().String()), slog.String("serves", "/metrics"))
-			go func() {
-				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					log.Error("admin server stopped", slog.String("error", err.Error()))
-				}
-			}()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error { return srv.Shutdown(ctx) },
+	newListener(lc, cfg, log, listener{
+		name: "userd admin", setting: "USERD_ADMIN_ADDR", addr: cfg.AdminAddr, handler: mux,
+		attrs: []any{slog.String("serves", "/metrics")},
 	})
-	return &adminServer{srv: srv}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"time"
 
 	"go.uber.org/fx"
@@ -145,45 +143,4 @@ func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, users *application.UserS
 		}
 		return nil
 	}))
-}
-
-// httpModule serves the API: listen at start, graceful shutdown at stop.
-var httpModule = fx.Module("http",
-	fx.Provide(newHandler, newHTTPServer, newAdminServer),
-	fx.Invoke(func(*http.Server, *adminServer) {}),
-)
-
-func newHTTPServer(lc fx.Lifecycle, cfg config.Config, handler http.Handler, log *slog.Logger) *http.Server {
-	srv := &http.Server{
-		Addr:              cfg.HTTPAddr,
-		Handler:           handler,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	lc.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error {
-			// Listen here, not in the goroutine, so that a taken port fails
-			// the start instead of a log line after it.
-			ln, err := net.Listen("tcp", srv.Addr)
-			if err != nil {
-				return fmt.Errorf("listen on %s: %w", srv.Addr, err)
-			}
-			log.Info("userd listening", slog.String("addr", ln.Addr().String()), slog.String("version", version))
-			go func() {
-				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					log.Error("http server stopped", slog.String("error", err.Error()))
-				}
-			}()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error {
-			log.Info("userd shutting down")
-			return srv.Shutdown(ctx)
-		},
-	})
-	return srv
 }

@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 
 	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
 )
 
 // withApp starts the app, runs the command, and stops the app whether the
@@ -35,5 +40,64 @@ func TestWithApp_starts_runs_and_stops(t *testing.T) {
 		if got := strings.Join(events, ","); got != "start,run,stop" {
 			t.Errorf("fail=%v: %s, want start,run,stop", fail, got)
 		}
+	}
+}
+
+// newListener builds both servers, the API's and the admin one: the same
+// limits, listening at start, shutting down at stop.
+func TestListener_serves_and_stops(t *testing.T) {
+	cfg := testConfig(t, map[string]string{
+		"USERD_READ_HEADER_TIMEOUT": "3s", "USERD_READ_TIMEOUT": "7s",
+		"USERD_WRITE_TIMEOUT": "11s", "USERD_IDLE_TIMEOUT": "13s",
+	})
+	lc := fxtest.NewLifecycle(t)
+	addr := freeAddr(t)
+	srv := newListener(lc, cfg, slog.New(slog.DiscardHandler), listener{
+		name: "test", setting: "TEST_ADDR", addr: addr,
+		handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }),
+	})
+	if srv.ReadHeaderTimeout != cfg.ReadHeaderTimeout || srv.ReadTimeout != cfg.ReadTimeout ||
+		srv.WriteTimeout != cfg.WriteTimeout || srv.IdleTimeout != cfg.IdleTimeout ||
+		srv.MaxHeaderBytes != 32<<10 || srv.ErrorLog == nil {
+		t.Fatalf("server limits not set from the configuration: %+v", srv)
+	}
+	if conn, err := net.Dial("tcp", addr); err == nil {
+		conn.Close()
+		t.Fatal("the server listens before start")
+	}
+	lc.RequireStart()
+	if code, _, body := get(t, "http://"+addr+"/"); code != http.StatusOK || body != "ok" {
+		t.Fatalf("GET = %d %q", code, body)
+	}
+	lc.RequireStop()
+	if conn, err := net.Dial("tcp", addr); err == nil {
+		conn.Close()
+		t.Fatal("the server still listens after stop")
+	}
+}
+
+// A taken port fails the start of either listener, naming its setting,
+// and `userd` alone is `userd serve`.
+func TestListener_taken_port_fails_start(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tc := range []struct{ setting, other string }{
+		{"USERD_HTTP_ADDR", "USERD_ADMIN_ADDR"},
+		{"USERD_ADMIN_ADDR", "USERD_HTTP_ADDR"},
+	} {
+		t.Run(tc.setting, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", "off") // or serve would set this process's limit
+			t.Setenv("USERD_DB_DRIVER", "memory")
+			t.Setenv(tc.setting, taken.Addr().String())
+			t.Setenv(tc.other, freeAddr(t))
+			code, out, errOut := runCLI(t, "")
+			if code != exitFailure || out != "" || !strings.Contains(errOut, "userd: ") ||
+				!strings.Contains(errOut, "listen on "+taken.Addr().String()+" ("+tc.setting+")") {
+				t.Fatalf("code %d, stdout %q, stderr:\n%s", code, out, errOut)
+			}
+		})
 	}
 }
