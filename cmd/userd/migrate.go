@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/fx"
 
 	"github.com/userd/userd/adapters/gormstore"
 )
@@ -37,28 +38,27 @@ func (r *root) migrate(ctx context.Context, up bool) error {
 	if err != nil {
 		return err
 	}
-	db, err := gormstore.Open(cfg.DBDriver, cfg.DBDSN, gormstore.Options{MaxOpenConns: 1})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
-	if up {
-		if err := db.Migrate(ctx); err != nil {
+	var db *gormstore.DB
+	options := fx.Options(baseModule(cfg, r.stderr), databaseModule, fx.Populate(&db))
+	return withApp(ctx, cfg, options, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+		if up {
+			if err := db.Migrate(ctx); err != nil {
+				return err
+			}
+		}
+		states, err := db.MigrationStatus(ctx)
+		if err != nil {
 			return err
 		}
-	}
-	states, err := db.MigrationStatus(ctx)
-	if err != nil {
-		return err
-	}
-	for _, s := range states {
-		state := "pending"
-		if s.Applied {
-			state = "applied " + s.AppliedAt.UTC().Format(time.RFC3339)
+		for _, s := range states {
+			state := "pending"
+			if s.Applied {
+				state = "applied " + s.AppliedAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(r.stdout, "%04d  %-32s  %s\n", s.Version, s.Name, state)
 		}
-		fmt.Fprintf(r.stdout, "%04d  %-32s  %s\n", s.Version, s.Name, state)
-	}
-	return nil
+		return nil
+	})
 }

@@ -7,12 +7,47 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
+
+	"github.com/userd/userd/adapters/gormstore"
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
+
+// Building the app touches no database: the SQLite file appears at start,
+// migrated, and a database that cannot be opened fails the start, not the
+// build.
+func TestDatabase_opens_at_start(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "userd.db")
+	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": path})
+	var users ports.UserRepository
+	app := fxtest.New(t, fx.NopLogger, baseModule(cfg, io.Discard), sqlModule, fx.Populate(&users))
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the database file exists before start (stat: %v)", err)
+	}
+	app.RequireStart()
+	if _, err := users.ByEmail(t.Context(), "nobody@example.com"); !errors.Is(err, domain.ErrUserNotFound) {
+		t.Fatalf("ByEmail on the migrated database = %v, want ErrUserNotFound", err)
+	}
+	app.RequireStop()
+
+	cfg = testConfig(t, map[string]string{"USERD_DB_DSN": filepath.Join(dir, "missing", "userd.db")})
+	var db *gormstore.DB
+	bad := fx.New(fx.NopLogger, baseModule(cfg, io.Discard), databaseModule, fx.Populate(&db))
+	if err := bad.Err(); err != nil {
+		t.Fatalf("building the app failed on a database it should not have opened: %v", err)
+	}
+	if err := bad.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "open sqlite database") {
+		t.Fatalf("start = %v, want the open error", err)
+	}
+}
 
 // withApp starts the app, runs the command, and stops the app whether the
 // command succeeds or not.
