@@ -29,6 +29,8 @@ func withConfigNote(help string) string { return help + "\n\n" + configNote }
 func init() {
 	// The help lists the commands in the order they are added: serve first.
 	cobra.EnableCommandSorting = false
+	// The root's PersistentPreRunE runs even if a command gets one of its own.
+	cobra.EnableTraverseRunHooks = true
 }
 
 // newRoot builds the command tree: `userd` alone serves, and every
@@ -78,6 +80,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *root {
 		}
 	}
 	r.cmd.SetHelpCommand(r.helpCommand())
+	// The root's help is ours; every other command keeps cobra's.
 	defaultHelp := r.cmd.HelpFunc()
 	r.cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
 		if c.HasParent() {
