@@ -33,7 +33,7 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// Drivers accepted by Open.
+// Drivers accepted by New and Open.
 const (
 	DriverSQLite   = "sqlite"
 	DriverPostgres = "postgres"
@@ -64,11 +64,19 @@ type Options struct {
 	ConnMaxLifetime time.Duration
 }
 
-// DB is an open database with the userd schema (after Migrate). It is safe
-// for concurrent use and implements ports.HealthChecker.
+// DB is a database with the userd schema (after Migrate). New makes one
+// without touching the database; Open connects it. It is safe for
+// concurrent use once open, and implements ports.HealthChecker. The
+// repositories made from a DB use it only after Open: before, their
+// methods would dereference a nil pool.
 type DB struct {
+	driver string
+	// dsn is the DSN to connect with: for SQLite, with the pragmas of
+	// sqlitePragmas added. It may hold a password: never put it in an error.
+	dsn  string
+	opts Options
 	// gorm is the writer: every write and every transaction goes through
-	// it. On SQLite it is a single connection.
+	// it. On SQLite it is a single connection. Nil until Open.
 	gorm *gorm.DB
 	// read serves single-statement reads. On SQLite it is a separate pool
 	// of read-only connections, so that reads neither queue behind the one
@@ -84,51 +92,88 @@ const sqliteReaders = 4
 
 var _ ports.HealthChecker = (*DB)(nil)
 
-// Open connects to the database. driver is DriverSQLite (dsn a file path or
-// a file: URI) or DriverPostgres (dsn a URL or key=value string). It does
-// not create the schema: call Migrate.
-func Open(driver, dsn string, opts Options) (*DB, error) {
-	var dialector gorm.Dialector
+// New checks its arguments and returns a DB that is not connected yet: it
+// does no I/O, so that it can be built before the application starts and
+// opened when it does. driver is DriverSQLite (dsn a file path or a file:
+// URI) or DriverPostgres (dsn a URL or key=value string, parsed by Open).
+func New(driver, dsn string, opts Options) (*DB, error) {
+	db := &DB{driver: driver, dsn: dsn, opts: opts, postgres: driver == DriverPostgres}
 	switch driver {
 	case DriverSQLite:
 		full, err := sqliteDSN(dsn)
 		if err != nil {
 			return nil, err
 		}
-		dialector = sqlite.Open(full)
+		db.dsn = full
 	case DriverPostgres:
-		dialector = postgres.Open(dsn)
 	default:
 		return nil, fmt.Errorf("open database: unknown driver %q (want %q or %q)", driver, DriverSQLite, DriverPostgres)
+	}
+	return db, nil
+}
+
+// Open connects to the database: it pings PostgreSQL; it creates a SQLite
+// file that does not exist and sets its pragmas. It does not create the
+// schema: call Migrate. A DB opens once; Close releases it.
+func (db *DB) Open(ctx context.Context) error {
+	op := "open " + db.driver + " database"
+	if db.gorm != nil {
+		return errors.New(op + ": already open")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	var dialector gorm.Dialector = postgres.Open(db.dsn)
+	if !db.postgres {
+		dialector = sqlite.Open(db.dsn)
 	}
 	g, err := gorm.Open(dialector, gormConfig())
 	if err != nil {
 		// The DSN is left out on purpose: it may hold a password.
-		return nil, storeError("open "+driver+" database", err)
+		return storeError(op, err)
 	}
 	sqlDB, err := g.DB()
 	if err != nil {
-		return nil, fmt.Errorf("open %s database: %w", driver, err)
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	if driver == DriverSQLite {
+	if db.postgres {
+		maxOpen := orDefault(db.opts.MaxOpenConns, DefaultMaxOpenConns)
+		sqlDB.SetMaxOpenConns(maxOpen)
+		sqlDB.SetMaxIdleConns(min(orDefault(db.opts.MaxIdleConns, DefaultMaxIdleConns), maxOpen))
+		sqlDB.SetConnMaxLifetime(orDefault(db.opts.ConnMaxLifetime, DefaultConnMaxLifetime))
+	} else {
 		// One connection serialises this process's writers, so they never
 		// see SQLITE_BUSY from each other; busy_timeout covers other
 		// processes. It also keeps a ":memory:" database alive and single.
 		sqlDB.SetMaxOpenConns(1)
 		sqlDB.SetMaxIdleConns(1)
 		sqlDB.SetConnMaxLifetime(0)
-	} else {
-		maxOpen := orDefault(opts.MaxOpenConns, DefaultMaxOpenConns)
-		sqlDB.SetMaxOpenConns(maxOpen)
-		sqlDB.SetMaxIdleConns(min(orDefault(opts.MaxIdleConns, DefaultMaxIdleConns), maxOpen))
-		sqlDB.SetConnMaxLifetime(orDefault(opts.ConnMaxLifetime, DefaultConnMaxLifetime))
 	}
-	db := &DB{gorm: g, read: g, postgres: driver == DriverPostgres}
-	if driver == DriverSQLite && !sqliteInMemory(dsn) {
-		if db.read, err = openSQLiteReaders(dsn); err != nil {
+	// gorm.Open's own ping takes no context; this one gives up with ctx.
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return storeError(op, err)
+	}
+	read := g
+	if !db.postgres && !sqliteInMemory(db.dsn) {
+		if read, err = openSQLiteReaders(db.dsn); err != nil {
 			_ = sqlDB.Close()
-			return nil, err
+			return err
 		}
+	}
+	db.gorm, db.read = g, read
+	return nil
+}
+
+// Open is New followed by (*DB).Open, for callers that need no start
+// phase: tests, tools.
+func Open(driver, dsn string, opts Options) (*DB, error) {
+	db, err := New(driver, dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Open(context.Background()); err != nil {
+		return nil, err
 	}
 	return db, nil
 }
@@ -148,17 +193,16 @@ func gormConfig() *gorm.Config {
 		// SQLite, by profile).
 		PrepareStmt: true,
 		NowFunc:     func() time.Time { return time.Now().UTC() },
+		// Open pings with its context instead.
+		DisableAutomaticPing: true,
 	}
 }
 
-// openSQLiteReaders opens the read-only pool of a SQLite file: query_only
-// connections with deferred transactions, which in WAL mode read the last
-// committed state without taking the write lock.
-func openSQLiteReaders(dsn string) (*gorm.DB, error) {
-	base, err := sqliteDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
+// openSQLiteReaders opens the read-only pool of a SQLite file, base being
+// its DSN with the pragmas added: query_only connections with deferred
+// transactions, which in WAL mode read the last committed state without
+// taking the write lock.
+func openSQLiteReaders(base string) (*gorm.DB, error) {
 	sep := "&"
 	if !strings.Contains(base, "?") {
 		sep = "?"
@@ -266,8 +310,11 @@ func isTrue(v string) bool {
 	return false
 }
 
-// Close closes the connection pool.
+// Close closes the connection pools; it does nothing on a DB never opened.
 func (db *DB) Close() error {
+	if db.gorm == nil {
+		return nil
+	}
 	if db.read != db.gorm {
 		if sqlDB, err := db.read.DB(); err == nil {
 			_ = sqlDB.Close()
@@ -284,8 +331,11 @@ func (db *DB) Close() error {
 }
 
 // Stats returns the statistics of the connection pool (open, in use, idle
-// connections, waits), for the metrics; zero values when the pool is gone.
+// connections, waits), for the metrics; zero values before Open.
 func (db *DB) Stats() sql.DBStats {
+	if db.gorm == nil {
+		return sql.DBStats{}
+	}
 	sqlDB, err := db.gorm.DB()
 	if err != nil {
 		return sql.DBStats{}
@@ -293,9 +343,12 @@ func (db *DB) Stats() sql.DBStats {
 	return sqlDB.Stats()
 }
 
-// Ping implements ports.HealthChecker: any failure to reach the database
-// is domain.ErrUnavailable.
+// Ping implements ports.HealthChecker: any failure to reach the database,
+// not opened yet included, is domain.ErrUnavailable.
 func (db *DB) Ping(ctx context.Context) error {
+	if db.gorm == nil {
+		return fmt.Errorf("ping database: %w: not open", domain.ErrUnavailable)
+	}
 	sqlDB, err := db.gorm.DB()
 	if err == nil {
 		err = sqlDB.PingContext(ctx)

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // runCLI runs a command line and returns its exit code, stdout and stderr.
@@ -18,19 +22,54 @@ func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
+// leafCommands returns the path of every command that runs ("keys
+// list", "completion bash"), without "userd".
+func leafCommands(t *testing.T) []string {
+	t.Helper()
+	r := newRoot(nil, io.Discard, io.Discard)
+	r.cmd.InitDefaultHelpCmd()
+	var paths []string
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			switch {
+			case sub.Hidden:
+			case sub.HasSubCommands():
+				walk(sub)
+			default:
+				paths = append(paths, strings.TrimPrefix(sub.CommandPath(), "userd "))
+			}
+		}
+	}
+	walk(r.cmd)
+	if len(paths) < 10 {
+		t.Fatalf("only %d commands: %v", len(paths), paths)
+	}
+	return paths
+}
+
 func TestCLI_top_level_help(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}, {"-help"}} {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		code, out, errOut := runCLI(t, "", args...)
 		if code != exitOK || errOut != "" {
 			t.Fatalf("%v: code %d, stderr %q", args, code, errOut)
 		}
-		for _, cmd := range commands {
-			if !strings.Contains(out, "userd "+cmd.name) {
-				t.Errorf("%v: the help does not list %q:\n%s", args, cmd.name, out)
+		for _, name := range leafCommands(t) {
+			if shell, ok := strings.CutPrefix(name, "completion "); ok {
+				// One line for every shell: userd completion bash|zsh|fish|powershell.
+				if !regexp.MustCompile(`userd completion \S*\b` + shell + `\b`).MatchString(out) {
+					t.Errorf("%v: the help does not list %q:\n%s", args, name, out)
+				}
+				continue
+			}
+			if !strings.Contains(out, "userd "+name) {
+				t.Errorf("%v: the help does not list %q:\n%s", args, name, out)
 			}
 		}
-		if !strings.Contains(out, "Exit codes: 0 success, 1 failure, 2 usage error") {
-			t.Errorf("%v: the help does not explain the exit codes", args)
+		for _, note := range []string{"Exit codes: 0 success, 1 failure, 2 usage error", "Configuration: USERD_*", "'userd' alone is 'userd serve'"} {
+			if !strings.Contains(out, note) {
+				t.Errorf("%v: the help lacks %q", args, note)
+			}
 		}
 	}
 }
@@ -39,28 +78,28 @@ func TestCLI_top_level_help(t *testing.T) {
 // unknown flag with exit code 2 and its usage on stderr, before doing
 // anything (serve would otherwise start).
 func TestCLI_every_command_has_help_and_refuses_unknown_flags(t *testing.T) {
-	for _, cmd := range commands {
-		t.Run(strings.ReplaceAll(cmd.name, " ", "_"), func(t *testing.T) {
-			words := strings.Fields(cmd.name)
+	for _, name := range leafCommands(t) {
+		t.Run(strings.ReplaceAll(name, " ", "_"), func(t *testing.T) {
+			words := strings.Fields(name)
 			for _, help := range []string{"--help", "-h"} {
 				code, out, errOut := runCLI(t, "", append(slices.Clone(words), help)...)
-				if code != exitOK || errOut != "" || !strings.HasPrefix(out, "Usage: userd "+cmd.name) {
-					t.Fatalf("%s %s: code %d, stdout %q, stderr %q", cmd.name, help, code, out, errOut)
+				if code != exitOK || errOut != "" || !strings.Contains(out, "Usage:\n  userd "+name) {
+					t.Fatalf("%s %s: code %d, stdout %q, stderr %q", name, help, code, out, errOut)
 				}
 				if !strings.Contains(out, "-h, --help") {
-					t.Errorf("%s %s does not list its flags:\n%s", cmd.name, help, out)
+					t.Errorf("%s %s does not list its flags:\n%s", name, help, out)
 				}
 			}
-			code, out, errOut := runCLI(t, "", "help", cmd.name)
-			if code != exitOK || !strings.HasPrefix(out, "Usage: userd "+cmd.name) {
-				t.Fatalf("help %s: code %d, stdout %q, stderr %q", cmd.name, code, out, errOut)
+			code, out, errOut := runCLI(t, "", append([]string{"help"}, words...)...)
+			if code != exitOK || !strings.Contains(out, "Usage:\n  userd "+name) {
+				t.Fatalf("help %s: code %d, stdout %q, stderr %q", name, code, out, errOut)
 			}
 
 			code, out, errOut = runCLI(t, "", append(slices.Clone(words), "--bogus")...)
 			if code != exitUsage || out != "" ||
-				!strings.Contains(errOut, "userd: "+cmd.name+": unknown flag --bogus") ||
-				!strings.Contains(errOut, "Usage: userd "+cmd.name) {
-				t.Fatalf("%s --bogus: code %d, stdout %q, stderr %q", cmd.name, code, out, errOut)
+				!strings.HasPrefix(errOut, "userd: "+name+": unknown flag: --bogus\n") ||
+				!strings.Contains(errOut, "Usage: userd "+name) {
+				t.Fatalf("%s --bogus: code %d, stdout %q, stderr %q", name, code, out, errOut)
 			}
 		})
 	}
@@ -73,29 +112,39 @@ func TestCLI_usage_errors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown_command", []string{"frobnicate"}, `unknown command "frobnicate"`},
-		{"unknown_top_level_flag", []string{"--frob"}, "unknown flag --frob"},
-		{"group_alone", []string{"keys"}, "keys: expected rotate or list"},
-		{"unknown_subcommand", []string{"migrate", "sideways"}, `migrate: unknown subcommand "sideways": expected up or status`},
-		{"admin_alone", []string{"admin"}, "admin: expected the subcommand create"},
-		{"users_alone", []string{"users"}, "users: expected the subcommand import"},
-		{"config_alone", []string{"config"}, "config: expected the subcommand print"},
-		{"extra_argument", []string{"version", "now"}, `version: unexpected argument "now"`},
-		{"serve_extra_argument", []string{"serve", "8080"}, `serve: unexpected argument "8080"`},
-		{"admin_without_email", []string{"admin", "create"}, "--email is required"},
-		{"flag_without_value", []string{"admin", "create", "--email"}, "flag --email needs a value"},
-		{"import_without_file", []string{"users", "import"}, "expected one FILE, got 0 arguments"},
+		{"unknown_command", []string{"frobnicate"}, `userd: unknown command "frobnicate"`},
+		{"misspelt_command", []string{"serv"}, `unknown command "serv"; did you mean serve?`},
+		{"unknown_top_level_flag", []string{"--frob"}, "userd: unknown flag: --frob"},
+		{"group_alone", []string{"keys"}, "userd: keys: expected rotate or list"},
+		{"unknown_subcommand", []string{"migrate", "sideways"}, `userd: migrate: unknown subcommand "sideways": expected up or status`},
+		{"admin_alone", []string{"admin"}, "userd: admin: expected the subcommand create"},
+		{"users_alone", []string{"users"}, "userd: users: expected the subcommand import"},
+		{"config_alone", []string{"config"}, "userd: config: expected the subcommand print"},
+		{"completion_alone", []string{"completion"}, "userd: completion: expected bash, zsh, fish or powershell"},
+		{"completion_unknown_shell", []string{"completion", "tcsh"}, `unknown subcommand "tcsh"`},
+		{"extra_argument", []string{"version", "now"}, `userd: version: unexpected argument "now"`},
+		{"serve_extra_argument", []string{"serve", "8080"}, `userd: serve: unexpected argument "8080"`},
+		{"admin_without_email", []string{"admin", "create"}, `userd: admin create: required flag(s) "email" not set`},
+		{"flag_without_value", []string{"admin", "create", "--email"}, "flag needs an argument: --email"},
+		// The password is read from stdin, never taken from a flag.
+		{"password_flag", []string{"admin", "create", "--email", "a@example.com", "--password", "secret"}, "unknown flag: --password"},
+		{"import_without_file", []string{"users", "import"}, "userd: users import: expected one FILE, got 0 arguments"},
 		{"import_two_files", []string{"users", "import", "a.csv", "b.csv"}, "expected one FILE, got 2 arguments"},
 		{"import_bad_format", []string{"users", "import", "--format", "xml", "a.csv"}, `--format "xml": want csv or jsonl`},
 		{"import_unknown_extension", []string{"users", "import", "users.txt"}, "pass --format csv or --format jsonl"},
 		{"import_stdin_without_format", []string{"users", "import", "-"}, "standard input needs --format"},
 		{"import_bad_batch_size", []string{"users", "import", "--batch-size", "0", "a.csv"}, "--batch-size 0: want 1 to 10000"},
-		{"help_unknown", []string{"help", "frobnicate"}, `help: unknown command "frobnicate"`},
+		{"import_batch_size_not_a_number", []string{"users", "import", "--batch-size", "many", "a.csv"}, `invalid argument "many" for "--batch-size"`},
+		{"help_unknown", []string{"help", "frobnicate"}, `userd: help: unknown command "frobnicate"`},
+		{"help_unknown_subcommand", []string{"help", "keys", "delete"}, `userd: help: unknown command "keys delete"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errOut := runCLI(t, "", tc.args...)
+			code, out, errOut := runCLI(t, "secret\n", tc.args...)
 			if code != exitUsage || out != "" || !strings.HasPrefix(errOut, "userd: ") || !strings.Contains(errOut, tc.want) {
 				t.Fatalf("code %d, stdout %q, stderr %q; want 2 and %q on stderr", code, out, errOut, tc.want)
+			}
+			if strings.Count(errOut, "userd: ") != 1 {
+				t.Errorf("the error is not reported once: %q", errOut)
 			}
 			if !strings.Contains(errOut, "Usage:") && !strings.Contains(errOut, "userd --help") {
 				t.Errorf("no usage hint after the error: %q", errOut)
@@ -106,11 +155,11 @@ func TestCLI_usage_errors(t *testing.T) {
 
 func TestCLI_group_help(t *testing.T) {
 	code, out, _ := runCLI(t, "", "keys", "--help")
-	if code != exitOK || !strings.Contains(out, "userd keys rotate") || !strings.Contains(out, "userd keys list") {
+	if code != exitOK || !strings.Contains(out, "userd keys [command]") || !strings.Contains(out, "rotate") || !strings.Contains(out, "list") {
 		t.Fatalf("keys --help: code %d:\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, "", "help", "users")
-	if code != exitOK || !strings.Contains(out, "userd users import [flags] FILE") {
+	if code != exitOK || !strings.Contains(out, "userd users [command]") || !strings.Contains(out, "import") {
 		t.Fatalf("help users: code %d:\n%s", code, out)
 	}
 }
@@ -135,6 +184,30 @@ func TestCLI_version(t *testing.T) {
 		if code != exitOK || out != want || errOut != "" {
 			t.Fatalf("%v: code %d, stdout %q, stderr %q; want %q", args, code, out, errOut, want)
 		}
+	}
+}
+
+// `userd completion SHELL` prints cobra's completion script for the shell,
+// and the script's helper command completes userd's own commands.
+func TestCLI_completion(t *testing.T) {
+	for shell, want := range map[string]string{
+		"bash":       "# bash completion V2 for userd",
+		"zsh":        "#compdef userd",
+		"fish":       "# fish completion for userd",
+		"powershell": "Register-ArgumentCompleter",
+	} {
+		code, out, errOut := runCLI(t, "", "completion", shell)
+		if code != exitOK || errOut != "" || !strings.Contains(out, want) {
+			t.Errorf("completion %s: code %d, stderr %q, %d bytes without %q", shell, code, errOut, len(out), want)
+		}
+	}
+	code, out, _ := runCLI(t, "", "__complete", "keys", "")
+	if code != exitOK || !strings.Contains(out, "rotate\t") || !strings.Contains(out, "list\t") {
+		t.Fatalf("__complete keys: code %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "__complete", "admin", "create", "--")
+	if code != exitOK || !strings.Contains(out, "--email\t") || strings.Contains(out, "--password") {
+		t.Fatalf("__complete admin create --: code %d:\n%s", code, out)
 	}
 }
 

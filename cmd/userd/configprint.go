@@ -8,10 +8,25 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
 	"github.com/userd/userd/config"
 )
+
+func (r *root) configPrintCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "print",
+		Short: "print the effective configuration, secrets masked",
+		Long: withConfigNote(`Print every configuration key by its environment variable, sorted, with
+its effective value and where it came from: default, file (USERD_CONFIG)
+or env. Secrets (USERD_BOOTSTRAP_ADMIN_PASSWORD, USERD_JWT_HMAC_SECRET, a
+password inside USERD_DB_DSN) are masked. An invalid configuration is
+reported as 'serve' would report it, with exit code 1.`),
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return configPrint(r.stdout, os.Getenv) },
+	}
+}
 
 // configPrint runs `userd config print`: every key by its environment
 // variable, sorted, with its value (secrets masked by config.Redacted) and

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,10 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"go.uber.org/fx"
+	"github.com/spf13/cobra"
 
 	"github.com/userd/userd/application"
-	"github.com/userd/userd/config"
 	"github.com/userd/userd/ports"
 )
 
@@ -54,55 +52,62 @@ the lines imported already then being reported as already registered.
 Progress goes to standard error (a bar on a terminal), the summary to
 standard output.`
 
-// importSetup declares the flags of `users import`.
-func importSetup(fs *flag.FlagSet) runner {
-	format := fs.String("format", "", "the file's format, `csv|jsonl`; by default told by its extension (.csv; .jsonl or .ndjson)")
-	skip := fs.Bool("skip-invalid", false, "import the valid lines and report the invalid ones, instead of importing nothing")
-	batch := fs.Int("batch-size", application.DefaultImportBatchSize, "store `N` users per transaction, 1 to 10000")
-	return func(c *cli, args []string) error {
-		const name = "users import"
-		if len(args) != 1 {
-			return usageErrorf(name, "%s: expected one FILE, got %d arguments", name, len(args))
-		}
-		file := args[0]
-		switch {
-		case *format != "" && *format != formatCSV && *format != formatJSONL:
-			return usageErrorf(name, "%s: --format %q: want csv or jsonl", name, *format)
-		case *batch < 1 || *batch > 10_000:
-			return usageErrorf(name, "%s: --batch-size %d: want 1 to 10000", name, *batch)
-		case *format == "" && file == "-":
-			return usageErrorf(name, "%s: reading standard input needs --format csv or --format jsonl", name)
-		}
-		if *format == "" {
-			f, ok := formatFromName(file)
-			if !ok {
-				return usageErrorf(name, "%s: cannot tell the format of %s by its extension: pass --format csv or --format jsonl", name, file)
+func (r *root) usersImportCommand() *cobra.Command {
+	var (
+		format string
+		opts   application.ImportOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "import users with existing password hashes from CSV or JSON lines",
+		Long:  withConfigNote(importHelp),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("expected one FILE, got %d arguments", len(args))
 			}
-			*format = f
-		}
-		return importUsers(c, file, *format, application.ImportOptions{SkipInvalid: *skip, BatchSize: *batch})
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file := args[0]
+			switch {
+			case format != "" && format != formatCSV && format != formatJSONL:
+				return usageErrorf("--format %q: want csv or jsonl", format)
+			case opts.BatchSize < 1 || opts.BatchSize > 10_000:
+				return usageErrorf("--batch-size %d: want 1 to 10000", opts.BatchSize)
+			case format == "" && file == "-":
+				return usageErrorf("reading standard input needs --format csv or --format jsonl")
+			}
+			if format == "" {
+				f, ok := formatFromName(file)
+				if !ok {
+					return usageErrorf("cannot tell the format of %s by its extension: pass --format csv or --format jsonl", file)
+				}
+				format = f
+			}
+			return r.importUsers(cmd.Context(), file, format, opts)
+		},
 	}
+	cmd.Flags().StringVar(&format, "format", "", "the file's format, `csv|jsonl`; by default told by its extension (.csv; .jsonl or .ndjson)")
+	cmd.Flags().BoolVar(&opts.SkipInvalid, "skip-invalid", false, "import the valid lines and report the invalid ones, instead of importing nothing")
+	cmd.Flags().IntVar(&opts.BatchSize, "batch-size", application.DefaultImportBatchSize, "store `N` users per transaction, 1 to 10000")
+	return cmd
 }
 
 // importUsers runs `userd users import` over the configured store.
-func importUsers(c *cli, file, format string, opts application.ImportOptions) error {
+func (r *root) importUsers(ctx context.Context, file, format string, opts application.ImportOptions) error {
 	start := time.Now()
-	cfg, err := config.Load()
+	cfg, err := loadConfig("users import: USERD_DB_DRIVER=memory keeps nothing; import into the SQLite or PostgreSQL database of the nodes")
 	if err != nil {
 		return err
 	}
-	if cfg.DBDriver == config.DriverMemory {
-		return errors.New("users import: USERD_DB_DRIVER=memory keeps nothing; import into the SQLite or PostgreSQL database of the nodes")
-	}
-	records, err := readImportFile(c, file, format)
+	records, err := readImportFile(r.stdin, file, format)
 	if err != nil {
 		return fmt.Errorf("users import: %s: %w", file, err)
 	}
 
 	// The service's info lines (database ready, users imported) would only
 	// interleave with the progress; warnings and errors still show.
-	logCfg := cfg
-	logCfg.LogLevel = max(cfg.LogLevel, slog.LevelWarn)
+	cfg.LogLevel = max(cfg.LogLevel, slog.LevelWarn)
 	var (
 		users  ports.UserRepository
 		hasher ports.PasswordHasher
@@ -110,31 +115,28 @@ func importUsers(c *cli, file, format string, opts application.ImportOptions) er
 		log    *slog.Logger
 		events *application.Events
 	)
-	app := fx.New(fx.NopLogger, baseModule(logCfg, c.stderr), storeModule(cfg), appModule,
-		fx.Populate(&users, &hasher, &clk, &log, &events))
-	if err := app.Err(); err != nil {
-		return err
-	}
-	startCtx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := app.Start(startCtx); err != nil {
-		return err
-	}
-	defer func() { _ = app.Stop(context.Background()) }()
+	options := commandOptions(cfg, r.stderr, &users, &hasher, &clk, &log, &events)
+	return withApp(ctx, cfg, options, func(ctx context.Context) error {
+		// Ctrl-C stops between two batches; the batches stored stay.
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		bar := newProgress(r.stderr)
+		opts.Progress = bar.update
+		svc := application.NewImportService(users, hasher, clk, log, application.ImportEvents(events))
+		report, err := svc.ImportUsers(ctx, records, opts)
+		bar.done()
 
-	// Ctrl-C stops between two batches; the batches stored stay.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	bar := newProgress(c.stderr)
-	opts.Progress = bar.update
-	svc := application.NewImportService(users, hasher, clk, log, application.ImportEvents(events))
-	report, err := svc.ImportUsers(ctx, records, opts)
-	bar.done()
+		for _, le := range report.Invalid {
+			fmt.Fprintln(r.stderr, lineErrorText(le, format))
+		}
+		fmt.Fprintln(r.stdout, importSummary(file, report, opts, err, time.Since(start)))
+		return importError(report, err)
+	})
+}
 
-	for _, le := range report.Invalid {
-		fmt.Fprintln(c.stderr, lineErrorText(le, format))
-	}
-	fmt.Fprintln(c.stdout, importSummary(file, report, opts, err, time.Since(start)))
+// importError is the error of an import that did not import everything
+// it should have, saying what was imported and what to do next.
+func importError(report application.ImportReport, err error) error {
 	switch {
 	case errors.Is(err, application.ErrImportRefused) && len(report.Invalid) == report.Total:
 		return fmt.Errorf("users import: every one of the %d lines is invalid; nothing was imported", report.Total)
@@ -151,8 +153,8 @@ func importUsers(c *cli, file, format string, opts application.ImportOptions) er
 }
 
 // readImportFile reads the records of file, or of standard input for "-".
-func readImportFile(c *cli, file, format string) ([]application.ImportRecord, error) {
-	var r io.Reader = c.stdin
+func readImportFile(stdin io.Reader, file, format string) ([]application.ImportRecord, error) {
+	r := stdin
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {

@@ -110,7 +110,7 @@ func TestRun_commands(t *testing.T) {
 		{name: "help", args: []string{"--help"}, wantOut: "Usage:"},
 		{name: "unknown_command", args: []string{"frobnicate"}, wantCode: 2, wantOut: "unknown command"},
 		{name: "admin_without_subcommand", args: []string{"admin"}, wantCode: 2, wantOut: "expected the subcommand create"},
-		{name: "admin_create_without_email", args: []string{"admin", "create"}, wantCode: 2, wantOut: "--email is required"},
+		{name: "admin_create_without_email", args: []string{"admin", "create"}, wantCode: 2, wantOut: `required flag(s) "email" not set`},
 		{name: "admin_create_without_password", args: []string{"admin", "create", "--email", "a@example.com"}, wantCode: 1, wantOut: "no password on stdin"},
 		{name: "migrate_bad_action", args: []string{"migrate", "sideways"}, wantCode: 2, wantOut: "expected up or status"},
 		{name: "keys_without_subcommand", args: []string{"keys"}, wantCode: 2, wantOut: "expected rotate or list"},
@@ -207,28 +207,28 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "userd.db")
 	t.Setenv("USERD_DB_DSN", dsn)
 
-	var out bytes.Buffer
-	if code := run([]string{"keys", "list"}, nil, &out, &out); code != 0 || !strings.Contains(out.String(), "no access-token keys yet") {
-		t.Fatalf("keys list on an empty database: code %d: %s", code, out.String())
+	code, out, errOut := runCLI(t, "", "keys", "list")
+	if code != 0 || !strings.Contains(out, "no access-token keys yet") {
+		t.Fatalf("keys list on an empty database: code %d: %s%s", code, out, errOut)
 	}
 
 	// The first key, as a start of the server creates it.
 	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": dsn, "USERD_HTTP_ADDR": freeAddr(t)})
 	fxtest.New(t, serverOptions(cfg, io.Discard)).RequireStart().RequireStop()
 
-	out.Reset()
-	if code := run([]string{"keys", "rotate"}, nil, &out, &out); code != 0 || !strings.Contains(out.String(), "created EdDSA key") {
-		t.Fatalf("keys rotate: code %d: %s", code, out.String())
+	code, out, errOut = runCLI(t, "", "keys", "rotate")
+	if code != 0 || !strings.HasPrefix(out, "created EdDSA key") {
+		t.Fatalf("keys rotate: code %d: %s%s", code, out, errOut)
 	}
-	newKID := strings.Fields(out.String())[3]
+	newKID := strings.Fields(out)[3]
 
-	out.Reset()
-	if code := run([]string{"keys", "list"}, nil, &out, &out); code != 0 {
-		t.Fatalf("keys list: code %d: %s", code, out.String())
+	code, out, errOut = runCLI(t, "", "keys", "list")
+	if code != 0 {
+		t.Fatalf("keys list: code %d: %s%s", code, out, errOut)
 	}
-	rows := keyRows(t, out.String())
+	rows := keyRows(t, out)
 	if len(rows) != 2 {
-		t.Fatalf("keys list shows %d keys, want 2:\n%s", len(rows), out.String())
+		t.Fatalf("keys list shows %d keys, want 2:\n%s", len(rows), out)
 	}
 	var statuses []string
 	for kid, row := range rows {
@@ -241,30 +241,29 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 		statuses = append(statuses, row[3])
 	}
 	if rows[newKID] == nil || rows[newKID][3] != "active" || rows[newKID][4] != "-" {
-		t.Errorf("the rotated key %s is not the active one:\n%s", newKID, out.String())
+		t.Errorf("the rotated key %s is not the active one:\n%s", newKID, out)
 	}
 	slices.Sort(statuses)
 	if !slices.Equal(statuses, []string{"active", "published"}) {
-		t.Errorf("statuses %v, want one active and one published:\n%s", statuses, out.String())
+		t.Errorf("statuses %v, want one active and one published:\n%s", statuses, out)
 	}
 
 	// Switching to ES256 ignores the EdDSA keys until a rotation adds one.
 	t.Setenv("USERD_JWT_ALGORITHM", "ES256")
-	out.Reset()
-	if code := run([]string{"keys", "rotate"}, nil, &out, &out); code != 0 {
-		t.Fatalf("keys rotate ES256: code %d: %s", code, out.String())
+	if code, out, errOut := runCLI(t, "", "keys", "rotate"); code != 0 {
+		t.Fatalf("keys rotate ES256: code %d: %s%s", code, out, errOut)
 	}
-	out.Reset()
-	if code := run([]string{"keys", "list"}, nil, &out, &out); code != 0 {
-		t.Fatalf("keys list ES256: code %d: %s", code, out.String())
+	code, out, errOut = runCLI(t, "", "keys", "list")
+	if code != 0 {
+		t.Fatalf("keys list ES256: code %d: %s%s", code, out, errOut)
 	}
 	statuses = nil
-	for _, row := range keyRows(t, out.String()) {
+	for _, row := range keyRows(t, out) {
 		statuses = append(statuses, row[1]+":"+row[3])
 	}
 	slices.Sort(statuses)
 	if want := []string{"ES256:active", "EdDSA:ignored", "EdDSA:ignored"}; !slices.Equal(statuses, want) {
-		t.Errorf("statuses %v, want %v:\n%s", statuses, want, out.String())
+		t.Errorf("statuses %v, want %v:\n%s", statuses, want, out)
 	}
 }
 
@@ -299,16 +298,16 @@ func TestRun_keys_refusals(t *testing.T) {
 	// With the configured secret, list shows its key and no secret.
 	t.Setenv("USERD_JWT_ALGORITHM", "HS256")
 	t.Setenv("USERD_JWT_HMAC_SECRET", secret)
-	var out bytes.Buffer
-	if code := run([]string{"keys", "list"}, nil, &out, &out); code != 0 {
-		t.Fatalf("keys list: code %d: %s", code, out.String())
+	code, out, errOut := runCLI(t, "", "keys", "list")
+	if code != 0 {
+		t.Fatalf("keys list: code %d: %s%s", code, out, errOut)
 	}
-	row := keyRows(t, out.String())[jwtissuer.ConfiguredKID([]byte(secret))]
+	row := keyRows(t, out)[jwtissuer.ConfiguredKID([]byte(secret))]
 	if row == nil || row[1] != "HS256" || row[2] != "(USERD_JWT_HMAC_SECRET)" || row[3] != "active" {
-		t.Fatalf("keys list:\n%s", out.String())
+		t.Fatalf("keys list:\n%s", out)
 	}
-	if strings.Contains(out.String(), secret[:20]) {
-		t.Fatalf("output shows the secret: %q", out.String())
+	if strings.Contains(out+errOut, secret[:20]) {
+		t.Fatalf("output shows the secret: %q", out+errOut)
 	}
 }
 

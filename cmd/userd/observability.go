@@ -1,21 +1,14 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/userd/userd/adapters/gormstore"
-	"github.com/userd/userd/adapters/httpapi"
-	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/metrics"
-	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
 	"github.com/userd/userd/ports"
 )
@@ -48,94 +41,17 @@ func registerDBStats(p dbStatsParams) error {
 	return p.Registry.Register(metrics.NewDBStatsCollector(p.DB))
 }
 
-type eventsParams struct {
-	fx.In
-	Audit ports.AuditLog
-	// Metrics is absent in the CLI commands.
-	Metrics ports.SecurityMetrics `optional:"true"`
-	Clock   ports.Clock
-	Log     *slog.Logger
-}
-
-func newEvents(p eventsParams) *application.Events {
-	return application.NewEvents(p.Audit, p.Metrics, p.Clock, p.Log)
-}
-
-func newAuditService(users ports.UserRepository, audit ports.AuditLog, events *application.Events) *application.AuditService {
-	return application.NewAuditService(users, audit, events)
-}
-
-type handlerParams struct {
-	fx.In
-	Config  config.Config
-	Users   *application.UserService
-	Auth    *application.AuthService
-	Audit   *application.AuditService
-	Health  ports.HealthChecker
-	Clock   ports.Clock
-	Log     *slog.Logger
-	Metrics *metrics.Metrics
-	// Issuer publishes the JWK set.
-	Issuer *jwtissuer.Issuer
-	// Registry is served at /metrics on the main address unless
-	// USERD_ADMIN_ADDR moves it to an address of its own.
-	Registry *prometheus.Registry
-}
-
-func newHandler(p handlerParams) http.Handler {
-	opts := httpapi.Options{
-		Logger:         p.Log,
-		Clock:          p.Clock,
-		AuthIPLimit:    p.Config.AuthIPLimit,
-		TrustedProxies: p.Config.TrustedProxies,
-		RequestTimeout: p.Config.RequestTimeout,
-		MaxInFlight:    p.Config.MaxInFlight,
-		Audit:          p.Audit,
-		Metrics:        p.Metrics,
-		KeySet:         p.Issuer,
-	}
-	if p.Config.AdminAddr == "" {
-		opts.MetricsHandler = metrics.Handler(p.Registry)
-	}
-	return httpapi.New(p.Users, p.Auth, p.Health, opts)
-}
-
-// adminServer serves GET /metrics on USERD_ADMIN_ADDR when it is set, so
+// serveAdmin serves GET /metrics on USERD_ADMIN_ADDR when it is set, so
 // that the metrics can stay off the public listener. It is not counted in
 // the request metrics: scrapes are not traffic.
-type adminServer struct{ srv *http.Server }
-
-func newAdminServer(lc fx.Lifecycle, cfg config.Config, reg *prometheus.Registry, log *slog.Logger) *adminServer {
+func serveAdmin(lc fx.Lifecycle, cfg config.Config, reg *prometheus.Registry, log *slog.Logger) {
 	if cfg.AdminAddr == "" {
-		return &adminServer{}
+		return
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler(reg))
-	srv := &http.Server{
-		Addr:              cfg.AdminAddr,
-		Handler:           mux,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			ln, err := net.Listen("tcp", srv.Addr)
-			if err != nil {
-				return fmt.Errorf("listen on %s (USERD_ADMIN_ADDR): %w", srv.Addr, err)
-			}
-			log.Info("userd admin listening", slog.String("addr", ln.Addr().String()), slog.String("serves", "/metrics"))
-			go func() {
-				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					log.Error("admin server stopped", slog.String("error", err.Error()))
-				}
-			}()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error { return srv.Shutdown(ctx) },
+	newListener(lc, cfg, log, listener{
+		name: "userd admin", setting: "USERD_ADMIN_ADDR", addr: cfg.AdminAddr, handler: mux,
+		attrs: []any{slog.String("serves", "/metrics")},
 	})
-	return &adminServer{srv: srv}
 }

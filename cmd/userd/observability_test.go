@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -115,11 +114,11 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 	resp.Body.Close()
 	app.RequireStop()
 
-	var out bytes.Buffer
-	if code := run([]string{"keys", "rotate"}, nil, &out, &out); code != 0 {
-		t.Fatalf("keys rotate: code %d: %s", code, out.String())
+	code, out, errOut := runCLI(t, "", "keys", "rotate")
+	if code != 0 {
+		t.Fatalf("keys rotate: code %d: %s%s", code, out, errOut)
 	}
-	kid := strings.Fields(out.String())[3]
+	kid := strings.Fields(out)[3]
 
 	db, err := gormstore.Open(gormstore.DriverSQLite, dsn, gormstore.Options{})
 	if err != nil {

@@ -6,29 +6,84 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"os"
-	"runtime/debug"
-	"text/tabwriter"
 	"time"
 
 	"go.uber.org/fx"
 
-	"github.com/userd/userd/adapters/clock"
-	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/adapters/httpapi"
-	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
-	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
-	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
 
 // startTimeout bounds start-up: opening the database, migrating, loading keys.
 const startTimeout = 30 * time.Second
+
+// loadConfig loads the configuration of a command. A command that works
+// on the database of the nodes refuses USERD_DB_DRIVER=memory, where
+// nothing it did would last, with memoryRefusal as the reason; the others
+// pass "".
+func loadConfig(memoryRefusal string) (config.Config, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return config.Config{}, err
+	}
+	if memoryRefusal != "" && cfg.DBDriver == config.DriverMemory {
+		return config.Config{}, errors.New(memoryRefusal)
+	}
+	return cfg, nil
+}
+
+// withApp is the one path by which a command builds and runs the app: it
+// builds the fx app of options, starts it within startTimeout, runs fn,
+// and stops it within USERD_SHUTDOWN_TIMEOUT. fn reaches the app's values
+// through an fx.Populate among the options.
+func withApp(ctx context.Context, cfg config.Config, options fx.Option, fn func(context.Context) error) (err error) {
+	app := fx.New(fx.NopLogger, options)
+	if err := app.Err(); err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+		defer cancel()
+		if stopErr := app.Stop(stopCtx); stopErr != nil && err == nil {
+			err = fmt.Errorf("shutdown: %w", stopErr)
+		}
+	}()
+	return fn(ctx)
+}
+
+// commandOptions are the fx options of a command that uses the services:
+// the configuration, the logger on logOut, the store and the application,
+// without the metrics or the HTTP server. populate receives the values the
+// command uses.
+func commandOptions(cfg config.Config, logOut io.Writer, populate ...any) fx.Option {
+	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), appModule, fx.Populate(populate...))
+}
+
+// serverOptions are the fx options of `userd serve`.
+func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
+	return fx.Options(
+		fx.NopLogger,
+		fx.StartTimeout(startTimeout),
+		fx.StopTimeout(cfg.ShutdownTimeout),
+		baseModule(cfg, logOut),
+		storeModule(cfg),
+		appModule,
+		metricsModule,
+		// A module before httpModule: start hooks run in the order they
+		// were added, fx runs modules' invokes before the root's, and the
+		// bootstrap admin must exist before /readyz says 200.
+		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
+		httpModule,
+	)
+}
 
 // baseModule supplies the configuration and the logger.
 func baseModule(cfg config.Config, logOut io.Writer) fx.Option {
@@ -72,216 +127,6 @@ var memoryModule = fx.Module("memory",
 	}),
 )
 
-// sqlModule stores everything through GORM, on SQLite or PostgreSQL.
-var sqlModule = fx.Module("sql",
-	fx.Provide(
-		openDatabase,
-		fx.Annotate(gormstore.NewUserRepository, fx.As(new(ports.UserRepository))),
-		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
-		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
-		fx.Annotate(gormstore.NewKeyStore, fx.As(new(ports.KeyStore))),
-		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
-		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db }, fx.As(new(ports.HealthChecker))),
-	),
-)
-
-// openDatabase opens the configured database and brings its schema up to
-// date; the pool closes when the app stops.
-func openDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
-	db, err := gormstore.Open(cfg.DBDriver, cfg.DBDSN, gormstore.Options{
-		MaxOpenConns:    cfg.DBMaxOpenConns,
-		MaxIdleConns:    cfg.DBMaxIdleConns,
-		ConnMaxLifetime: cfg.DBConnMaxLifetime,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open %s database: %w", cfg.DBDriver, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := prepareSchema(ctx, db, cfg.DBAutoMigrate); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	log.Info("database ready", slog.String("driver", cfg.DBDriver))
-	lc.Append(fx.StopHook(db.Close))
-	return db, nil
-}
-
-// prepareSchema migrates the schema, or with auto-migration off checks that
-// no migration is pending.
-func prepareSchema(ctx context.Context, db *gormstore.DB, auto bool) error {
-	if auto {
-		if err := db.Migrate(ctx); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		return nil
-	}
-	states, err := db.MigrationStatus(ctx)
-	if err != nil {
-		return fmt.Errorf("migration status: %w", err)
-	}
-	pending := 0
-	for _, s := range states {
-		if !s.Applied {
-			pending++
-		}
-	}
-	if pending > 0 {
-		return fmt.Errorf("the database schema has %d pending migrations and USERD_DB_AUTO_MIGRATE=false: run `userd migrate up`", pending)
-	}
-	return nil
-}
-
-// appModule provides the security adapters and the use cases.
-var appModule = fx.Module("application",
-	fx.Provide(
-		fx.Annotate(func() clock.System { return clock.System{} }, fx.As(new(ports.Clock))),
-		fx.Annotate(newPasswordHasher, fx.As(new(ports.PasswordHasher))),
-		fx.Annotate(newTokenIssuer, fx.As(fx.Self()), fx.As(new(ports.TokenIssuer))),
-		newEvents,
-		newUserService,
-		newAuthService,
-		newAuditService,
-	),
-)
-
-func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
-	p := passwordhash.DefaultParams()
-	p.Memory, p.Iterations, p.Parallelism = cfg.Argon2MemoryKiB, cfg.Argon2Iterations, cfg.Argon2Parallelism
-	return passwordhash.New(p)
-}
-
-// jwtOptions are the token issuer's options; `serve` and `userd keys` must
-// agree on them, since the retirement of old keys is computed from them.
-func jwtOptions(cfg config.Config, log *slog.Logger) jwtissuer.Options {
-	opts := jwtissuer.Options{
-		Issuer:    cfg.Issuer,
-		Audience:  cfg.Audience,
-		Algorithm: cfg.JWTAlgorithm,
-		TTL:       cfg.AccessTTL,
-		Logger:    log,
-	}
-	if cfg.JWTHMACSecret != "" {
-		opts.HMACSecret = []byte(cfg.JWTHMACSecret)
-	}
-	return opts
-}
-
-// newTokenIssuer loads (or creates) the signing keys, and reloads them in
-// the background while the app runs so that a rotation made by the CLI or
-// another node is picked up.
-func newTokenIssuer(lc fx.Lifecycle, cfg config.Config, keys ports.KeyStore, clk ports.Clock, log *slog.Logger) (*jwtissuer.Issuer, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	iss, err := jwtissuer.New(ctx, keys, clk, jwtOptions(cfg, log))
-	if err != nil {
-		return nil, err
-	}
-	lc.Append(keyReloadHook(iss))
-	return iss, nil
-}
-
-// keyReloadHook runs iss.Run from start to stop; stopping waits for it.
-func keyReloadHook(iss *jwtissuer.Issuer) fx.Hook {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	return fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				iss.Run(ctx)
-			}()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				return nil
-			case <-stop.Done():
-				return stop.Err()
-			}
-		},
-	}
-}
-
-func newUserService(cfg config.Config, users ports.UserRepository, tokens ports.RefreshTokenStore,
-	attempts ports.LoginAttemptStore, hasher ports.PasswordHasher, clk ports.Clock, log *slog.Logger,
-	events *application.Events) *application.UserService {
-	return application.NewUserService(users, tokens, attempts, hasher, clk, application.UserServiceConfig{
-		OpenRegistration:       cfg.OpenRegistration,
-		RequireCurrentPassword: cfg.RequireCurrentPassword,
-	}, log, application.WithEvents(events))
-}
-
-type authServiceParams struct {
-	fx.In
-	Config   config.Config
-	Users    ports.UserRepository
-	Tokens   ports.RefreshTokenStore
-	Attempts ports.LoginAttemptStore
-	Keys     ports.KeyStore
-	Hasher   ports.PasswordHasher
-	Issuer   ports.TokenIssuer
-	Clock    ports.Clock
-	Log      *slog.Logger
-	Events   *application.Events
-}
-
-func newAuthService(p authServiceParams) (*application.AuthService, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	return application.NewAuthService(ctx, application.AuthDeps{
-		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Keys: p.Keys,
-		Hasher: p.Hasher, Issuer: p.Issuer, Clock: p.Clock, Events: p.Events,
-	}, application.AuthServiceConfig{
-		RefreshTTL:        p.Config.RefreshTTL,
-		RefreshFamilyTTL:  p.Config.RefreshFamilyTTL,
-		RefreshReuseGrace: p.Config.RefreshReuseGrace,
-	}, p.Log)
-}
-
-// httpModule serves the API: listen at start, graceful shutdown at stop.
-var httpModule = fx.Module("http",
-	fx.Provide(newHandler, newHTTPServer, newAdminServer),
-	fx.Invoke(func(*http.Server, *adminServer) {}),
-)
-
-func newHTTPServer(lc fx.Lifecycle, cfg config.Config, handler http.Handler, log *slog.Logger) *http.Server {
-	srv := &http.Server{
-		Addr:              cfg.HTTPAddr,
-		Handler:           handler,
-		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
-		ReadTimeout:       cfg.ReadTimeout,
-		WriteTimeout:      cfg.WriteTimeout,
-		IdleTimeout:       cfg.IdleTimeout,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	lc.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error {
-			// Listen here, not in the goroutine, so that a taken port fails
-			// the start instead of a log line after it.
-			ln, err := net.Listen("tcp", srv.Addr)
-			if err != nil {
-				return fmt.Errorf("listen on %s: %w", srv.Addr, err)
-			}
-			log.Info("userd listening", slog.String("addr", ln.Addr().String()), slog.String("version", version))
-			go func() {
-				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					log.Error("http server stopped", slog.String("error", err.Error()))
-				}
-			}()
-			return nil
-		},
-		OnStop: func(ctx context.Context) error {
-			log.Info("userd shutting down")
-			return srv.Shutdown(ctx)
-		},
-	})
-	return srv
-}
-
 // bootstrapAdmin creates USERD_BOOTSTRAP_ADMIN_EMAIL at start when set and
 // not registered yet.
 func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, users *application.UserService, log *slog.Logger) {
@@ -298,203 +143,4 @@ func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, users *application.UserS
 		}
 		return nil
 	}))
-}
-
-// serverOptions are the fx options of `userd serve`.
-func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
-	return fx.Options(
-		fx.NopLogger,
-		fx.StartTimeout(startTimeout),
-		fx.StopTimeout(cfg.ShutdownTimeout),
-		baseModule(cfg, logOut),
-		storeModule(cfg),
-		appModule,
-		metricsModule,
-		// A module before httpModule: start hooks run in the order they
-		// were added, fx runs modules' invokes before the root's, and the
-		// bootstrap admin must exist before /readyz says 200.
-		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
-		httpModule,
-	)
-}
-
-// defaultMemoryLimit is the Go runtime's soft memory limit when GOMEMLIMIT
-// is not set. Each password hash allocates 19 MiB that is garbage a moment
-// later; with only the default GOGC the heap target doubles that churn, and
-// RSS under logins sits near 150 MiB although little is live. Near the
-// limit the collector runs sooner instead. It is soft: a larger live heap
-// is never refused, only collected more eagerly.
-const defaultMemoryLimit = 96 << 20
-
-func serve() error {
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
-	app := fx.New(serverOptions(cfg, os.Stderr))
-	if err := app.Err(); err != nil {
-		return err
-	}
-	// Run starts the app, blocks until SIGINT or SIGTERM, then stops it
-	// within the configured grace.
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		return err
-	}
-	sig := <-app.Wait()
-	stopCtx, stopCancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer stopCancel()
-	if err := app.Stop(stopCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if sig.ExitCode != 0 {
-		return fmt.Errorf("exit code %d", sig.ExitCode)
-	}
-	return nil
-}
-
-// createAdmin runs `userd admin create` over the configured store.
-func createAdmin(name, email, password string, stdout io.Writer) error {
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	if cfg.DBDriver == config.DriverMemory {
-		return errors.New("admin create: USERD_DB_DRIVER=memory keeps nothing; use USERD_BOOTSTRAP_ADMIN_* instead")
-	}
-	var users *application.UserService
-	app := fx.New(fx.NopLogger, baseModule(cfg, os.Stderr), storeModule(cfg), appModule, fx.Populate(&users))
-	if err := app.Err(); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		return err
-	}
-	defer func() { _ = app.Stop(context.Background()) }()
-	u, created, err := users.EnsureAdmin(ctx, name, email, password)
-	if err != nil {
-		var verr *domain.ValidationError
-		if errors.As(err, &verr) {
-			return fmt.Errorf("admin create: %s", verr.Error())
-		}
-		return err
-	}
-	if !created {
-		return fmt.Errorf("admin create: %s is already registered (user %s)", u.Email, u.ID)
-	}
-	fmt.Fprintf(stdout, "created admin %s (%s)\n", u.ID, u.Email)
-	return nil
-}
-
-// keys runs `userd keys rotate|list` over the configured store.
-func keys(action string, stdout io.Writer) error {
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	if cfg.DBDriver == config.DriverMemory {
-		return errors.New("keys: USERD_DB_DRIVER=memory keeps nothing; the keys live in the database of the nodes")
-	}
-	if action == "rotate" && cfg.JWTHMACSecret != "" {
-		return errors.New("keys rotate: the signing key is USERD_JWT_HMAC_SECRET, not stored; rotate it by changing that setting")
-	}
-	var (
-		store ports.KeyStore
-		clk   ports.Clock
-		log   *slog.Logger
-		audit *application.AuditService
-	)
-	app := fx.New(fx.NopLogger, baseModule(cfg, os.Stderr), storeModule(cfg), appModule, fx.Populate(&store, &clk, &log, &audit))
-	if err := app.Err(); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := app.Start(ctx); err != nil {
-		return err
-	}
-	defer func() { _ = app.Stop(context.Background()) }()
-
-	opts := jwtOptions(cfg, log)
-	retireAfter := opts.RetireAfter()
-	if action == "rotate" {
-		k, err := jwtissuer.Rotate(ctx, store, clk, opts)
-		if err != nil {
-			return err
-		}
-		// The key is in use either way; a lost audit event is logged, not fatal.
-		_ = audit.KeyRotated(ctx, k.KID, k.Algorithm)
-		fmt.Fprintf(stdout, "created %s key %s\nevery node signs with it within %s; the older keys retire at %s\n",
-			k.Algorithm, k.KID, jwtissuer.ReloadInterval, k.CreatedAt.Add(retireAfter).UTC().Format(time.RFC3339))
-		return nil
-	}
-
-	list, err := jwtissuer.ListKeys(ctx, store, clk, opts)
-	if err != nil {
-		return err
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(stdout, "no access-token keys yet: `userd serve` or `userd keys rotate` creates one")
-		return nil
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KID\tALGORITHM\tCREATED\tSTATUS\tRETIRES")
-	for _, k := range list {
-		created, retires := k.CreatedAt.UTC().Format(time.RFC3339), "-"
-		if k.Configured {
-			created = "(USERD_JWT_HMAC_SECRET)"
-		}
-		if !k.RetiresAt.IsZero() {
-			retires = k.RetiresAt.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.KID, k.Algorithm, created, k.Status, retires)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nactive signs; published verifies until it retires %s after the next key was created\n"+
-		"(reload %s + USERD_ACCESS_TTL %s + leeway %s); ignored is not %s and never used.\n",
-		retireAfter, jwtissuer.ReloadInterval, cfg.AccessTTL, jwtissuer.DefaultLeeway, cfg.JWTAlgorithm)
-	return nil
-}
-
-// migrate runs `userd migrate up|status`.
-func migrate(action string, stdout io.Writer) error {
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	if cfg.DBDriver == config.DriverMemory {
-		return errors.New("migrate: USERD_DB_DRIVER=memory has no schema")
-	}
-	db, err := gormstore.Open(cfg.DBDriver, cfg.DBDSN, gormstore.Options{MaxOpenConns: 1})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if action == "up" {
-		if err := db.Migrate(ctx); err != nil {
-			return err
-		}
-	}
-	states, err := db.MigrationStatus(ctx)
-	if err != nil {
-		return err
-	}
-	for _, s := range states {
-		state := "pending"
-		if s.Applied {
-			state = "applied " + s.AppliedAt.UTC().Format(time.RFC3339)
-		}
-		fmt.Fprintf(stdout, "%04d  %-32s  %s\n", s.Version, s.Name, state)
-	}
-	return nil
 }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"go.uber.org/fx"
+
+	"github.com/userd/userd/adapters/gormstore"
+	"github.com/userd/userd/config"
+	"github.com/userd/userd/ports"
+)
+
+// sqlModule stores everything through GORM, on SQLite or PostgreSQL. Its
+// database opens at start, and its schema is brought up to date (or
+// checked) before the start hook of anything that uses it.
+var sqlModule = fx.Module("sql",
+	fx.Provide(
+		newStoreDatabase,
+		fx.Annotate(gormstore.NewUserRepository, fx.As(new(ports.UserRepository))),
+		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
+		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
+		fx.Annotate(newKeyStoreOpenedEarly, fx.As(new(ports.KeyStore))),
+		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
+		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db }, fx.As(new(ports.HealthChecker))),
+	),
+)
+
+// databaseModule is the bare database, for `userd migrate`, which manages
+// the schema itself: opened at start, closed at stop.
+var databaseModule = fx.Module("database", fx.Provide(newDatabase))
+
+func newGormDB(cfg config.Config) (*gormstore.DB, error) {
+	return gormstore.New(cfg.DBDriver, cfg.DBDSN, gormstore.Options{
+		MaxOpenConns:    cfg.DBMaxOpenConns,
+		MaxIdleConns:    cfg.DBMaxIdleConns,
+		ConnMaxLifetime: cfg.DBConnMaxLifetime,
+	})
+}
+
+// newDatabase builds the configured database without touching it; it
+// opens at start and closes at stop.
+func newDatabase(lc fx.Lifecycle, cfg config.Config) (*gormstore.DB, error) {
+	db, err := newGormDB(cfg)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.Hook{
+		OnStart: db.Open,
+		OnStop:  func(context.Context) error { return db.Close() },
+	})
+	return db, nil
+}
+
+// storeStart opens the store's database and prepares its schema, once.
+type storeStart struct {
+	once sync.Once
+	err  error
+	fn   func(context.Context) error
+}
+
+func (s *storeStart) run(ctx context.Context) error {
+	s.once.Do(func() { s.err = s.fn(ctx) })
+	return s.err
+}
+
+// newStoreDatabase builds the configured database without touching it.
+// At start it opens, and its schema is migrated or, with
+// USERD_DB_AUTO_MIGRATE=false, checked; at stop it closes. The hook is
+// appended here, before any constructor that takes the database can
+// append its own, so it runs first.
+func newStoreDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, *storeStart, error) {
+	db, err := newGormDB(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := &storeStart{fn: func(ctx context.Context) error {
+		if err := db.Open(ctx); err != nil {
+			return err
+		}
+		if err := prepareSchema(ctx, db, cfg.DBAutoMigrate); err != nil {
+			_ = db.Close()
+			return err
+		}
+		log.Info("database ready", slog.String("driver", cfg.DBDriver))
+		return nil
+	}}
+	lc.Append(fx.Hook{
+		OnStart: start.run,
+		OnStop:  func(context.Context) error { return db.Close() },
+	})
+	return db, start, nil
+}
+
+// newKeyStoreOpenedEarly binds the key store, opening the database first.
+//
+// Interim: newTokenIssuer and newAuthService read the keys in their
+// constructors, when fx builds the graph, before any start hook has run.
+// Until they read them at start instead, the first of them opens the
+// database (and prepares its schema) here; the start hook then finds that
+// done. Once they do, bind gormstore.NewKeyStore like the other stores and
+// drop this and the once of storeStart.
+func newKeyStoreOpenedEarly(db *gormstore.DB, start *storeStart) (*gormstore.KeyStore, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := start.run(ctx); err != nil {
+		return nil, err
+	}
+	return gormstore.NewKeyStore(db), nil
+}
+
+// prepareSchema migrates the schema, or with auto-migration off checks that
+// no migration is pending.
+func prepareSchema(ctx context.Context, db *gormstore.DB, auto bool) error {
+	if auto {
+		if err := db.Migrate(ctx); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		return nil
+	}
+	states, err := db.MigrationStatus(ctx)
+	if err != nil {
+		return fmt.Errorf("migration status: %w", err)
+	}
+	pending := 0
+	for _, s := range states {
+		if !s.Applied {
+			pending++
+		}
+	}
+	if pending > 0 {
+		return fmt.Errorf("the database schema has %d pending migrations and USERD_DB_AUTO_MIGRATE=false: run `userd migrate up`", pending)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/userd/userd/adapters/gormstore"
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// Building the app touches no database: the SQLite file appears at start,
+// migrated, and a database that cannot be opened fails the start, not the
+// build.
+func TestDatabase_opens_at_start(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "userd.db")
+	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": path})
+	var users ports.UserRepository
+	app := fxtest.New(t, fx.NopLogger, baseModule(cfg, io.Discard), sqlModule, fx.Populate(&users))
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the database file exists before start (stat: %v)", err)
+	}
+	app.RequireStart()
+	if _, err := users.ByEmail(t.Context(), "nobody@example.com"); !errors.Is(err, domain.ErrUserNotFound) {
+		t.Fatalf("ByEmail on the migrated database = %v, want ErrUserNotFound", err)
+	}
+	app.RequireStop()
+
+	cfg = testConfig(t, map[string]string{"USERD_DB_DSN": filepath.Join(dir, "missing", "userd.db")})
+	var db *gormstore.DB
+	bad := fx.New(fx.NopLogger, baseModule(cfg, io.Discard), databaseModule, fx.Populate(&db))
+	if err := bad.Err(); err != nil {
+		t.Fatalf("building the app failed on a database it should not have opened: %v", err)
+	}
+	if err := bad.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "open sqlite database") {
+		t.Fatalf("start = %v, want the open error", err)
+	}
+}
+
+// withApp starts the app, runs the command, and stops the app whether the
+// command succeeds or not.
+func TestWithApp_starts_runs_and_stops(t *testing.T) {
+	cfg := testConfig(t, nil)
+	for _, fail := range []bool{false, true} {
+		var events []string
+		hook := fx.Invoke(func(lc fx.Lifecycle) {
+			lc.Append(fx.Hook{
+				OnStart: func(context.Context) error { events = append(events, "start"); return nil },
+				OnStop:  func(context.Context) error { events = append(events, "stop"); return nil },
+			})
+		})
+		boom := errors.New("boom")
+		err := withApp(t.Context(), cfg, hook, func(context.Context) error {
+			events = append(events, "run")
+			if fail {
+				return boom
+			}
+			return nil
+		})
+		if fail != errors.Is(err, boom) || (!fail && err != nil) {
+			t.Errorf("fail=%v: withApp = %v", fail, err)
+		}
+		if got := strings.Join(events, ","); got != "start,run,stop" {
+			t.Errorf("fail=%v: %s, want start,run,stop", fail, got)
+		}
+	}
+}
+
+// newListener builds both servers, the API's and the admin one: the same
+// limits, listening at start, shutting down at stop.
+func TestListener_serves_and_stops(t *testing.T) {
+	cfg := testConfig(t, map[string]string{
+		"USERD_READ_HEADER_TIMEOUT": "3s", "USERD_READ_TIMEOUT": "7s",
+		"USERD_WRITE_TIMEOUT": "11s", "USERD_IDLE_TIMEOUT": "13s",
+	})
+	lc := fxtest.NewLifecycle(t)
+	addr := freeAddr(t)
+	srv := newListener(lc, cfg, slog.New(slog.DiscardHandler), listener{
+		name: "test", setting: "TEST_ADDR", addr: addr,
+		handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }),
+	})
+	if srv.ReadHeaderTimeout != cfg.ReadHeaderTimeout || srv.ReadTimeout != cfg.ReadTimeout ||
+		srv.WriteTimeout != cfg.WriteTimeout || srv.IdleTimeout != cfg.IdleTimeout ||
+		srv.MaxHeaderBytes != 32<<10 || srv.ErrorLog == nil {
+		t.Fatalf("server limits not set from the configuration: %+v", srv)
+	}
+	if conn, err := net.Dial("tcp", addr); err == nil {
+		conn.Close()
+		t.Fatal("the server listens before start")
+	}
+	lc.RequireStart()
+	if code, _, body := get(t, "http://"+addr+"/"); code != http.StatusOK || body != "ok" {
+		t.Fatalf("GET = %d %q", code, body)
+	}
+	lc.RequireStop()
+	if conn, err := net.Dial("tcp", addr); err == nil {
+		conn.Close()
+		t.Fatal("the server still listens after stop")
+	}
+}
+
+// A taken port fails the start of either listener, naming its setting,
+// and `userd` alone is `userd serve`.
+func TestListener_taken_port_fails_start(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tc := range []struct{ setting, other string }{
+		{"USERD_HTTP_ADDR", "USERD_ADMIN_ADDR"},
+		{"USERD_ADMIN_ADDR", "USERD_HTTP_ADDR"},
+	} {
+		t.Run(tc.setting, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", "off") // or serve would set this process's limit
+			t.Setenv("USERD_DB_DRIVER", "memory")
+			t.Setenv(tc.setting, taken.Addr().String())
+			t.Setenv(tc.other, freeAddr(t))
+			code, out, errOut := runCLI(t, "")
+			if code != exitFailure || out != "" || !strings.Contains(errOut, "userd: ") ||
+				!strings.Contains(errOut, "listen on "+taken.Addr().String()+" ("+tc.setting+")") {
+				t.Fatalf("code %d, stdout %q, stderr:\n%s", code, out, errOut)
+			}
+		})
+	}
+}
