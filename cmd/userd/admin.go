@@ -45,11 +45,11 @@ func (r *root) createAdmin(ctx context.Context, name, email, password string) er
 	if err != nil {
 		return err
 	}
-	var users *application.UserService
-	return withApp(ctx, cfg, commandOptions(cfg, r.stderr, &users), func(ctx context.Context) error {
+	var svc *application.Services
+	return withApp(ctx, cfg, commandOptions(cfg, r.stderr, &svc), func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, startTimeout)
 		defer cancel()
-		u, created, err := users.EnsureAdmin(ctx, name, email, password)
+		u, created, err := svc.Users.EnsureAdmin(ctx, name, email, password)
 		if err != nil {
 			var verr *domain.ValidationError
 			if errors.As(err, &verr) {

@@ -1,9 +1,7 @@
 package main
 
-// The application's constructors: the security adapters and the use
-// cases, and the HTTP handler over them. They are being replaced by one
-// application.New(deps, cfg) and a token issuer that loads its keys in
-// OnStart; the wiring around them lives in the other files.
+// The application and the adapters it drives directly (hashing, tokens,
+// keys), and the HTTP handler over it.
 
 import (
 	"context"
@@ -23,18 +21,26 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// appModule provides the security adapters and the use cases.
+// appModule provides the security adapters and the use cases. Nothing here
+// touches the store when built; the token keys load at start, in
+// tokensModule, which only `serve` runs: the one-shot commands sign no
+// token, and `userd keys list` must not create a key by looking.
 var appModule = fx.Module("application",
 	fx.Provide(
 		fx.Annotate(func() clock.System { return clock.System{} }, fx.As(new(ports.Clock))),
 		fx.Annotate(newPasswordHasher, fx.As(new(ports.PasswordHasher))),
 		fx.Annotate(newTokenIssuer, fx.As(fx.Self()), fx.As(new(ports.TokenIssuer))),
-		newEvents,
-		newUserService,
-		newAuthService,
-		newAuditService,
+		fx.Annotate(jwtissuer.NewRefreshCodec, fx.As(fx.Self()), fx.As(new(ports.RefreshTokenCodec))),
+		fx.Annotate(newKeyManager, fx.As(new(ports.AccessTokenKeys))),
+		newServices,
 	),
 )
+
+// tokensModule loads the signing keys and the refresh-token key at start,
+// after the database has opened, and keeps reloading the signing keys
+// while the server runs, so that a rotation made by the CLI or another
+// node is picked up.
+var tokensModule = fx.Module("tokens", fx.Invoke(startTokens))
 
 func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
 	p := passwordhash.DefaultParams()
@@ -42,8 +48,9 @@ func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
 	return passwordhash.New(p)
 }
 
-// jwtOptions are the token issuer's options; `serve` and `userd keys` must
-// agree on them, since the retirement of old keys is computed from them.
+// jwtOptions are the token adapter's options; `serve` and `userd keys`
+// must agree on them, since the retirement of old keys is computed from
+// them.
 func jwtOptions(cfg config.Config, log *slog.Logger) jwtissuer.Options {
 	opts := jwtissuer.Options{
 		Issuer:    cfg.Issuer,
@@ -58,29 +65,31 @@ func jwtOptions(cfg config.Config, log *slog.Logger) jwtissuer.Options {
 	return opts
 }
 
-// newTokenIssuer loads (or creates) the signing keys, and reloads them in
-// the background while the app runs so that a rotation made by the CLI or
-// another node is picked up.
-func newTokenIssuer(lc fx.Lifecycle, cfg config.Config, keys ports.KeyStore, clk ports.Clock, log *slog.Logger) (*jwtissuer.Issuer, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	iss, err := jwtissuer.New(ctx, keys, clk, jwtOptions(cfg, log))
-	if err != nil {
-		return nil, err
-	}
-	lc.Append(keyReloadHook(iss))
-	return iss, nil
+func newTokenIssuer(cfg config.Config, keys ports.KeyStore, clk ports.Clock, log *slog.Logger) (*jwtissuer.Issuer, error) {
+	return jwtissuer.New(keys, clk, jwtOptions(cfg, log))
 }
 
-// keyReloadHook runs iss.Run from start to stop; stopping waits for it.
-func keyReloadHook(iss *jwtissuer.Issuer) fx.Hook {
-	ctx, cancel := context.WithCancel(context.Background())
+func newKeyManager(cfg config.Config, keys ports.KeyStore, clk ports.Clock, log *slog.Logger) (*jwtissuer.KeyManager, error) {
+	return jwtissuer.NewKeyManager(keys, clk, jwtOptions(cfg, log))
+}
+
+// startTokens adds the token keys' start and stop to the lifecycle: load
+// (or create) the keys, then run the issuer's reload loop until stop,
+// which waits for it.
+func startTokens(lc fx.Lifecycle, iss *jwtissuer.Issuer, codec *jwtissuer.RefreshCodec) {
+	loop, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	return fx.Hook{
-		OnStart: func(context.Context) error {
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			if err := iss.Start(ctx); err != nil {
+				return err
+			}
+			if err := codec.Start(ctx); err != nil {
+				return err
+			}
 			go func() {
 				defer close(done)
-				iss.Run(ctx)
+				iss.Run(loop)
 			}()
 			return nil
 		},
@@ -93,72 +102,48 @@ func keyReloadHook(iss *jwtissuer.Issuer) fx.Hook {
 				return stop.Err()
 			}
 		},
-	}
+	})
 }
 
-func newUserService(cfg config.Config, users ports.UserRepository, tokens ports.RefreshTokenStore,
-	attempts ports.LoginAttemptStore, hasher ports.PasswordHasher, clk ports.Clock, log *slog.Logger,
-	events *application.Events) *application.UserService {
-	return application.NewUserService(users, tokens, attempts, hasher, clk, application.UserServiceConfig{
-		OpenRegistration:       cfg.OpenRegistration,
-		RequireCurrentPassword: cfg.RequireCurrentPassword,
-	}, log, application.WithEvents(events))
-}
-
-type authServiceParams struct {
+type servicesParams struct {
 	fx.In
 	Config   config.Config
 	Users    ports.UserRepository
 	Tokens   ports.RefreshTokenStore
 	Attempts ports.LoginAttemptStore
-	Keys     ports.KeyStore
 	Hasher   ports.PasswordHasher
 	Issuer   ports.TokenIssuer
-	Clock    ports.Clock
-	Log      *slog.Logger
-	Events   *application.Events
-}
-
-func newAuthService(p authServiceParams) (*application.AuthService, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	return application.NewAuthService(ctx, application.AuthDeps{
-		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Keys: p.Keys,
-		Hasher: p.Hasher, Issuer: p.Issuer, Clock: p.Clock, Events: p.Events,
-	}, application.AuthServiceConfig{
-		RefreshTTL:        p.Config.RefreshTTL,
-		RefreshFamilyTTL:  p.Config.RefreshFamilyTTL,
-		RefreshReuseGrace: p.Config.RefreshReuseGrace,
-	}, p.Log)
-}
-
-type eventsParams struct {
-	fx.In
-	Audit ports.AuditLog
-	// Metrics is absent in the CLI commands.
+	Codec    ports.RefreshTokenCodec
+	Keys     ports.AccessTokenKeys
+	Audit    ports.AuditLog
+	// Metrics is absent in the CLI commands, whose events are stored but
+	// not counted.
 	Metrics ports.SecurityMetrics `optional:"true"`
 	Clock   ports.Clock
 	Log     *slog.Logger
 }
 
-func newEvents(p eventsParams) *application.Events {
-	return application.NewEvents(p.Audit, p.Metrics, p.Clock, p.Log)
-}
-
-func newAuditService(users ports.UserRepository, audit ports.AuditLog, events *application.Events) *application.AuditService {
-	return application.NewAuditService(users, audit, events)
+func newServices(p servicesParams) (*application.Services, error) {
+	return application.New(application.Deps{
+		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Hasher: p.Hasher, Issuer: p.Issuer,
+		Codec: p.Codec, Keys: p.Keys, Audit: p.Audit, Metrics: p.Metrics, Clock: p.Clock, Log: p.Log,
+	}, application.Config{
+		OpenRegistration:       p.Config.OpenRegistration,
+		RequireCurrentPassword: p.Config.RequireCurrentPassword,
+		RefreshTTL:             p.Config.RefreshTTL,
+		RefreshFamilyTTL:       p.Config.RefreshFamilyTTL,
+		RefreshReuseGrace:      p.Config.RefreshReuseGrace,
+	})
 }
 
 type handlerParams struct {
 	fx.In
-	Config  config.Config
-	Users   *application.UserService
-	Auth    *application.AuthService
-	Audit   *application.AuditService
-	Health  ports.HealthChecker
-	Clock   ports.Clock
-	Log     *slog.Logger
-	Metrics *metrics.Metrics
+	Config   config.Config
+	Services *application.Services
+	Health   ports.HealthChecker
+	Clock    ports.Clock
+	Log      *slog.Logger
+	Metrics  *metrics.Metrics
 	// Issuer publishes the JWK set.
 	Issuer *jwtissuer.Issuer
 	// Registry is served at /metrics on the main address unless
@@ -174,12 +159,12 @@ func newHandler(p handlerParams) http.Handler {
 		TrustedProxies: p.Config.TrustedProxies,
 		RequestTimeout: p.Config.RequestTimeout,
 		MaxInFlight:    p.Config.MaxInFlight,
-		Audit:          p.Audit,
 		Metrics:        p.Metrics,
 		KeySet:         p.Issuer,
+		Health:         p.Health,
 	}
 	if p.Config.AdminAddr == "" {
 		opts.MetricsHandler = metrics.Handler(p.Registry)
 	}
-	return httpapi.New(p.Users, p.Auth, p.Health, opts)
+	return httpapi.New(p.Services, opts)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"go.uber.org/fx"
 
@@ -22,7 +21,7 @@ var sqlModule = fx.Module("sql",
 		fx.Annotate(gormstore.NewUserRepository, fx.As(new(ports.UserRepository))),
 		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
 		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
-		fx.Annotate(newKeyStoreOpenedEarly, fx.As(new(ports.KeyStore))),
+		fx.Annotate(gormstore.NewKeyStore, fx.As(new(ports.KeyStore))),
 		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
 		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db }, fx.As(new(ports.HealthChecker))),
 	),
@@ -54,61 +53,31 @@ func newDatabase(lc fx.Lifecycle, cfg config.Config) (*gormstore.DB, error) {
 	return db, nil
 }
 
-// storeStart opens the store's database and prepares its schema, once.
-type storeStart struct {
-	once sync.Once
-	err  error
-	fn   func(context.Context) error
-}
-
-func (s *storeStart) run(ctx context.Context) error {
-	s.once.Do(func() { s.err = s.fn(ctx) })
-	return s.err
-}
-
 // newStoreDatabase builds the configured database without touching it.
 // At start it opens, and its schema is migrated or, with
 // USERD_DB_AUTO_MIGRATE=false, checked; at stop it closes. The hook is
 // appended here, before any constructor that takes the database can
 // append its own, so it runs first.
-func newStoreDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, *storeStart, error) {
+func newStoreDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
 	db, err := newGormDB(cfg)
 	if err != nil {
-		return nil, nil, err
-	}
-	start := &storeStart{fn: func(ctx context.Context) error {
-		if err := db.Open(ctx); err != nil {
-			return err
-		}
-		if err := prepareSchema(ctx, db, cfg.DBAutoMigrate); err != nil {
-			_ = db.Close()
-			return err
-		}
-		log.Info("database ready", slog.String("driver", cfg.DBDriver))
-		return nil
-	}}
-	lc.Append(fx.Hook{
-		OnStart: start.run,
-		OnStop:  func(context.Context) error { return db.Close() },
-	})
-	return db, start, nil
-}
-
-// newKeyStoreOpenedEarly binds the key store, opening the database first.
-//
-// Interim: newTokenIssuer and newAuthService read the keys in their
-// constructors, when fx builds the graph, before any start hook has run.
-// Until they read them at start instead, the first of them opens the
-// database (and prepares its schema) here; the start hook then finds that
-// done. Once they do, bind gormstore.NewKeyStore like the other stores and
-// drop this and the once of storeStart.
-func newKeyStoreOpenedEarly(db *gormstore.DB, start *storeStart) (*gormstore.KeyStore, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	if err := start.run(ctx); err != nil {
 		return nil, err
 	}
-	return gormstore.NewKeyStore(db), nil
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			if err := db.Open(ctx); err != nil {
+				return err
+			}
+			if err := prepareSchema(ctx, db, cfg.DBAutoMigrate); err != nil {
+				_ = db.Close()
+				return err
+			}
+			log.Info("database ready", slog.String("driver", cfg.DBDriver))
+			return nil
+		},
+		OnStop: func(context.Context) error { return db.Close() },
+	})
+	return db, nil
 }
 
 // prepareSchema migrates the schema, or with auto-migration off checks that

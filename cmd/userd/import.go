@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/userd/userd/application"
-	"github.com/userd/userd/ports"
 )
 
 const importHelp = `Import users whose passwords were hashed elsewhere, from CSV or JSON lines,
@@ -108,22 +107,15 @@ func (r *root) importUsers(ctx context.Context, file, format string, opts applic
 	// The service's info lines (database ready, users imported) would only
 	// interleave with the progress; warnings and errors still show.
 	cfg.LogLevel = max(cfg.LogLevel, slog.LevelWarn)
-	var (
-		users  ports.UserRepository
-		hasher ports.PasswordHasher
-		clk    ports.Clock
-		log    *slog.Logger
-		events *application.Events
-	)
-	options := commandOptions(cfg, r.stderr, &users, &hasher, &clk, &log, &events)
+	var svc *application.Services
+	options := commandOptions(cfg, r.stderr, &svc)
 	return withApp(ctx, cfg, options, func(ctx context.Context) error {
 		// Ctrl-C stops between two batches; the batches stored stay.
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		bar := newProgress(r.stderr)
 		opts.Progress = bar.update
-		svc := application.NewImportService(users, hasher, clk, log, application.ImportEvents(events))
-		report, err := svc.ImportUsers(ctx, records, opts)
+		report, err := svc.Import.ImportUsers(ctx, records, opts)
 		bar.done()
 
 		for _, le := range report.Invalid {

@@ -13,7 +13,7 @@ import (
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
-	"github.com/userd/userd/ports"
+	"github.com/userd/userd/domain"
 )
 
 func (r *root) keysRotateCommand() *cobra.Command {
@@ -38,52 +38,34 @@ func (r *root) keysListCommand() *cobra.Command {
 	}
 }
 
-// keyDeps are what the key commands use of the app.
-type keyDeps struct {
-	store ports.KeyStore
-	clock ports.Clock
-	log   *slog.Logger
-	audit *application.AuditService
-}
-
 // keys runs `userd keys rotate` (rotate) or `userd keys list` over the
-// configured store.
+// configured store, through the application's key use cases.
 func (r *root) keys(ctx context.Context, rotate bool) error {
 	cfg, err := loadConfig("keys: USERD_DB_DRIVER=memory keeps nothing; the keys live in the database of the nodes")
 	if err != nil {
 		return err
 	}
-	if rotate && cfg.JWTHMACSecret != "" {
-		return errors.New("keys rotate: the signing key is USERD_JWT_HMAC_SECRET, not stored; rotate it by changing that setting")
-	}
-	var k keyDeps
-	options := commandOptions(cfg, r.stderr, &k.store, &k.clock, &k.log, &k.audit)
+	var (
+		svc *application.Services
+		log *slog.Logger
+	)
+	options := commandOptions(cfg, r.stderr, &svc, &log)
 	return withApp(ctx, cfg, options, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, startTimeout)
 		defer cancel()
+		opts := jwtOptions(cfg, log)
 		if rotate {
-			return r.printRotated(ctx, cfg, k)
+			return r.printRotated(ctx, svc.Keys, opts)
 		}
-		return r.printKeys(ctx, cfg, k)
+		return r.printKeys(ctx, cfg, svc.Keys, opts)
 	})
 }
 
-// rotateKey adds a signing key and records it in the audit trail. It is
-// to become the application's key-rotation use case, which the admin
-// pages will call too.
-func rotateKey(ctx context.Context, k keyDeps, opts jwtissuer.Options) (jwtissuer.KeyInfo, error) {
-	key, err := jwtissuer.Rotate(ctx, k.store, k.clock, opts)
-	if err != nil {
-		return jwtissuer.KeyInfo{}, err
+func (r *root) printRotated(ctx context.Context, keys *application.KeyService, opts jwtissuer.Options) error {
+	key, err := keys.RotateAsOperator(ctx)
+	if errors.Is(err, domain.ErrKeyConfigured) {
+		return errors.New("keys rotate: the signing key is USERD_JWT_HMAC_SECRET, not stored; rotate it by changing that setting")
 	}
-	// The key is in use either way; a lost audit event is logged, not fatal.
-	_ = k.audit.KeyRotated(ctx, key.KID, key.Algorithm)
-	return key, nil
-}
-
-func (r *root) printRotated(ctx context.Context, cfg config.Config, k keyDeps) error {
-	opts := jwtOptions(cfg, k.log)
-	key, err := rotateKey(ctx, k, opts)
 	if err != nil {
 		return err
 	}
@@ -92,9 +74,8 @@ func (r *root) printRotated(ctx context.Context, cfg config.Config, k keyDeps) e
 	return nil
 }
 
-func (r *root) printKeys(ctx context.Context, cfg config.Config, k keyDeps) error {
-	opts := jwtOptions(cfg, k.log)
-	list, err := jwtissuer.ListKeys(ctx, k.store, k.clock, opts)
+func (r *root) printKeys(ctx context.Context, cfg config.Config, keys *application.KeyService, opts jwtissuer.Options) error {
+	list, err := keys.ListAsOperator(ctx)
 	if err != nil {
 		return err
 	}

@@ -77,9 +77,11 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		storeModule(cfg),
 		appModule,
 		metricsModule,
-		// A module before httpModule: start hooks run in the order they
+		// Modules before httpModule: start hooks run in the order they
 		// were added, fx runs modules' invokes before the root's, and the
-		// bootstrap admin must exist before /readyz says 200.
+		// keys must be loaded and the bootstrap admin exist before the
+		// listener opens and /readyz says 200.
+		tokensModule,
 		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
 		httpModule,
 	)
@@ -129,12 +131,12 @@ var memoryModule = fx.Module("memory",
 
 // bootstrapAdmin creates USERD_BOOTSTRAP_ADMIN_EMAIL at start when set and
 // not registered yet.
-func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, users *application.UserService, log *slog.Logger) {
+func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, svc *application.Services, log *slog.Logger) {
 	if cfg.BootstrapAdminEmail == "" {
 		return
 	}
 	lc.Append(fx.StartHook(func(ctx context.Context) error {
-		u, created, err := users.EnsureAdmin(ctx, cfg.BootstrapAdminName, cfg.BootstrapAdminEmail, cfg.BootstrapAdminPassword)
+		u, created, err := svc.Users.EnsureAdmin(ctx, cfg.BootstrapAdminName, cfg.BootstrapAdminEmail, cfg.BootstrapAdminPassword)
 		if err != nil {
 			return fmt.Errorf("bootstrap admin: %w", err)
 		}
