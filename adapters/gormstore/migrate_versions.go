@@ -73,8 +73,11 @@ func (db *DB) versionTableReady(ctx context.Context, q querier) (bool, error) {
 		return false, err
 	}
 	legacy, err := db.legacyMigrations(ctx, q)
-	if err != nil || len(legacy) == 0 {
-		return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	if len(legacy) == 0 {
+		return true, nil
 	}
 	recorded, err := db.versionTableMigrations(ctx, q)
 	if err != nil {
