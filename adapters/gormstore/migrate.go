@@ -3,197 +3,37 @@ package gormstore
 import (
 	"context"
 	"database/sql"
+	"embed"
+	"errors"
 	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strings"
 	"time"
 
-	"gorm.io/gorm"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 )
 
-// migration is one numbered schema step. Shared holds statements valid on
-// both databases; SQLite and Postgres hold the dialect-specific ones and,
-// when set, replace Shared for that database.
-type migration struct {
-	version  int
-	name     string
-	shared   []string
-	sqlite   []string
-	postgres []string
-}
-
-// migrations is the schema's history, in order. Append only: never edit or
-// renumber a step that has shipped, add a new one.
+// migrationFiles holds the schema's history as goose SQL files, one
+// directory per dialect: migrations/sqlite and migrations/postgres, each
+// with the same versions and names (migrations/README.md gives the naming
+// rule and how to add a step). MySQL/MariaDB, which a later issue adds,
+// gets migrations/mysql and a case in migrationDialect.
 //
-// On PostgreSQL, ids that are sorted (users.id for list order, keys.id as
-// the key order's tie-breaker) use the "C" collation so that the database
-// orders them bytewise, as Go and SQLite do; the columns referencing
-// users.id share it.
-var migrations = []migration{
-	{
-		version: 1,
-		name:    "create users",
-		sqlite: []string{
-			`CREATE TABLE users (
-				id            TEXT   NOT NULL PRIMARY KEY,
-				name          TEXT   NOT NULL,
-				email         TEXT   NOT NULL,
-				password_hash TEXT   NOT NULL,
-				profiles      TEXT   NOT NULL,
-				created_at    BIGINT NOT NULL,
-				updated_at    BIGINT NOT NULL
-			)`,
-			`CREATE UNIQUE INDEX users_email_key ON users (email)`,
-		},
-		postgres: []string{
-			`CREATE TABLE users (
-				id            TEXT COLLATE "C" NOT NULL PRIMARY KEY,
-				name          TEXT   NOT NULL,
-				email         TEXT   NOT NULL,
-				password_hash TEXT   NOT NULL,
-				profiles      TEXT   NOT NULL,
-				created_at    BIGINT NOT NULL,
-				updated_at    BIGINT NOT NULL
-			)`,
-			`CREATE UNIQUE INDEX users_email_key ON users (email)`,
-		},
-	},
-	{
-		version: 2,
-		name:    "create refresh token families and tokens",
-		sqlite: []string{
-			`CREATE TABLE refresh_families (
-				id         TEXT   NOT NULL PRIMARY KEY,
-				user_id    TEXT   NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-				created_at BIGINT NOT NULL,
-				expires_at BIGINT NOT NULL,
-				revoked_at BIGINT NULL
-			)`,
-			`CREATE INDEX refresh_families_user_id_idx ON refresh_families (user_id)`,
-			`CREATE TABLE refresh_tokens (
-				token_hash     TEXT   NOT NULL PRIMARY KEY,
-				family_id      TEXT   NOT NULL REFERENCES refresh_families (id) ON DELETE CASCADE,
-				user_id        TEXT   NOT NULL,
-				issued_at      BIGINT NOT NULL,
-				expires_at     BIGINT NOT NULL,
-				used_at        BIGINT NULL,
-				successor_hash TEXT   NULL
-			)`,
-			`CREATE INDEX refresh_tokens_family_id_idx ON refresh_tokens (family_id)`,
-		},
-		postgres: []string{
-			`CREATE TABLE refresh_families (
-				id         TEXT   NOT NULL PRIMARY KEY,
-				user_id    TEXT COLLATE "C" NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-				created_at BIGINT NOT NULL,
-				expires_at BIGINT NOT NULL,
-				revoked_at BIGINT NULL
-			)`,
-			`CREATE INDEX refresh_families_user_id_idx ON refresh_families (user_id)`,
-			`CREATE TABLE refresh_tokens (
-				token_hash     TEXT   NOT NULL PRIMARY KEY,
-				family_id      TEXT   NOT NULL REFERENCES refresh_families (id) ON DELETE CASCADE,
-				user_id        TEXT COLLATE "C" NOT NULL,
-				issued_at      BIGINT NOT NULL,
-				expires_at     BIGINT NOT NULL,
-				used_at        BIGINT NULL,
-				successor_hash TEXT   NULL
-			)`,
-			`CREATE INDEX refresh_tokens_family_id_idx ON refresh_tokens (family_id)`,
-		},
-	},
-	{
-		version: 3,
-		name:    "create login attempts",
-		shared: []string{
-			`CREATE TABLE login_attempts (
-				email           TEXT    NOT NULL PRIMARY KEY,
-				failures        INTEGER NOT NULL,
-				last_failure_at BIGINT  NOT NULL
-			)`,
-		},
-	},
-	{
-		version: 4,
-		name:    "create keys",
-		sqlite: []string{
-			`CREATE TABLE keys (
-				id         TEXT   NOT NULL PRIMARY KEY,
-				purpose    TEXT   NOT NULL,
-				algorithm  TEXT   NOT NULL,
-				secret     BLOB   NOT NULL,
-				created_at BIGINT NOT NULL
-			)`,
-			`CREATE INDEX keys_purpose_idx ON keys (purpose, created_at, id)`,
-		},
-		postgres: []string{
-			`CREATE TABLE keys (
-				id         TEXT COLLATE "C" NOT NULL PRIMARY KEY,
-				purpose    TEXT   NOT NULL,
-				algorithm  TEXT   NOT NULL,
-				secret     BYTEA  NOT NULL,
-				created_at BIGINT NOT NULL
-			)`,
-			`CREATE INDEX keys_purpose_idx ON keys (purpose, created_at, id)`,
-		},
-	},
-	{
-		// No foreign keys to users: the trail outlives the accounts it
-		// mentions. The primary key is the index of the keyset pages.
-		version: 5,
-		name:    "create audit events",
-		sqlite: []string{
-			`CREATE TABLE audit_events (
-				id          TEXT   NOT NULL PRIMARY KEY,
-				occurred_at BIGINT NOT NULL,
-				type        TEXT   NOT NULL,
-				actor_id    TEXT   NOT NULL,
-				subject_id  TEXT   NOT NULL,
-				client_ip   TEXT   NOT NULL,
-				request_id  TEXT   NOT NULL,
-				detail      TEXT   NOT NULL
-			)`,
-		},
-		postgres: []string{
-			`CREATE TABLE audit_events (
-				id          TEXT COLLATE "C" NOT NULL PRIMARY KEY,
-				occurred_at BIGINT NOT NULL,
-				type        TEXT   NOT NULL,
-				actor_id    TEXT   NOT NULL,
-				subject_id  TEXT   NOT NULL,
-				client_ip   TEXT   NOT NULL,
-				request_id  TEXT   NOT NULL,
-				detail      TEXT   NOT NULL
-			)`,
-		},
-	},
-}
+//go:embed migrations/*/*.sql
+var migrationFiles embed.FS
 
-// statements returns the DDL of m for the database.
-func (m migration) statements(postgres bool) []string {
-	switch {
-	case postgres && m.postgres != nil:
-		return m.postgres
-	case !postgres && m.sqlite != nil:
-		return m.sqlite
-	}
-	return m.shared
-}
+// versionTable is goose's record of the applied migrations.
+const versionTable = goose.DefaultTablename
 
-const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    INTEGER NOT NULL PRIMARY KEY,
-	applied_at BIGINT  NOT NULL
-)`
-
-// migrationLockKey is the PostgreSQL advisory lock that serialises
-// migrations of instances starting together ("userd" in ASCII). SQLite
-// needs none: each step's transaction is BEGIN IMMEDIATE.
-const migrationLockKey = 0x7573657264
-
-type schemaMigrationRow struct {
-	Version       int   `gorm:"column:version;primaryKey"`
-	AppliedMicros int64 `gorm:"column:applied_at"`
-}
-
-func (schemaMigrationRow) TableName() string { return "schema_migrations" }
+// legacyTable is where userd recorded its steps before goose. It is read,
+// never written, and kept: an older node still running during a rolling
+// upgrade reads it.
+const legacyTable = "schema_migrations"
 
 // MigrationState is one schema step and whether it has been applied.
 type MigrationState struct {
@@ -205,96 +45,156 @@ type MigrationState struct {
 	AppliedAt time.Time
 }
 
-// Migrate applies every pending schema step, each in its own transaction
-// together with its row in schema_migrations, so that a step is applied
-// completely or not at all. Running it again, or from several instances
-// at once, is harmless. It refuses a database that has steps this binary
-// does not know: an older binary must not write to a newer schema.
+// Migrate applies every pending schema step with goose, each in its own
+// transaction together with its row in goose's version table, so that a
+// step is applied completely or not at all. Running it again, or from
+// several instances at once, is harmless: on PostgreSQL goose's session
+// locker serialises the instances. A database made before goose has its
+// steps recorded in goose's table first, so none is run twice. Migrate
+// refuses a database that has steps this binary does not know: an older
+// binary must not write to a newer schema.
 func (db *DB) Migrate(ctx context.Context) error {
-	g := db.gorm.WithContext(ctx)
-	err := g.Transaction(func(tx *gorm.DB) error {
-		if err := db.lockMigrations(tx); err != nil {
-			return err
+	var locker lock.SessionLocker
+	var opts []goose.ProviderOption
+	if db.postgres {
+		var err error
+		if locker, err = db.migrationLocker(ctx); err != nil {
+			return storeError("migrate: lock", err)
 		}
-		return tx.Exec(createMigrationsTable).Error
-	})
-	if err != nil {
-		return storeError("migrate: create schema_migrations", err)
+		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	latest := migrations[len(migrations)-1].version
-	var newest sql.NullInt64
-	if err := g.Model(&schemaMigrationRow{}).Select("MAX(version)").Scan(&newest).Error; err != nil {
+	p, err := db.migrationProvider(opts...)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := db.prepareVersionTable(ctx, locker); err != nil {
+		return storeError("migrate: prepare "+versionTable, err)
+	}
+	applied, err := db.appliedMigrations(ctx)
+	if err != nil {
 		return storeError("migrate: read schema version", err)
 	}
-	if newest.Valid && newest.Int64 > int64(latest) {
-		return fmt.Errorf("migrate: database schema version %d is newer than this binary's %d", newest.Int64, latest)
+	sources := p.ListSources()
+	latest := sources[len(sources)-1].Version
+	if newest := maxKey(applied); newest > latest {
+		return fmt.Errorf("migrate: database schema version %d is newer than this binary's %d", newest, latest)
 	}
-	for _, m := range migrations {
-		err := g.Transaction(func(tx *gorm.DB) error {
-			if err := db.lockMigrations(tx); err != nil {
-				return err
-			}
-			// Checked inside the transaction, after the lock: another
-			// instance may have applied the step since we looked.
-			var n int64
-			if err := tx.Model(&schemaMigrationRow{}).Where("version = ?", m.version).Count(&n).Error; err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			for _, stmt := range m.statements(db.postgres) {
-				if err := tx.Exec(stmt).Error; err != nil {
-					return err
-				}
-			}
-			row := schemaMigrationRow{Version: m.version, AppliedMicros: toMicros(time.Now())}
-			return tx.Create(&row).Error
-		})
-		if err != nil {
-			return storeError(fmt.Sprintf("migrate: step %d (%s)", m.version, m.name), err)
-		}
+	if err := db.up(ctx, p, len(sources)); err != nil {
+		return storeError("migrate", err)
 	}
 	return nil
 }
 
-func (db *DB) lockMigrations(tx *gorm.DB) error {
-	if !db.postgres {
-		return nil
+// up runs goose's Up. SQLite has no lock that goose can hold across its
+// transactions, so processes sharing a file are not serialised; but each
+// step runs in a BEGIN IMMEDIATE transaction with its version row, so a
+// process whose step fails because another process has just applied it
+// finds that step recorded, and starts again from the steps now applied.
+// At most one retry per step.
+func (db *DB) up(ctx context.Context, p *goose.Provider, steps int) error {
+	for attempt := 0; ; attempt++ {
+		_, err := p.Up(ctx)
+		var partial *goose.PartialError
+		if err == nil || db.postgres || attempt >= steps || !errors.As(err, &partial) {
+			return err
+		}
+		applied, readErr := db.appliedMigrations(ctx)
+		if readErr != nil {
+			return errors.Join(err, readErr)
+		}
+		if _, ok := applied[partial.Failed.Source.Version]; !ok {
+			return err
+		}
 	}
-	return tx.Exec("SELECT pg_advisory_xact_lock(?)", migrationLockKey).Error
+}
+
+// migrationDialect returns goose's dialect for the database and the
+// directory of migrationFiles holding its steps.
+func (db *DB) migrationDialect() (goose.Dialect, string) {
+	if db.postgres {
+		return goose.DialectPostgres, "postgres"
+	}
+	return goose.DialectSQLite3, "sqlite"
+}
+
+// migrationProvider returns a goose provider over the writer's pool: on
+// SQLite its single connection, which goose holds while it migrates.
+func (db *DB) migrationProvider(opts ...goose.ProviderOption) (*goose.Provider, error) {
+	sqlDB, err := db.gorm.DB()
+	if err != nil {
+		return nil, err
+	}
+	dialect, dir := db.migrationDialect()
+	fsys, err := fs.Sub(migrationFiles, "migrations/"+dir)
+	if err != nil {
+		return nil, err
+	}
+	// No Go migrations: every step is reviewed SQL, and another package's
+	// goose.AddMigration must not slip into userd's schema.
+	opts = append([]goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}, opts...)
+	return goose.NewProvider(dialect, sqlDB, fsys, opts...)
+}
+
+// migrationLocker returns goose's PostgreSQL session locker. Its advisory
+// lock is keyed by the schema the tables go to (the first of search_path
+// that exists, where goose puts its table too): advisory locks are per
+// database, the nodes of one deployment share a schema, and deployments
+// or tests in other schemas of the same database need not wait for them.
+// The lock is polled every second, for up to five minutes or until ctx
+// ends; goose's default of every 5 s would hold up each node that starts
+// while another migrates.
+func (db *DB) migrationLocker(ctx context.Context) (lock.SessionLocker, error) {
+	var schema sql.NullString
+	if err := db.gorm.WithContext(ctx).Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
+		return nil, err
+	}
+	if !schema.Valid {
+		return nil, errors.New("no schema of search_path exists to create the tables in")
+	}
+	h := fnv.New64a()
+	h.Write([]byte("userd migrations " + schema.String))
+	return lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64())), lock.WithLockTimeout(1, 300))
 }
 
 // MigrationStatus lists every step this binary knows, applied or pending,
-// in order, followed by any applied step it does not know (Name empty).
+// in order, followed by any applied step it does not know (Name empty). On
+// a database made before goose and not migrated since, it reports the steps
+// recorded in schema_migrations, which Migrate adopts as they are.
 func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
-	g := db.gorm.WithContext(ctx)
-	var rows []schemaMigrationRow
-	if g.Migrator().HasTable(&schemaMigrationRow{}) {
-		if err := g.Order("version").Find(&rows).Error; err != nil {
-			return nil, storeError("migration status", err)
-		}
-	} else if err := db.Ping(ctx); err != nil {
-		// HasTable swallows errors; tell "no table" from "no database".
-		return nil, err
+	p, err := db.migrationProvider()
+	if err != nil {
+		return nil, fmt.Errorf("migration status: %w", err)
 	}
-	applied := make(map[int]int64, len(rows))
-	for _, r := range rows {
-		applied[r.Version] = r.AppliedMicros
+	applied, err := db.appliedMigrations(ctx)
+	if err != nil {
+		return nil, storeError("migration status", err)
 	}
-	out := make([]MigrationState, 0, len(migrations))
-	for _, m := range migrations {
-		s := MigrationState{Version: m.version, Name: m.name}
-		if us, ok := applied[m.version]; ok {
-			s.Applied, s.AppliedAt = true, fromMicros(us)
-			delete(applied, m.version)
+	var out []MigrationState
+	for _, s := range p.ListSources() {
+		m := MigrationState{Version: int(s.Version), Name: migrationName(s.Path)}
+		if at, ok := applied[s.Version]; ok {
+			m.Applied, m.AppliedAt = true, at
+			delete(applied, s.Version)
 		}
-		out = append(out, s)
+		out = append(out, m)
 	}
-	for _, r := range rows {
-		if _, unknown := applied[r.Version]; unknown {
-			out = append(out, MigrationState{Version: r.Version, Applied: true, AppliedAt: fromMicros(r.AppliedMicros)})
-		}
+	for _, v := range slices.Sorted(maps.Keys(applied)) {
+		out = append(out, MigrationState{Version: int(v), Applied: true, AppliedAt: applied[v]})
 	}
 	return out, nil
+}
+
+// migrationName turns a file name, 00002_create_refresh_tokens.sql, into
+// the step's name, "create refresh tokens".
+func migrationName(file string) string {
+	_, name, _ := strings.Cut(strings.TrimSuffix(path.Base(file), ".sql"), "_")
+	return strings.ReplaceAll(name, "_", " ")
+}
+
+func maxKey(m map[int64]time.Time) int64 {
+	var newest int64
+	for v := range m {
+		newest = max(newest, v)
+	}
+	return newest
 }
