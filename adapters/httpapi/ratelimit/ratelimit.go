@@ -5,34 +5,38 @@
 package ratelimit
 
 import (
-	"math"
 	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"golang.org/x/time/rate"
 )
 
-// maxBuckets bounds the memory one limiter may use. Full buckets are
-// dropped first: a client absent for a whole refill period is
-// indistinguishable from a new one.
+// maxBuckets bounds the memory one limiter may use (about 200 bytes a
+// client). When it is reached, the client seen least recently is
+// forgotten: one absent for a whole refill period has a full bucket and is
+// indistinguishable from a new one, and a flood of new addresses evicts
+// only the quietest clients rather than resetting everybody.
 const maxBuckets = 100_000
 
 // Limiter grants each key up to limit requests a minute: a bucket of limit
-// tokens that refills continuously over the minute. Refused requests take
-// no token. It is safe for concurrent use.
+// tokens that refills continuously over the minute (a rate.Limiter of
+// limit/60 a second with a burst of limit). Refused requests take no
+// token. It is safe for concurrent use.
 type Limiter struct {
-	limit  float64
-	perSec float64
+	perSec rate.Limit
+	burst  int
 	now    func() time.Time
 
+	// mu guards buckets and serialises Allow, as with the hand-written
+	// buckets before: a client's concurrent first requests share one
+	// bucket, and the wait reported is the one of the refusal. (Releasing
+	// it before the bucket's own lock measured no faster on two cores.)
 	mu      sync.Mutex
-	buckets map[netip.Addr]*bucket
-}
-
-type bucket struct {
-	tokens float64
-	last   time.Time
+	buckets *simplelru.LRU[netip.Addr, *rate.Limiter]
 }
 
 // New returns a limiter of limit requests a minute per key; limit <= 0
@@ -45,11 +49,15 @@ func New(limit int, now func() time.Time) *Limiter {
 	if now == nil {
 		now = time.Now
 	}
+	buckets, err := simplelru.NewLRU[netip.Addr, *rate.Limiter](maxBuckets, nil)
+	if err != nil {
+		panic(err) // only for a size that is not positive
+	}
 	return &Limiter{
-		limit:   float64(limit),
-		perSec:  float64(limit) / 60,
+		perSec:  rate.Limit(float64(limit) / 60),
+		burst:   limit,
 		now:     now,
-		buckets: make(map[netip.Addr]*bucket),
+		buckets: buckets,
 	}
 }
 
@@ -62,37 +70,17 @@ func (l *Limiter) Allow(key netip.Addr) (bool, time.Duration) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.buckets[key]
+	b, ok := l.buckets.Get(key)
 	if !ok {
-		if len(l.buckets) >= maxBuckets {
-			l.sweep(now)
-		}
-		b = &bucket{tokens: l.limit, last: now}
-		l.buckets[key] = b
+		b = rate.NewLimiter(l.perSec, l.burst)
+		l.buckets.Add(key, b)
 	}
-	b.tokens = math.Min(l.limit, b.tokens+now.Sub(b.last).Seconds()*l.perSec)
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
+	// AllowN takes nothing when it refuses.
+	if b.AllowN(now, 1) {
 		return true, 0
 	}
-	wait := time.Duration((1 - b.tokens) / l.perSec * float64(time.Second))
-	return false, wait
-}
-
-// sweep drops the buckets that have refilled completely, and if that is
-// not enough, all of them: under a flood of distinct addresses the limiter
-// must not grow without bound.
-func (l *Limiter) sweep(now time.Time) {
-	full := time.Duration(l.limit / l.perSec * float64(time.Second))
-	for k, b := range l.buckets {
-		if now.Sub(b.last) >= full {
-			delete(l.buckets, k)
-		}
-	}
-	if len(l.buckets) >= maxBuckets {
-		clear(l.buckets)
-	}
+	missing := 1 - b.TokensAt(now)
+	return false, time.Duration(missing / float64(l.perSec) * float64(time.Second))
 }
 
 // ClientIP returns the address of the client that sent r: the TCP peer,

@@ -3,6 +3,8 @@ package ratelimit
 import (
 	"net/http"
 	"net/netip"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -69,8 +71,62 @@ func TestLimiter_memory_is_bounded(t *testing.T) {
 		b[1], b[2], b[3] = byte(i>>16), byte(i>>8), byte(i)
 		l.Allow(netip.AddrFrom4(b))
 	}
-	if n := len(l.buckets); n > maxBuckets {
+	if n := l.buckets.Len(); n > maxBuckets {
 		t.Fatalf("%d buckets kept, bound is %d", n, maxBuckets)
+	}
+}
+
+// At the bound, the client seen least recently is forgotten, never one
+// that has just been seen: a flood of new addresses cannot give a client
+// that has used up its allowance a fresh bucket.
+func TestLimiter_flood_of_new_addresses_does_not_reset_an_active_client(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	l := New(10, clk.now)
+	quiet, busy := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
+	for range 10 {
+		l.Allow(quiet)
+		l.Allow(busy)
+	}
+	base := netip.MustParseAddr("10.0.0.0").As4()
+	for i := range maxBuckets {
+		b := base
+		b[1], b[2], b[3] = byte(i>>16), byte(i>>8), byte(i)
+		l.Allow(netip.AddrFrom4(b))
+		if i%1000 == 0 {
+			if ok, _ := l.Allow(busy); ok {
+				t.Fatalf("after %d new addresses the busy client got a token back", i+1)
+			}
+		}
+	}
+	if ok, _ := l.Allow(busy); ok {
+		t.Error("the flood reset the busy client's bucket")
+	}
+	// The quiet one was forgotten, and comes back as a new client.
+	if ok, _ := l.Allow(quiet); !ok {
+		t.Error("the least recently seen client was not the one forgotten")
+	}
+}
+
+// Concurrent first requests of one client share one bucket: exactly the
+// limit is allowed, and the refused take nothing.
+func TestLimiter_concurrent_requests_share_one_bucket(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_700_000_000, 0)}
+	l := New(50, clk.now)
+	ip := netip.MustParseAddr("192.0.2.1")
+	var allowed atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				if ok, _ := l.Allow(ip); ok {
+					allowed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := allowed.Load(); n != 50 {
+		t.Fatalf("%d of 800 concurrent requests allowed, want 50", n)
 	}
 }
 
