@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"net/url"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// measure runs one point: an unmeasured warm-up, then the measured run,
+// with the server's RSS and both processes' CPU around it.
+func measure(ctx context.Context, cfg *config, scenario, backend string, conc int, newStep func(int) step, mon *procMon) Point {
+	// A local PostgreSQL's processes (all of them: its other clients'
+	// work counts here too).
+	dbCPU := func() map[int]time.Duration { return nil }
+	if backend == "postgres" && localDSN(cfg.dsn) {
+		dbCPU = func() map[int]time.Duration { return commandCPU("postgres") }
+	}
+	waitQuiet(ctx, cfg.quietWait, mon, dbCPU)
+	if cfg.warmup > 0 {
+		runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
+	}
+	mon.resetPeak()
+	srv0, self0, db0, all0 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+	r := runPoint(ctx, newStep, conc, cfg.duration, cfg.maxRequests)
+	srv1, self1, db1, all1 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+	db := cpuGrowth(db0, db1)
+	rssNow, rssPeak := mon.rssMiB()
+	wall := r.elapsed.Seconds()
+	p := Point{
+		Scenario:    scenario,
+		Backend:     backend,
+		Concurrency: conc,
+		Requests:    r.requests,
+		Errors:      r.errors,
+		Seconds:     round(wall, 3),
+		RPS:         round(float64(r.requests)/wall, 1),
+		P50:         round(ms(quantile(r.latencies, 0.50)), 3),
+		P90:         round(ms(quantile(r.latencies, 0.90)), 3),
+		P99:         round(ms(quantile(r.latencies, 0.99)), 3),
+		Max:         round(ms(quantile(r.latencies, 1)), 3),
+		Mean:        round(ms(mean(r.latencies)), 3),
+		RSSEndMiB:   round(rssNow, 1),
+		RSSPeakMiB:  round(rssPeak, 1),
+		LoaderCPU:   round((self1-self0).Seconds()/wall, 2),
+		ErrorSample: r.sample,
+		Capped:      r.capped,
+	}
+	if mon.pid > 0 {
+		p.ServerCPU = round((srv1-srv0).Seconds()/wall, 2)
+		p.DBCPU = round(db.Seconds()/wall, 2)
+		if all1 > 0 {
+			p.OtherCPU = round(max(0, (all1-all0)-(srv1-srv0)-(self1-self0)-db).Seconds()/wall, 2)
+		}
+	}
+	return p
+}
+
+// waitQuiet waits up to limit for half a second in which other processes
+// than the loader, the server and its database use less than noisyCores.
+func waitQuiet(ctx context.Context, limit time.Duration, mon *procMon, dbCPU func() map[int]time.Duration) {
+	if limit <= 0 || machineCPU() == 0 {
+		return
+	}
+	const window = 500 * time.Millisecond
+	deadline := time.Now().Add(limit)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		srv0, self0, db0, all0 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+		time.Sleep(window)
+		srv1, self1, db1, all1 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+		other := (all1 - all0) - (srv1 - srv0) - (self1 - self0) - cpuGrowth(db0, db1)
+		if other.Seconds()/window.Seconds() < noisyCores {
+			return
+		}
+	}
+}
+
+// localDSN reports whether a PostgreSQL DSN names this machine, whose
+// postgres processes' CPU then counts as the database's, not as noise.
+func localDSN(dsn string) bool {
+	host := ""
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		host = u.Hostname()
+	} else {
+		for f := range strings.FieldsSeq(dsn) {
+			if v, ok := strings.CutPrefix(f, "host="); ok {
+				host = v
+			}
+		}
+	}
+	switch host {
+	case "", "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return strings.HasPrefix(host, "/") // a Unix socket directory
+}
+
+// runBackend starts (or targets) one userd, seeds it and runs every
+// scenario at every concurrency level.
+func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, machine Machine, bare *Reference, logf func(string, ...any)) (*Report, error) {
+	ref := &Reference{Argon2: cfg.argon}
+	rep := &Report{
+		StartedAt: time.Now().UTC(),
+		Backend:   backend,
+		Machine:   machine,
+		Settings: Settings{
+			Users: cfg.users, Pool: cfg.pool, SeedConcurrency: cfg.seedConc,
+			Scenarios: cfg.scenarios, Concurrency: cfg.concurrency,
+			DurationSeconds: cfg.duration.Seconds(), WarmupSeconds: cfg.warmup.Seconds(),
+			MaxRequests: cfg.maxRequests, Argon2: cfg.argon, Quick: cfg.quick,
+			QuietWait: cfg.quietWait.Seconds(),
+		},
+		Reference:    ref,
+		LoadAvgStart: loadAverage(),
+	}
+	base, pid := cfg.target, cfg.pid
+	adminEmail, adminPassword := cfg.adminEmail, cfg.adminPass
+	if cfg.target == "" {
+		logf("%s: starting userd", backend)
+		srv, err := startUserd(ctx, binary, backend, cfg.dsn, tmp, cfg.argon)
+		if err != nil {
+			return nil, err
+		}
+		defer srv.stop()
+		base, pid = srv.base, srv.pid()
+		adminEmail, adminPassword = bootstrapEmail, bootstrapPassword
+		defer func() {
+			if rep.hasErrors() {
+				logf("%s: errors during the run; the server's last log lines:\n%s", backend, srv.logTail(15))
+			}
+		}()
+	} else {
+		rep.Target = cfg.target
+	}
+	mon := newProcMon(pid)
+	defer mon.close()
+
+	maxConc := slices.Max(cfg.concurrency)
+	hc := newHTTPClient(max(maxConc, cfg.seedConc), cfg.timeout)
+	defer hc.CloseIdleConnections()
+	t, err := newTarget(hc, base)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.adminLoginWait(ctx, adminEmail, adminPassword, cfg.target == ""); err != nil {
+		return nil, err
+	}
+
+	start := time.Now()
+	if err := t.seed(ctx, cfg.users, cfg.seedConc); err != nil {
+		return nil, err
+	}
+	rep.Seed.Users = cfg.users
+	rep.Seed.Seconds = round(time.Since(start).Seconds(), 2)
+	rep.Seed.UsersPerSec = round(float64(cfg.users)/time.Since(start).Seconds(), 1)
+	logf("%s: seeded %d users in %.1f s (%.0f/s, seed concurrency %d)", backend, cfg.users, rep.Seed.Seconds, rep.Seed.UsersPerSec, cfg.seedConc)
+
+	start = time.Now()
+	if err := t.loginPool(ctx, cfg.pool, cfg.seedConc); err != nil {
+		return nil, err
+	}
+	rep.Seed.PoolLogins = cfg.pool
+	rep.Seed.PoolSeconds = round(time.Since(start).Seconds(), 2)
+	logf("%s: logged in a pool of %d sessions in %.1f s", backend, cfg.pool, rep.Seed.PoolSeconds)
+
+	if cfg.reference && bare.Bare == nil {
+		if err := measureBare(ctx, cfg, t, tmp, bare, logf); err != nil {
+			return nil, err
+		}
+	}
+	ref.Bare, ref.BodyBytes = bare.Bare, bare.BodyBytes
+
+	for _, sc := range cfg.scenarios {
+		if cfg.reference && ref.HashesPerSec == 0 && (sc == "create" || sc == "login" || sc == "mixed") {
+			measureArgon(ctx, cfg, ref, mon, logf)
+		}
+		for _, conc := range cfg.concurrency {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if err := t.refreshAccess(ctx, cfg.seedConc, adminEmail, adminPassword); err != nil {
+				return nil, err
+			}
+			p := measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon)
+			rep.Results = append(rep.Results, p)
+			logf("%s: %-7s c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d  RSS %.0f MiB",
+				backend, sc, conc, p.RPS, p.P50, p.P99, p.Errors, p.RSSEndMiB)
+			if p.ErrorSample != "" {
+				logf("%s: %s c=%d first error: %s", backend, sc, conc, p.ErrorSample)
+			}
+		}
+	}
+	if cfg.reference && ref.HashesPerSec == 0 {
+		measureArgon(ctx, cfg, ref, mon, logf)
+	}
+	rep.ServerPeakRSSMiB = round(mon.hwmMiB(), 1)
+	rep.LoadAvgEnd = loadAverage()
+	rep.BackendSeconds = round(time.Since(rep.StartedAt).Seconds(), 1)
+	rep.Goals = goals(rep)
+	return rep, nil
+}
+
+// measureArgon takes the raw argon2id hash rate while the server is idle,
+// and what the rest of the machine spent meanwhile.
+func measureArgon(ctx context.Context, cfg *config, ref *Reference, mon *procMon, logf func(string, ...any)) {
+	waitQuiet(ctx, cfg.quietWait, mon, func() map[int]time.Duration { return nil })
+	logf("reference: raw argon2id hash rate on %d goroutines for %v", runtime.GOMAXPROCS(0), cfg.hashDuration)
+	start, self0, all0 := time.Now(), selfCPU(), machineCPU()
+	ref.HashesPerSec, ref.HashMillis = argonRate(ctx, cfg.argon, cfg.hashDuration)
+	if all0 > 0 {
+		wall := time.Since(start).Seconds()
+		ref.HashOtherCPU = round(max(0, (machineCPU()-all0)-(selfCPU()-self0)).Seconds()/wall, 2)
+	}
+	logf("reference: %.1f hashes/s (%.1f ms a hash on one core; other processes %.2f cores)", ref.HashesPerSec, ref.HashMillis, ref.HashOtherCPU)
+}
+
+// measureBare loads the bare reference server at every concurrency level,
+// with the body of a real user read.
+func measureBare(ctx context.Context, cfg *config, t *target, tmp string, ref *Reference, logf func(string, ...any)) error {
+	body, err := t.fetchReadBody()
+	if err != nil {
+		return err
+	}
+	bare, err := startBare(body, tmp)
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+	u, err := url.Parse(bare.base + "/api/users/reference")
+	if err != nil {
+		return err
+	}
+	mon := newProcMon(bare.cmd.Process.Pid)
+	defer mon.close()
+	ref.BodyBytes = len(body)
+	ref.Bare = []Point{}
+	for _, conc := range cfg.concurrency {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := measure(ctx, cfg, "bare", "reference", conc, t.bareStep(u), mon)
+		ref.Bare = append(ref.Bare, p)
+		logf("reference: bare    c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d",
+			conc, p.RPS, p.P50, p.P99, p.Errors)
+	}
+	return nil
+}
