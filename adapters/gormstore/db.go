@@ -123,11 +123,7 @@ func (db *DB) Open(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	var dialector gorm.Dialector = postgres.Open(db.dsn)
-	if !db.postgres {
-		dialector = sqlite.Open(db.dsn)
-	}
-	g, err := gorm.Open(dialector, gormConfig())
+	g, err := db.connect(ctx)
 	if err != nil {
 		// The DSN is left out on purpose: it may hold a password.
 		return storeError(op, err)
@@ -163,6 +159,35 @@ func (db *DB) Open(ctx context.Context) error {
 	}
 	db.gorm, db.read = g, read
 	return nil
+}
+
+// sqliteOpenRetry bounds how long Open retries a SQLite connection refused
+// as busy: as long as the busy timeout lets a statement wait.
+const sqliteOpenRetry = 5 * time.Second
+
+// connect opens the GORM handle; on SQLite that makes the first
+// connection (the dialect reads the library's version), which sets the
+// pragmas. Switching a brand-new file to WAL needs an exclusive lock for
+// which SQLite may answer SQLITE_BUSY at once, without its busy handler:
+// two processes opening one new file together (nodes starting, `userd
+// migrate` beside `userd serve`) would see "database is locked". Such a
+// refusal is retried with a short backoff for up to sqliteOpenRetry.
+func (db *DB) connect(ctx context.Context) (*gorm.DB, error) {
+	if db.postgres {
+		return gorm.Open(postgres.Open(db.dsn), gormConfig())
+	}
+	deadline := time.Now().Add(sqliteOpenRetry)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		g, err := gorm.Open(sqlite.Open(db.dsn), gormConfig())
+		if err == nil || !unavailable(err) || !time.Now().Before(deadline) {
+			return g, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 }
 
 // Open is New followed by (*DB).Open, for callers that need no start
