@@ -3,13 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/userd/userd/config"
 )
@@ -30,25 +29,16 @@ reported as 'serve' would report it, with exit code 1.`),
 
 // configPrint runs `userd config print`: every key by its environment
 // variable, sorted, with its value (secrets masked by config.Redacted) and
-// its source.
+// its source as the configuration reports it.
 func configPrint(stdout io.Writer, getenv func(string) string) error {
-	cfg, err := config.LoadFrom(getenv)
-	if err != nil {
-		return err
-	}
-	file := getenv(config.EnvConfigFile)
-	inFile, err := fileKeys(file)
+	cfg, sources, err := config.LoadFromWithSources(getenv)
 	if err != nil {
 		return err
 	}
 	values := cfg.Redacted()
-	names := make([]string, 0, len(values))
-	for name := range values {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(values))
 
-	if file == "" {
+	if file := getenv(config.EnvConfigFile); file == "" {
 		fmt.Fprintf(stdout, "# %s is unset: no configuration file\n", config.EnvConfigFile)
 	} else {
 		fmt.Fprintf(stdout, "# %s=%s\n", config.EnvConfigFile, file)
@@ -56,46 +46,11 @@ func configPrint(stdout io.Writer, getenv func(string) string) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VARIABLE\tVALUE\tSOURCE")
 	for _, name := range names {
-		source := "default"
-		switch {
-		case getenv(name) != "": // config.LoadFrom takes an empty variable as unset
-			source = "env"
-		case inFile[strings.ToLower(strings.TrimPrefix(name, config.EnvPrefix))]:
-			source = "file"
-		}
 		value := values[name]
 		if value == "" {
 			value = "(unset)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, value, source)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, value, sources[name])
 	}
 	return tw.Flush()
-}
-
-// fileKeys returns the keys that the YAML configuration file sets to a
-// value (null leaves a key at its default). config.LoadFrom has read and
-// checked the file already; this only tells which keys it holds.
-func fileKeys(path string) (map[string]bool, error) {
-	keys := map[string]bool{}
-	if path == "" {
-		return keys, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", config.EnvConfigFile, err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return keys, nil
-	}
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if v := root.Content[i+1]; !(v.Kind == yaml.ScalarNode && v.Tag == "!!null") {
-			keys[root.Content[i].Value] = true
-		}
-	}
-	return keys, nil
 }
