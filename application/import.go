@@ -24,8 +24,8 @@ const DefaultImportBatchSize = 500
 // FieldEmail, FieldProfiles).
 const ImportFieldPasswordHash = "passwordHash"
 
-// ErrImportRefused: the input holds invalid records and the caller did not
-// ask to skip them, so nothing was stored.
+// ErrImportRefused means the input holds invalid records and the caller did
+// not ask to skip them, so nothing was stored.
 var ErrImportRefused = errors.New("import refused: invalid records")
 
 // ImportRecord is one user as read from an import file, not validated yet.

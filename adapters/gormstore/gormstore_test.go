@@ -134,7 +134,7 @@ func TestSQLiteBusyIsUnavailable(t *testing.T) {
 	locked, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- holder.gorm.Transaction(func(tx *gorm.DB) error {
+		done <- holder.gorm.Transaction(func(_ *gorm.DB) error {
 			// BEGIN IMMEDIATE has taken the write lock already.
 			close(locked)
 			<-release

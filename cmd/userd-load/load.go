@@ -104,10 +104,10 @@ type pointResult struct {
 }
 
 // runPoint runs conc closed-loop workers, each sending its next request
-// when the previous one has been answered, until dur has passed or max
-// requests have been sent. newStep is called once per worker, so that a
+// when the previous one has been answered, until dur has passed or
+// maxRequests requests have been sent. newStep is called once per worker, so that a
 // worker's state (a token chain, a counter) is its own.
-func runPoint(ctx context.Context, newStep func(worker int) step, conc int, dur time.Duration, max int64) pointResult {
+func runPoint(ctx context.Context, newStep func(worker int) step, conc int, dur time.Duration, maxRequests int64) pointResult {
 	var (
 		sent     atomic.Int64
 		failures atomic.Int64
@@ -129,7 +129,7 @@ func runPoint(ctx context.Context, newStep func(worker int) step, conc int, dur 
 			var firstErr string
 			for ctx.Err() == nil {
 				t0 := time.Now()
-				if !t0.Before(deadline) || sent.Add(1) > max {
+				if !t0.Before(deadline) || sent.Add(1) > maxRequests {
 					break
 				}
 				err := s()
@@ -158,7 +158,7 @@ func runPoint(ctx context.Context, newStep func(worker int) step, conc int, dur 
 		elapsed:   elapsed,
 		latencies: all,
 		sample:    sample,
-		capped:    sent.Load() > max,
+		capped:    sent.Load() > maxRequests,
 	}
 }
 

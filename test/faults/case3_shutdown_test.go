@@ -202,11 +202,12 @@ func TestGracefulShutdown(t *testing.T) {
 			notAccepted++
 			if errClass(r.err) != "connection refused" {
 				lead := "never completely written"
-				if d := r.wrote.Sub(sigAt).Round(10 * time.Microsecond); r.wrote.IsZero() {
-				} else if d < 0 {
-					lead = fmt.Sprintf("written %s before SIGTERM", -d)
-				} else {
-					lead = fmt.Sprintf("written %s after SIGTERM", d)
+				if !r.wrote.IsZero() {
+					if d := r.wrote.Sub(sigAt).Round(10 * time.Microsecond); d < 0 {
+						lead = fmt.Sprintf("written %s before SIGTERM", -d)
+					} else {
+						lead = fmt.Sprintf("written %s after SIGTERM", d)
+					}
 				}
 				closedIdle = append(closedIdle, fmt.Sprintf("%s (%s)", errClass(r.err), lead))
 			}
