@@ -276,15 +276,12 @@ func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.Vali
 		verr.Add(domain.FieldProfiles, unknown)
 	}
 	c.email, c.user = nu.Email, nu
-	switch {
-	case rec.PasswordHash == "":
+	if rec.PasswordHash == "" {
 		verr.Add(ImportFieldPasswordHash, "must not be empty")
-	default:
-		if err := s.hasher.CheckEncoded(rec.PasswordHash); err != nil {
-			verr.Add(ImportFieldPasswordHash, err.Error())
-		} else {
-			c.hash = rec.PasswordHash
-		}
+	} else if err := s.hasher.CheckEncoded(rec.PasswordHash); err != nil {
+		verr.Add(ImportFieldPasswordHash, err.Error())
+	} else {
+		c.hash = rec.PasswordHash
 	}
 	return c, sortedFields(verr)
 }

@@ -325,8 +325,7 @@ func dripConnAfter(addr string, head, drip []byte, interval, limit time.Duration
 		if m := problemCode.FindSubmatch(rest); m != nil {
 			o.answer += " " + string(m[1])
 		}
-		var ne net.Error
-		o.closed = err == nil || !(errors.As(err, &ne) && ne.Timeout())
+		o.closed = err == nil || !isTimeout(err)
 		closed <- o
 	}()
 	if len(head) > 0 {
@@ -376,9 +375,8 @@ func idleConn(addr string, limit time.Duration) (wait func() connOutcome, o conn
 	return func() connOutcome {
 		defer c.Close()
 		_, err := br.ReadByte()
-		var ne net.Error
 		return connOutcome{life: time.Since(answered), answer: res.Status,
-			closed: errors.Is(err, io.EOF) || (err != nil && !(errors.As(err, &ne) && ne.Timeout()))}
+			closed: errors.Is(err, io.EOF) || (err != nil && !isTimeout(err))}
 	}, connOutcome{}
 }
 
@@ -510,9 +508,8 @@ read:
 			res.Body.Close()
 		}
 		if err != nil {
-			var ne net.Error
 			switch {
-			case errors.As(err, &ne) && ne.Timeout():
+			case isTimeout(err):
 				out.how = "read timed out: still open"
 			default:
 				out.closed, out.how = true, err.Error()
@@ -523,6 +520,13 @@ read:
 	}
 	out.bytes = cr.n
 	return out
+}
+
+// isTimeout reports whether err is a network timeout: the deadline we set
+// passed with the connection still open.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 type countingReader struct {
