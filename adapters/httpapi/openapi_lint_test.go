@@ -111,7 +111,7 @@ func redoclyCLI(t *testing.T) string {
 	}
 	// Install into a fresh directory beside home, then move it into place:
 	// a concurrent run (another checkout) never sees half an install.
-	if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(home), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(home), ".redocly-install-")

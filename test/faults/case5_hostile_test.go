@@ -153,8 +153,8 @@ func TestHostileClients(t *testing.T) {
 	// C. Idle keep-alive connections: one request each, then silence.
 	phase.Store("idle connections")
 	idle := idleWanted
-	if limit := int(fileLimit) - 1000; limit < idle {
-		idle = max(limit, 100)
+	if fileLimit < idleWanted+1000 {
+		idle = max(int(fileLimit)-1000, 100)
 	}
 	var peakFDs int
 	var peakRSS int64
