@@ -61,7 +61,7 @@ const (
 	EndedByReuse SessionEnd = "reuse"
 	// EndedByCredentialChange: the account's password, email or profiles
 	// changed; every session ends.
-	EndedByCredentialChange SessionEnd = "credential_change"
+	EndedByCredentialChange SessionEnd = "credential_change" //nolint:gosec // G101: the name of a reason sessions end, not a credential
 )
 
 // UserCreatedEvent records that actor (empty for an anonymous or operator

@@ -234,7 +234,7 @@ func isJSONContentType(v string) bool {
 // an attempt, so that a client without credentials is simply asked for them.
 const (
 	challengeBearer       = "Bearer"
-	challengeInvalidToken = `Bearer error="invalid_token"`
+	challengeInvalidToken = `Bearer error="invalid_token"` //nolint:gosec // G101: a WWW-Authenticate challenge naming an error code, not a credential
 	challengeBadRequest   = `Bearer error="invalid_request"`
 )
 
