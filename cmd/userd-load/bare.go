@@ -33,10 +33,10 @@ func startBare(body []byte, dir string) (*bareServer, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "bare-body.json")
-	if err := os.WriteFile(path, body, 0o600); err != nil {
+	if err := os.WriteFile(path, body, 0o600); err != nil { //nolint:gosec // G703: dir is the run's own os.MkdirTemp directory, the name a constant
 		return nil, err
 	}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(exe) //nolint:gosec // G204: the loader starts its own executable again as the bare reference server
 	cmd.Env = append(os.Environ(), bareBodyEnv+"="+path)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -76,7 +76,7 @@ func (b *bareServer) stop() {
 // body from the file named by bareBodyEnv, prints its address and serves
 // until stdin is closed.
 func serveBare(stdin *os.File, stdout *os.File) error {
-	body, err := os.ReadFile(os.Getenv(bareBodyEnv))
+	body, err := os.ReadFile(os.Getenv(bareBodyEnv)) //nolint:gosec // G703: startBare, the parent loader, names the body file it wrote in its temporary directory
 	if err != nil {
 		return err
 	}

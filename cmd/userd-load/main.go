@@ -290,7 +290,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Repor
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(stderr, "%6.1fs  "+format+"\n", append([]any{time.Since(began).Seconds()}, a...)...)
 	}
-	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil { //nolint:gosec // G301: the results directory (bench/results by default) is committed and read like the rest of the checkout
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
 	tmp, err := os.MkdirTemp("", "userd-load-")
