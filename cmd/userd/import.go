@@ -119,10 +119,15 @@ func (r *root) importUsers(ctx context.Context, file, format string, opts applic
 		bar.done()
 
 		for _, le := range report.Invalid {
-			fmt.Fprintln(r.stderr, lineErrorText(le, format))
+			// Messages for the operator; the import's outcome is in the
+			// error returned, which a lost message does not change.
+			_, _ = fmt.Fprintln(r.stderr, lineErrorText(le, format))
 		}
-		fmt.Fprintln(r.stdout, importSummary(file, report, opts, err, time.Since(start)))
-		return importError(report, err)
+		_, werr := fmt.Fprintln(r.stdout, importSummary(file, report, opts, err, time.Since(start)))
+		if err := importError(report, err); err != nil {
+			return err
+		}
+		return werr
 	})
 }
 
@@ -152,7 +157,7 @@ func readImportFile(stdin io.Reader, file, format string) ([]application.ImportR
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // read only: closing loses nothing
 		r = f
 	}
 	if r == nil {
