@@ -73,7 +73,7 @@ func do(hc *http.Client, req *http.Request, want int, into any) error {
 	if err != nil {
 		return err
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }() // read to the end below; Close has nothing to add
 	if res.StatusCode != want {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 300))
 		_, _ = io.Copy(io.Discard, res.Body)

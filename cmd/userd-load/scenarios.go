@@ -138,7 +138,7 @@ func (t *target) fetchReadBody() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }() // read to the end below; Close has nothing to add
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		return nil, err
