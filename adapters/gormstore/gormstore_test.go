@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -220,6 +221,15 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// mustClose closes c and fails the test, without stopping it, when Close
+// fails; meant for defer, also in the test's other goroutines.
+func mustClose(t testing.TB, c io.Closer) {
+	t.Helper()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
 func openSQLite(t testing.TB) *DB {
 	t.Helper()
 	return openSQLiteDSN(t, filepath.Join(t.TempDir(), "userd.db"))
@@ -374,7 +384,7 @@ func TestSQLiteInMemoryKeepsOneConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer mustClose(t, db)
 	if db.read != db.gorm {
 		t.Fatal("an in-memory database got a second pool, which would be another database")
 	}

@@ -98,7 +98,7 @@ func TestDocs_rendered_in_chromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Best effort: a browser helper may still be writing into it.
-	defer os.RemoveAll(profile)
+	defer func() { _ = os.RemoveAll(profile) }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -132,7 +132,7 @@ func TestGracefulShutdown(t *testing.T) {
 		for time.Since(sigAt) < shutdownTimeout+exitMargin && srv.running() {
 			c, err := net.DialTimeout("tcp", srv.addr, time.Second)
 			if err == nil {
-				c.Close()
+				_ = c.Close()
 			} else if !errors.Is(err, syscall.ECONNREFUSED) {
 				t.Errorf("dial after SIGTERM: %v, want connection refused", err)
 			}
@@ -300,7 +300,7 @@ func slowCreate(addr, email string, release <-chan struct{}) (int, string, error
 	if err != nil {
 		return 0, "", err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	body, _ := json.Marshal(map[string]string{"name": "Slow Body", "email": email, "password": userPassword})
 	half := len(body) / 2
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
@@ -316,7 +316,7 @@ func slowCreate(addr, email string, release <-chan struct{}) (int, string, error
 	if err != nil {
 		return 0, "", err
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b), nil
 }

@@ -310,7 +310,7 @@ func dripConnAfter(addr string, head, drip []byte, interval, limit time.Duration
 	if err != nil {
 		return connOutcome{err: err}
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	start := time.Now()
 	_ = c.SetDeadline(start.Add(limit))
 	closed := make(chan connOutcome, 1)
@@ -360,20 +360,20 @@ func idleConn(addr string, limit time.Duration) (wait func() connOutcome, o conn
 	}
 	_ = c.SetDeadline(time.Now().Add(limit))
 	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
-		c.Close()
+		_ = c.Close()
 		return nil, connOutcome{err: err}
 	}
 	br := bufio.NewReader(c)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
-		c.Close()
+		_ = c.Close()
 		return nil, connOutcome{err: err}
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
+	_ = res.Body.Close()
 	answered := time.Now()
 	return func() connOutcome {
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_, err := br.ReadByte()
 		return connOutcome{life: time.Since(answered), answer: res.Status,
 			closed: errors.Is(err, io.EOF) || (err != nil && !isTimeout(err))}
@@ -449,14 +449,14 @@ func rawRequest(addr, req string) rawAnswer {
 	if err != nil {
 		return rawAnswer{err: err}
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	go func() { _, _ = io.WriteString(c, req) }()
 	res, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		return rawAnswer{err: err}
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	return rawAnswer{status: res.StatusCode, contentType: res.Header.Get("Content-Type")}
 }
 
@@ -483,7 +483,7 @@ func slowReader(addr, token string, n int, pause time.Duration) slowReaderResult
 	if err != nil {
 		return slowReaderResult{how: err.Error()}
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
 	req := "GET /api/users?limit=200 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\n\r\n"
 	go func() {
@@ -505,7 +505,7 @@ read:
 		res, err := http.ReadResponse(br, nil)
 		if err == nil {
 			_, err = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
+			_ = res.Body.Close()
 		}
 		if err != nil {
 			switch {

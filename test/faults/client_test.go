@@ -96,7 +96,7 @@ func (a *api) do(ctx context.Context, method, path string, body any, token strin
 	if err == nil {
 		r.status, r.header = res.StatusCode, res.Header
 		r.body, err = io.ReadAll(res.Body)
-		res.Body.Close()
+		_ = res.Body.Close()
 	}
 	r.end = time.Now()
 	r.err = err

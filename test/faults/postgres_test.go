@@ -165,7 +165,7 @@ func (c *pgCluster) createDB(name string) *sql.DB {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	defer admin.Close()
+	defer mustClose(c.t, admin)
 	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
 		c.t.Fatalf("create database %s: %v", name, err)
 	}
@@ -173,6 +173,6 @@ func (c *pgCluster) createDB(name string) *sql.DB {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.t.Cleanup(func() { db.Close() })
+	c.t.Cleanup(func() { mustClose(c.t, db) })
 	return db
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -128,7 +129,7 @@ func (s *server) waitReady(limit time.Duration) {
 		}
 		res, err := c.Get(s.base + "/readyz")
 		if err == nil {
-			res.Body.Close()
+			_ = res.Body.Close()
 			if res.StatusCode == http.StatusOK {
 				return
 			}
@@ -268,8 +269,21 @@ func freeAddr(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	addr := ln.Addr().String()
+	// The address is handed out as free: the port must be released.
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// mustClose closes c and fails the test, without stopping it, when Close
+// fails; meant for defer and cleanups.
+func mustClose(t testing.TB, c io.Closer) {
+	t.Helper()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }
 
 // logSink receives a userd process's JSON log lines: all of them go to a
