@@ -24,8 +24,8 @@ const DefaultImportBatchSize = 500
 // FieldEmail, FieldProfiles).
 const ImportFieldPasswordHash = "passwordHash"
 
-// ErrImportRefused: the input holds invalid records and the caller did not
-// ask to skip them, so nothing was stored.
+// ErrImportRefused means the input holds invalid records and the caller did
+// not ask to skip them, so nothing was stored.
 var ErrImportRefused = errors.New("import refused: invalid records")
 
 // ImportRecord is one user as read from an import file, not validated yet.
@@ -276,15 +276,12 @@ func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.Vali
 		verr.Add(domain.FieldProfiles, unknown)
 	}
 	c.email, c.user = nu.Email, nu
-	switch {
-	case rec.PasswordHash == "":
+	if rec.PasswordHash == "" {
 		verr.Add(ImportFieldPasswordHash, "must not be empty")
-	default:
-		if err := s.hasher.CheckEncoded(rec.PasswordHash); err != nil {
-			verr.Add(ImportFieldPasswordHash, err.Error())
-		} else {
-			c.hash = rec.PasswordHash
-		}
+	} else if err := s.hasher.CheckEncoded(rec.PasswordHash); err != nil {
+		verr.Add(ImportFieldPasswordHash, err.Error())
+	} else {
+		c.hash = rec.PasswordHash
 	}
 	return c, sortedFields(verr)
 }

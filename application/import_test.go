@@ -181,7 +181,7 @@ func (r *raceRepo) CreateMany(ctx context.Context, users []domain.User) error {
 	if call == r.raceAt {
 		u := users[0]
 		u.ID, u.Email = domain.NewUserID(u.CreatedAt), r.email
-		if err := r.UserRepository.Create(ctx, u); err != nil {
+		if err := r.Create(ctx, u); err != nil {
 			return err
 		}
 	}

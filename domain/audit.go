@@ -76,7 +76,8 @@ type AuditID string
 // auditIDLen is the length of an AuditID in characters.
 const auditIDLen = 32
 
-// ErrInvalidAuditID: a string that is not 32 lowercase hex characters.
+// ErrInvalidAuditID is returned for a string that is not 32 lowercase hex
+// characters.
 var ErrInvalidAuditID = errors.New("invalid audit event id")
 
 // NewAuditID returns a fresh id for an event at t.

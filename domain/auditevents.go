@@ -61,57 +61,57 @@ const (
 	EndedByReuse SessionEnd = "reuse"
 	// EndedByCredentialChange: the account's password, email or profiles
 	// changed; every session ends.
-	EndedByCredentialChange SessionEnd = "credential_change"
+	EndedByCredentialChange SessionEnd = "credential_change" //nolint:gosec // G101: the name of a reason sessions end, not a credential
 )
 
-// UserCreatedEvent: actor (empty for an anonymous or operator caller)
-// created the account subject with the profiles.
+// UserCreatedEvent records that actor (empty for an anonymous or operator
+// caller) created the account subject with the profiles.
 func UserCreatedEvent(actor, subject UserID, profiles Profiles, origin Origin) AuditEvent {
 	return AuditEvent{Type: AuditUserCreated, ActorID: actor, SubjectID: subject,
 		Detail: detail("profiles", strings.Join(profiles.Strings(), ","), "origin", string(origin))}
 }
 
-// UserUpdatedEvent: actor changed the fields (names, never values) of
-// subject.
+// UserUpdatedEvent records that actor changed the fields (names, never
+// values) of subject.
 func UserUpdatedEvent(actor, subject UserID, fields []string) AuditEvent {
 	return AuditEvent{Type: AuditUserUpdated, ActorID: actor, SubjectID: subject,
 		Detail: detail("fields", strings.Join(fields, ","))}
 }
 
-// UserDeletedEvent: actor deleted subject.
+// UserDeletedEvent records that actor deleted subject.
 func UserDeletedEvent(actor, subject UserID) AuditEvent {
 	return AuditEvent{Type: AuditUserDeleted, ActorID: actor, SubjectID: subject}
 }
 
-// LoginSucceededEvent: user signed in with a password.
+// LoginSucceededEvent records that user signed in with a password.
 func LoginSucceededEvent(user UserID) AuditEvent {
 	return AuditEvent{Type: AuditLoginSucceeded, ActorID: user, SubjectID: user,
 		Detail: detail("via", string(CheckLogin))}
 }
 
-// LoginFailedEvent: a password check for subject (empty when no account
-// has the email) failed, at a login or for actor's currentPassword.
+// LoginFailedEvent records that a password check for subject (empty when no
+// account has the email) failed, at a login or for actor's currentPassword.
 func LoginFailedEvent(actor, subject UserID, via PasswordCheck, why LoginFailure) AuditEvent {
 	return AuditEvent{Type: AuditLoginFailed, ActorID: actor, SubjectID: subject,
 		Detail: detail("via", string(via), "reason", string(why))}
 }
 
-// LoginThrottledEvent: a password check was refused unchecked because the
-// email is locked out for wait more. why is FailureUnknownEmail for an
-// email that no account has, and empty otherwise.
+// LoginThrottledEvent records that a password check was refused unchecked
+// because the email is locked out for wait more. why is FailureUnknownEmail
+// for an email that no account has, and empty otherwise.
 func LoginThrottledEvent(actor, subject UserID, via PasswordCheck, why LoginFailure, wait time.Duration) AuditEvent {
 	return AuditEvent{Type: AuditLoginThrottled, ActorID: actor, SubjectID: subject,
 		Detail: detail("via", string(via), "reason", string(why), "retry_after", seconds(wait))}
 }
 
-// RefreshReuseDetectedEvent: a used refresh token of subject's family was
-// presented again outside the grace window.
+// RefreshReuseDetectedEvent records that a used refresh token of subject's
+// family was presented again outside the grace window.
 func RefreshReuseDetectedEvent(subject UserID, family string) AuditEvent {
 	return AuditEvent{Type: AuditRefreshReuseDetected, SubjectID: subject, Detail: detail("family", family)}
 }
 
-// SessionRevokedEvent: the session family of subject ended, or every
-// session of subject when family is empty.
+// SessionRevokedEvent records that the session family of subject ended, or
+// every session of subject when family is empty.
 func SessionRevokedEvent(actor, subject UserID, why SessionEnd, family string) AuditEvent {
 	scope := ""
 	if family == "" {
@@ -121,8 +121,8 @@ func SessionRevokedEvent(actor, subject UserID, why SessionEnd, family string) A
 		Detail: detail("reason", string(why), "family", family, "scope", scope)}
 }
 
-// KeyRotatedEvent: actor (empty for the operator) added the access-token
-// signing key kid.
+// KeyRotatedEvent records that actor (empty for the operator) added the
+// access-token signing key kid.
 func KeyRotatedEvent(actor UserID, kid, algorithm string, origin Origin) AuditEvent {
 	return AuditEvent{Type: AuditKeyRotated, ActorID: actor,
 		Detail: detail("kid", kid, "algorithm", algorithm, "origin", string(origin))}

@@ -22,7 +22,7 @@ func TestNewUserID_layout_and_order(t *testing.T) {
 	if later := domain.NewUserID(t0.Add(time.Second)); later <= id {
 		t.Fatalf("later id %s does not sort after %s", later, id)
 	}
-	if domain.NewUserID(t0) == domain.NewUserID(t0) {
+	if a, b := domain.NewUserID(t0), domain.NewUserID(t0); a == b {
 		t.Fatal("two ids of one second are equal: the random part is missing")
 	}
 }

@@ -97,7 +97,8 @@ func validDomain(s string) bool {
 		}
 		for i := 0; i < len(label); i++ {
 			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
+			if !ok {
 				return false
 			}
 		}

@@ -18,7 +18,7 @@ const userIDLen = 24
 // NewUserID returns a fresh id for a user created at now.
 func NewUserID(now time.Time) UserID {
 	var b [12]byte
-	binary.BigEndian.PutUint32(b[:4], uint32(now.Unix()))
+	binary.BigEndian.PutUint32(b[:4], uint32(now.Unix())) //nolint:gosec // G115: the id's format is 4 bytes of Unix seconds (until 2106, like a MongoDB ObjectID); truncation is the contract
 	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
 	_, _ = rand.Read(b[4:])
 	return UserID(hex.EncodeToString(b[:]))

@@ -61,7 +61,7 @@ type KeyInfo struct {
 	Configured bool
 }
 
-// ErrKeyConfigured: the signing key comes from the configuration, not the
-// store, so it cannot be rotated by adding a key; change the configuration
-// instead.
+// ErrKeyConfigured means the signing key comes from the configuration, not
+// the store, so it cannot be rotated by adding a key; change the
+// configuration instead.
 var ErrKeyConfigured = errors.New("the signing key is configured, not stored")

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -134,7 +135,7 @@ func TestSQLiteBusyIsUnavailable(t *testing.T) {
 	locked, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error)
 	go func() {
-		done <- holder.gorm.Transaction(func(tx *gorm.DB) error {
+		done <- holder.gorm.Transaction(func(_ *gorm.DB) error {
 			// BEGIN IMMEDIATE has taken the write lock already.
 			close(locked)
 			<-release
@@ -217,6 +218,15 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error %q carries the password", err)
+	}
+}
+
+// mustClose closes c and fails the test, without stopping it, when Close
+// fails; meant for defer, also in the test's other goroutines.
+func mustClose(t testing.TB, c io.Closer) {
+	t.Helper()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }
 
@@ -374,7 +384,7 @@ func TestSQLiteInMemoryKeepsOneConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer mustClose(t, db)
 	if db.read != db.gorm {
 		t.Fatal("an in-memory database got a second pool, which would be another database")
 	}

@@ -152,8 +152,11 @@ func (db *DB) migrationLocker(ctx context.Context) (lock.SessionLocker, error) {
 		return nil, errors.New("no schema of search_path exists to create the tables in")
 	}
 	h := fnv.New64a()
-	h.Write([]byte("userd migrations " + schema.String))
-	return lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64())), lock.WithLockTimeout(1, 300))
+	// A hash.Hash's Write never returns an error.
+	_, _ = h.Write([]byte("userd migrations " + schema.String))
+	// The lock key is the hash's 64 bits read as a bigint, negative or not.
+	lockID := int64(h.Sum64()) //nolint:gosec // G115: a deliberate bit-for-bit reinterpretation; every node derives the same key from the schema name
+	return lock.NewPostgresSessionLocker(lock.WithLockID(lockID), lock.WithLockTimeout(1, 300))
 }
 
 // MigrationStatus lists every step this binary knows, applied or pending,

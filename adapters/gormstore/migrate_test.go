@@ -181,7 +181,7 @@ func TestMigrateConcurrently(t *testing.T) {
 						errs[i] = err
 						return
 					}
-					defer db.Close()
+					defer mustClose(t, db)
 					errs[i] = db.Migrate(t.Context())
 				})
 			}
@@ -195,7 +195,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer db.Close()
+			defer mustClose(t, db)
 			checkVersionTable(t, db, len(migrationFileNames(t, "sqlite")))
 		})
 	}

@@ -43,7 +43,7 @@ func legacyDSN(t *testing.T, backend string) (driver, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer loader.Close()
+	defer mustClose(t, loader)
 	// Without arguments, pgx sends the script in one simple-protocol
 	// message, which may hold many statements.
 	if _, err := sqlDB(t, loader).ExecContext(t.Context(), string(script)); err != nil {
@@ -58,7 +58,7 @@ func copyFile(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }() // read only
 	dst, err := os.Create(to)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestUpgradeLegacy(t *testing.T) {
 						errs[i] = err
 						return
 					}
-					defer node.Close()
+					defer mustClose(t, node)
 					errs[i] = node.Migrate(ctx)
 				})
 			}

@@ -44,7 +44,7 @@ func (db *DB) prepareVersionTable(ctx context.Context, locker lock.SessionLocker
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { err = errors.Join(err, conn.Close()) }()
 	if locker != nil {
 		if err := locker.SessionLock(ctx, conn); err != nil {
 			return err
@@ -181,7 +181,9 @@ func (db *DB) versionTableMigrations(ctx context.Context, q querier) (map[int64]
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	// rows.Err, returned below, reports a failure while reading; Close
+	// after the last row has nothing to add.
+	defer func() { _ = rows.Close() }()
 	applied := map[int64]time.Time{}
 	for rows.Next() {
 		var v int64
@@ -205,7 +207,7 @@ func (db *DB) legacyMigrations(ctx context.Context, q querier) (map[int64]int64,
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }() // as in versionTableMigrations
 	legacy := map[int64]int64{}
 	for rows.Next() {
 		var v, us int64

@@ -98,11 +98,11 @@ func TestDocs_rendered_in_chromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Best effort: a browser helper may still be writing into it.
-	defer os.RemoveAll(profile)
+	defer func() { _ = os.RemoveAll(profile) }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin,
+	cmd := exec.CommandContext(ctx, bin, //nolint:gosec // G204: the chromium found on PATH, run headless on the test's own page
 		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--user-data-dir="+profile,

@@ -34,15 +34,14 @@ const (
 )
 
 type serverConfig struct {
-	app        application.Config
-	health     ports.HealthChecker
-	wrapUsers  func(ports.UserRepository) ports.UserRepository
-	timeout    time.Duration
-	inFlight   int
-	maxBody    int64
-	logToStore bool
-	ipLimit    int
-	proxies    []netip.Prefix
+	app       application.Config
+	health    ports.HealthChecker
+	wrapUsers func(ports.UserRepository) ports.UserRepository
+	timeout   time.Duration
+	inFlight  int
+	maxBody   int64
+	ipLimit   int
+	proxies   []netip.Prefix
 	// observe wires the audit trail and the metrics (withAudit,
 	// withMetrics in audit_test.go); nil leaves them out.
 	observe *observation

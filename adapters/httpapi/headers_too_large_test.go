@@ -51,7 +51,7 @@ func TestOpenAPI_headers_too_large(t *testing.T) {
 				return
 			}
 			body, err := io.ReadAll(res.Body)
-			res.Body.Close()
+			_ = res.Body.Close()
 			if err != nil {
 				t.Errorf("%s: reading the answer: %v", op, err)
 				return

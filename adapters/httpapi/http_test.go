@@ -390,7 +390,7 @@ func TestServeHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusNoContent || len(body) != 0 || res.Header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("logout: %d %q %v", res.StatusCode, body, res.Header)
 	}
@@ -402,7 +402,7 @@ func TestServeHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusRequestEntityTooLarge || res.Header.Get("Content-Type") != "application/problem+json" {
 		t.Errorf("chunked large body: %d %v", res.StatusCode, res.Header)
 	}

@@ -44,7 +44,8 @@ func saneRequestID(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
 			return false
 		}
 	}
@@ -233,7 +234,7 @@ func isJSONContentType(v string) bool {
 // an attempt, so that a client without credentials is simply asked for them.
 const (
 	challengeBearer       = "Bearer"
-	challengeInvalidToken = `Bearer error="invalid_token"`
+	challengeInvalidToken = `Bearer error="invalid_token"` //nolint:gosec // G101: a WWW-Authenticate challenge naming an error code, not a credential
 	challengeBadRequest   = `Bearer error="invalid_request"`
 )
 
@@ -309,7 +310,8 @@ func isB64Token(s string) bool {
 	}
 	for i := 0; i < len(body); i++ {
 		c := body[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/", c) >= 0
+		if !ok {
 			return false
 		}
 	}

@@ -35,7 +35,7 @@ func (c claims) GetAudience() (jwt.ClaimStrings, error) {
 
 // Issue returns a signed access token for u, valid from now for the TTL.
 // Before Start has loaded the keys it fails.
-func (i *Issuer) Issue(ctx context.Context, u domain.User) (domain.AccessToken, error) {
+func (i *Issuer) Issue(_ context.Context, u domain.User) (domain.AccessToken, error) {
 	ks := i.snapshot()
 	if ks == nil {
 		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", errNotStarted)

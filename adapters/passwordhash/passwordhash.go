@@ -351,7 +351,13 @@ func decodeArgon2id(encoded string) (argon2Hash, error) {
 	if err != nil {
 		return fail("undecodable hash")
 	}
-	p.SaltLen, p.KeyLen = uint32(len(salt)), uint32(len(key))
+	// Bounded before the conversion, so that a length past 2³² cannot wrap
+	// into the range Validate accepts.
+	saltLen, keyLen := len(salt), len(key)
+	if saltLen > MaxSaltLen || keyLen > MaxKeyLen {
+		return fail("parameters out of bounds")
+	}
+	p.SaltLen, p.KeyLen = uint32(saltLen), uint32(keyLen)
 	if err := p.Validate(); err != nil {
 		return fail("parameters out of bounds")
 	}

@@ -24,7 +24,7 @@ type bareServer struct {
 	base   string
 	cmd    *exec.Cmd
 	stdin  interface{ Close() error }
-	exited chan error
+	exited chan struct{} // closed when the process has exited
 }
 
 func startBare(body []byte, dir string) (*bareServer, error) {
@@ -33,10 +33,10 @@ func startBare(body []byte, dir string) (*bareServer, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "bare-body.json")
-	if err := os.WriteFile(path, body, 0o600); err != nil {
+	if err := os.WriteFile(path, body, 0o600); err != nil { //nolint:gosec // G703: dir is the run's own os.MkdirTemp directory, the name a constant
 		return nil, err
 	}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(exe) //nolint:gosec // G204: the loader starts its own executable again as the bare reference server
 	cmd.Env = append(os.Environ(), bareBodyEnv+"="+path)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -50,9 +50,14 @@ func startBare(body []byte, dir string) (*bareServer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start bare server: %w", err)
 	}
-	b := &bareServer{cmd: cmd, stdin: stdin, exited: make(chan error, 1)}
+	b := &bareServer{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
-	go func() { b.exited <- cmd.Wait() }()
+	go func() {
+		// Its exit status is of no interest: stop only waits for it to be
+		// gone, and a server that failed shows in the figures.
+		_ = cmd.Wait()
+		close(b.exited)
+	}()
 	if err != nil {
 		b.stop()
 		return nil, fmt.Errorf("bare server did not report its address: %v", err)
@@ -76,7 +81,7 @@ func (b *bareServer) stop() {
 // body from the file named by bareBodyEnv, prints its address and serves
 // until stdin is closed.
 func serveBare(stdin *os.File, stdout *os.File) error {
-	body, err := os.ReadFile(os.Getenv(bareBodyEnv))
+	body, err := os.ReadFile(os.Getenv(bareBodyEnv)) //nolint:gosec // G703: startBare, the parent loader, names the body file it wrote in its temporary directory
 	if err != nil {
 		return err
 	}
@@ -95,7 +100,11 @@ func serveBare(stdin *os.File, stdout *os.File) error {
 		_, _ = io.Copy(io.Discard, stdin) // returns at EOF: the parent is done or gone
 		_ = srv.Close()
 	}()
-	fmt.Fprintln(stdout, ln.Addr().String())
+	// The parent reads the address from the first line; without it the
+	// server is of no use.
+	if _, err := fmt.Fprintln(stdout, ln.Addr().String()); err != nil {
+		return err
+	}
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

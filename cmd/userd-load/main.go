@@ -288,16 +288,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Repor
 	}
 	began := time.Now()
 	logf := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "%6.1fs  "+format+"\n", append([]any{time.Since(began).Seconds()}, a...)...)
+		// Progress for a person watching; a lost line changes no figure.
+		_, _ = fmt.Fprintf(stderr, "%6.1fs  "+format+"\n", append([]any{time.Since(began).Seconds()}, a...)...)
 	}
-	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil { //nolint:gosec // G301: the results directory (bench/results by default) is committed and read like the rest of the checkout
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
 	tmp, err := os.MkdirTemp("", "userd-load-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if err := os.RemoveAll(tmp); err != nil {
+			logf("warning: temporary directory left behind: %v", err)
+		}
+	}()
 
 	machine := describeMachine()
 	if load := loadAverage(); load > 0.5*float64(machine.Cores) {
@@ -338,8 +343,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Repor
 		if err != nil {
 			return reports, err
 		}
-		printReport(stdout, rep)
-		fmt.Fprintf(stdout, "\nwritten: %s\n\n", strings.Join(files, ", "))
+		if err := printReport(stdout, rep); err != nil {
+			return reports, err
+		}
+		if _, err := fmt.Fprintf(stdout, "\nwritten: %s\n\n", strings.Join(files, ", ")); err != nil {
+			return reports, err
+		}
 	}
 	logf("done in %.0f s", time.Since(began).Seconds())
 	return reports, nil

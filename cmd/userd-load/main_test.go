@@ -111,7 +111,7 @@ func TestQuickRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		root, lines := checkSVG(t, f)
-		f.Close()
+		_ = f.Close() // read only
 		if root != "svg" {
 			t.Errorf("%s: root element %q", name, root)
 		}

@@ -238,23 +238,25 @@ func goals(r *Report) []Goal {
 	return gs
 }
 
-// printReport writes the table and the goals.
-func printReport(w io.Writer, r *Report) {
+// printReport writes the table and the goals to w, rendered first so that
+// the one write's error is the one to check.
+func printReport(w io.Writer, r *Report) error {
 	m := r.Machine
 	commit := m.Commit
 	if m.Dirty {
 		commit += "+dirty"
 	}
-	fmt.Fprintf(w, "\nuserd load — %s — %d cores (%s), %s %s/%s, userd %s, %s\n\n",
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nuserd load — %s — %d cores (%s), %s %s/%s, userd %s, %s\n\n",
 		r.Backend, m.Cores, m.CPUModel, m.GoVersion, m.GOOS, m.GOARCH, commit, r.StartedAt.Format(time.RFC3339))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tbackend\tconc\treq/s\tp50 ms\tp90 ms\tp99 ms\terrors\tRSS MiB\tpeak MiB\tsrv CPU\tdb CPU\tload CPU\tother CPU\t")
+	var table strings.Builder
+	table.WriteString("scenario\tbackend\tconc\treq/s\tp50 ms\tp90 ms\tp99 ms\terrors\tRSS MiB\tpeak MiB\tsrv CPU\tdb CPU\tload CPU\tother CPU\t\n")
 	row := func(p Point) {
 		db := "-"
 		if p.Backend == "postgres" {
 			db = fmt.Sprintf("%.2f", p.DBCPU)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t\n",
+		fmt.Fprintf(&table, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t\n",
 			p.Scenario, p.Backend, p.Concurrency, fmtRate(p.RPS), fmtMs(p.P50), fmtMs(p.P90), fmtMs(p.P99), p.Errors,
 			fmtMiB(p.RSSEndMiB), fmtMiB(p.RSSPeakMiB), p.ServerCPU, db, p.LoaderCPU, p.OtherCPU)
 	}
@@ -266,26 +268,32 @@ func printReport(w io.Writer, r *Report) {
 			row(p)
 		}
 	}
-	tw.Flush()
+	b.WriteString(columns(table.String(), tabwriter.AlignRight))
 	if ref := r.Reference; ref != nil && ref.HashesPerSec > 0 {
-		fmt.Fprintf(w, "\nreference: argon2id m=%d t=%d p=%d: %.1f hashes/s on %d cores (%.1f ms a hash on one core; other processes %.2f cores); bare handler body %d bytes\n",
+		fmt.Fprintf(&b, "\nreference: argon2id m=%d t=%d p=%d: %.1f hashes/s on %d cores (%.1f ms a hash on one core; other processes %.2f cores); bare handler body %d bytes\n",
 			ref.Argon2.MemoryKiB, ref.Argon2.Iterations, ref.Argon2.Parallelism, ref.HashesPerSec, m.GOMAXPROCS, ref.HashMillis, ref.HashOtherCPU, ref.BodyBytes)
 	}
-	fmt.Fprintf(w, "CPU columns are cores busy (CPU seconds per second): the server, a local PostgreSQL, the loader, and the rest of the machine.\n")
-	fmt.Fprintf(w, "machine load average (1 min): %.2f before, %.2f after\n", r.LoadAvgStart, r.LoadAvgEnd)
+	b.WriteString("CPU columns are cores busy (CPU seconds per second): the server, a local PostgreSQL, the loader, and the rest of the machine.\n")
+	fmt.Fprintf(&b, "machine load average (1 min): %.2f before, %.2f after\n", r.LoadAvgStart, r.LoadAvgEnd)
 	if n := r.noisyPoints(); n > 0 {
-		fmt.Fprintf(w, "warning: %d points ran while other processes kept more than %.2f cores busy; their figures are low\n", n, noisyCores)
+		fmt.Fprintf(&b, "warning: %d points ran while other processes kept more than %.2f cores busy; their figures are low\n", n, noisyCores)
 	}
-	fmt.Fprintf(w, "seeding: %d users in %.1f s, pool of %d logins in %.1f s; server peak RSS (VmHWM) %s MiB; this backend took %.0f s\n",
+	fmt.Fprintf(&b, "seeding: %d users in %.1f s, pool of %d logins in %.1f s; server peak RSS (VmHWM) %s MiB; this backend took %.0f s\n",
 		r.Seed.Users, r.Seed.Seconds, r.Seed.PoolLogins, r.Seed.PoolSeconds, fmtMiB(r.ServerPeakRSSMiB), r.BackendSeconds)
-	if len(r.Goals) == 0 {
-		return
+	if len(r.Goals) > 0 {
+		b.WriteString("\n" + goalTable(r.Goals))
 	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// goalTable renders the goals as a table, with a note when a figure
+// behind one was noisy.
+func goalTable(goals []Goal) string {
+	var table strings.Builder
 	anyNoisy := false
-	fmt.Fprintln(tw, "ratio / goal\tconc\tvalue\ttarget\tmet")
-	for _, g := range r.Goals {
+	table.WriteString("ratio / goal\tconc\tvalue\ttarget\tmet\n")
+	for _, g := range goals {
 		conc, met := "", ""
 		if g.Concurrency > 0 {
 			conc = fmt.Sprint(g.Concurrency)
@@ -304,12 +312,24 @@ func printReport(w io.Writer, r *Report) {
 		if g.Unit != "" {
 			val += " " + g.Unit
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Name, conc, val, g.Target, met)
+		fmt.Fprintf(&table, "%s\t%s\t%s\t%s\t%s\n", g.Name, conc, val, g.Target, met)
 	}
-	tw.Flush()
+	out := columns(table.String(), 0)
 	if anyNoisy {
-		fmt.Fprintf(w, "(noisy): a figure behind it was taken while other processes kept more than %.2f cores busy; run again on a quiet machine\n", noisyCores)
+		out += fmt.Sprintf("(noisy): a figure behind it was taken while other processes kept more than %.2f cores busy; run again on a quiet machine\n", noisyCores)
 	}
+	return out
+}
+
+// columns aligns the tab-separated cells of text into columns two spaces
+// apart (tabwriter with flags).
+func columns(text string, flags uint) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', flags)
+	// Writes into a strings.Builder cannot fail.
+	_, _ = io.WriteString(tw, text)
+	_ = tw.Flush()
+	return b.String()
 }
 
 func fmtRate(v float64) string {
@@ -366,7 +386,7 @@ func writeResults(dir, stamp string, r *Report) ([]string, error) {
 		{"latest-" + name + ".svg", svg},
 	} {
 		path := filepath.Join(dir, f.base)
-		if err := os.WriteFile(path, f.data, 0o644); err != nil {
+		if err := os.WriteFile(path, f.data, 0o644); err != nil { //nolint:gosec // G306: results are committed and read like the rest of the checkout, not secret
 			return files, fmt.Errorf("write results: %w", err)
 		}
 		files = append(files, path)
@@ -377,7 +397,7 @@ func writeResults(dir, stamp string, r *Report) ([]string, error) {
 // renderFile prints the table of a results file and redraws its chart
 // (the .svg beside it), for a file written by an earlier run.
 func renderFile(path string, stdout io.Writer) ([]*Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(path) //nolint:gosec // G304: the operator names the results file with --render; reading it is the option's job
 	if err != nil {
 		return nil, err
 	}
@@ -387,11 +407,15 @@ func renderFile(path string, stdout io.Writer) ([]*Report, error) {
 	}
 	r.Goals = goals(&r)
 	svg := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
-	if err := os.WriteFile(svg, []byte(chartSVG(&r)), 0o644); err != nil {
+	if err := os.WriteFile(svg, []byte(chartSVG(&r)), 0o644); err != nil { //nolint:gosec // G306: the chart is committed beside its results file and read like the rest of the checkout
 		return nil, err
 	}
-	printReport(stdout, &r)
-	fmt.Fprintf(stdout, "\nwritten: %s\n", svg)
+	if err := printReport(stdout, &r); err != nil {
+		return nil, err
+	}
+	if _, err := fmt.Fprintf(stdout, "\nwritten: %s\n", svg); err != nil {
+		return nil, err
+	}
 	return []*Report{&r}, nil
 }
 

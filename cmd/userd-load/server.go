@@ -23,7 +23,7 @@ import (
 // buildUserd compiles the service as `make build` does, into dir.
 func buildUserd(ctx context.Context, dir, commit string) (string, error) {
 	bin := filepath.Join(dir, "userd")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath",
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", //nolint:gosec // G204: a fixed go build of this module's cmd/userd; commit is the checkout's git hash, passed as one argument
 		"-ldflags", "-s -w -X main.commit="+commit, "-o", bin, "github.com/userd/userd/cmd/userd")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -37,7 +37,8 @@ func buildUserd(ctx context.Context, dir, commit string) (string, error) {
 type server struct {
 	base    string
 	cmd     *exec.Cmd
-	exited  chan error
+	exited  chan struct{} // closed when the process has exited; waitErr is set then
+	waitErr error
 	logPath string
 	cleanup []func()
 }
@@ -55,7 +56,7 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir string, argon arg
 	if err != nil {
 		return nil, err
 	}
-	s := &server{base: "http://" + addr, exited: make(chan error, 1), logPath: filepath.Join(dir, "userd-"+backend+".log")}
+	s := &server{base: "http://" + addr, exited: make(chan struct{}), logPath: filepath.Join(dir, "userd-"+backend+".log")}
 	env := []string{}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "USERD_") {
@@ -94,11 +95,17 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir string, argon arg
 	s.cmd.Env = env
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
-		logFile.Close()
+		_ = logFile.Close() // nothing was written to it
 		s.stop()
 		return nil, fmt.Errorf("start userd: %w", err)
 	}
-	go func() { s.exited <- s.cmd.Wait(); logFile.Close() }()
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		// The child wrote the log through its own descriptor; closing
+		// ours, which only handed it over, has nothing to report.
+		_ = logFile.Close()
+		close(s.exited)
+	}()
 	if err := s.waitReady(ctx, 60*time.Second); err != nil {
 		s.stop()
 		return nil, err
@@ -110,16 +117,15 @@ func (s *server) waitReady(ctx context.Context, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-s.exited:
-			s.exited <- err
-			return fmt.Errorf("userd exited during start (%v):\n%s", err, s.logTail(20))
+		case <-s.exited:
+			return fmt.Errorf("userd exited during start (%v):\n%s", s.waitErr, s.logTail(20))
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
 		}
 		res, err := http.Get(s.base + "/readyz")
 		if err == nil {
-			res.Body.Close()
+			_ = res.Body.Close() // only the status matters
 			if res.StatusCode == http.StatusOK {
 				return nil
 			}
@@ -156,7 +162,7 @@ func (s *server) stop() {
 
 // logTail returns the last n lines of the server's output.
 func (s *server) logTail(n int) string {
-	b, err := os.ReadFile(s.logPath)
+	b, err := os.ReadFile(s.logPath) //nolint:gosec // G703: the server's log file, which the loader created in its temporary directory
 	if err != nil {
 		return "(no log)"
 	}
@@ -178,7 +184,7 @@ func freshSchema(ctx context.Context, dsn string) (string, func(), error) {
 	_, _ = rand.Read(b)
 	schema := "userd_load_" + hex.EncodeToString(b)
 	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		db.Close()
+		_ = db.Close() // the error that matters is the one returned
 		return "", nil, fmt.Errorf("postgres: create schema: %w", err)
 	}
 	drop := func() {
@@ -187,7 +193,9 @@ func freshSchema(ctx context.Context, dsn string) (string, func(), error) {
 		if _, err := db.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
 			fmt.Fprintf(os.Stderr, "userd-load: drop schema %s: %v\n", schema, err)
 		}
-		db.Close()
+		if err := db.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "userd-load: close the database: %v\n", err)
+		}
 	}
 	return withSearchPath(dsn, schema), drop, nil
 }
@@ -208,6 +216,9 @@ func freeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		return "", err
+	}
+	return addr, nil
 }

@@ -60,8 +60,8 @@ func (r *root) createAdmin(ctx context.Context, name, email, password string) er
 		if !created {
 			return fmt.Errorf("admin create: %s is already registered (user %s)", u.Email, u.ID)
 		}
-		fmt.Fprintf(r.stdout, "created admin %s (%s)\n", u.ID, u.Email)
-		return nil
+		_, err = fmt.Fprintf(r.stdout, "created admin %s (%s)\n", u.ID, u.Email)
+		return err
 	})
 }
 

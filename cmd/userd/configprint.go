@@ -6,7 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,19 +38,22 @@ func configPrint(stdout io.Writer, getenv func(string) string) error {
 	values := cfg.Redacted()
 	names := slices.Sorted(maps.Keys(values))
 
+	var b strings.Builder
 	if file := getenv(config.EnvConfigFile); file == "" {
-		fmt.Fprintf(stdout, "# %s is unset: no configuration file\n", config.EnvConfigFile)
+		fmt.Fprintf(&b, "# %s is unset: no configuration file\n", config.EnvConfigFile)
 	} else {
-		fmt.Fprintf(stdout, "# %s=%s\n", config.EnvConfigFile, file)
+		fmt.Fprintf(&b, "# %s=%s\n", config.EnvConfigFile, file)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIABLE\tVALUE\tSOURCE")
+	var table strings.Builder
+	table.WriteString("VARIABLE\tVALUE\tSOURCE\n")
 	for _, name := range names {
 		value := values[name]
 		if value == "" {
 			value = "(unset)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, value, sources[name])
+		fmt.Fprintf(&table, "%s\t%s\t%s\n", name, value, sources[name])
 	}
-	return tw.Flush()
+	b.WriteString(columns(table.String(), 2))
+	_, err = io.WriteString(stdout, b.String())
+	return err
 }

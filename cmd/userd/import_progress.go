@@ -64,7 +64,7 @@ func (pr *progress) update(p application.ImportProgress) {
 		if p.Total > 0 {
 			filled = barWidth * p.Done / p.Total
 		}
-		fmt.Fprintf(pr.w, "\r%-8s [%s%s] %d/%d", p.Phase, strings.Repeat("#", filled), strings.Repeat(" ", barWidth-filled), p.Done, p.Total)
+		pr.printf("\r%-8s [%s%s] %d/%d", p.Phase, strings.Repeat("#", filled), strings.Repeat(" ", barWidth-filled), p.Done, p.Total)
 		pr.open, pr.last = true, now
 		if complete {
 			pr.done()
@@ -85,7 +85,7 @@ func (pr *progress) update(p application.ImportProgress) {
 	if p.Total > 0 {
 		pct = 100 * p.Done / p.Total
 	}
-	fmt.Fprintf(pr.w, "%s %d/%d (%d%%)\n", p.Phase, p.Done, p.Total, pct)
+	pr.printf("%s %d/%d (%d%%)\n", p.Phase, p.Done, p.Total, pct)
 	pr.last = now
 	pr.nextTenth = max(pr.nextTenth, tenth+1)
 }
@@ -93,7 +93,13 @@ func (pr *progress) update(p application.ImportProgress) {
 // done ends a bar line that is still open.
 func (pr *progress) done() {
 	if pr.open {
-		fmt.Fprintln(pr.w)
+		pr.printf("\n")
 		pr.open = false
 	}
+}
+
+// printf writes to w. The progress is for a person watching; a write that
+// fails loses nothing the operation needs, so its error is ignored.
+func (pr *progress) printf(format string, a ...any) {
+	_, _ = fmt.Fprintf(pr.w, format, a...)
 }

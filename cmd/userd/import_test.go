@@ -51,7 +51,7 @@ func storedUsers(t *testing.T, dsn string) []domain.User {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer mustClose(t, db)
 	users, err := gormstore.NewUserRepository(db).List(t.Context(), ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 1 << 20}})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func auditEvents(t *testing.T, dsn string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer mustClose(t, db)
 	events, err := gormstore.NewAuditLog(db).List(t.Context(), domain.Page[domain.AuditID]{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +384,7 @@ func TestImport_bcrypt_user_logs_in_and_is_rehashed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		var got struct {
 			User struct {
 				Email string `json:"email"`

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,9 +69,9 @@ func (r *root) printRotated(ctx context.Context, keys *application.KeyService, o
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.stdout, "created %s key %s\nevery node signs with it within %s; the older keys retire at %s\n",
+	_, err = fmt.Fprintf(r.stdout, "created %s key %s\nevery node signs with it within %s; the older keys retire at %s\n",
 		key.Algorithm, key.KID, jwtissuer.ReloadInterval, key.CreatedAt.Add(opts.RetireAfter()).UTC().Format(time.RFC3339))
-	return nil
+	return err
 }
 
 func (r *root) printKeys(ctx context.Context, cfg config.Config, keys *application.KeyService, opts jwtissuer.Options) error {
@@ -80,11 +80,11 @@ func (r *root) printKeys(ctx context.Context, cfg config.Config, keys *applicati
 		return err
 	}
 	if len(list) == 0 {
-		fmt.Fprintln(r.stdout, "no access-token keys yet: `userd serve` or `userd keys rotate` creates one")
-		return nil
+		_, err := fmt.Fprintln(r.stdout, "no access-token keys yet: `userd serve` or `userd keys rotate` creates one")
+		return err
 	}
-	tw := tabwriter.NewWriter(r.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KID\tALGORITHM\tCREATED\tSTATUS\tRETIRES")
+	var table strings.Builder
+	table.WriteString("KID\tALGORITHM\tCREATED\tSTATUS\tRETIRES\n")
 	for _, k := range list {
 		created, retires := k.CreatedAt.UTC().Format(time.RFC3339), "-"
 		if k.Configured {
@@ -93,13 +93,10 @@ func (r *root) printKeys(ctx context.Context, cfg config.Config, keys *applicati
 		if !k.RetiresAt.IsZero() {
 			retires = k.RetiresAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.KID, k.Algorithm, created, k.Status, retires)
+		fmt.Fprintf(&table, "%s\t%s\t%s\t%s\t%s\n", k.KID, k.Algorithm, created, k.Status, retires)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(r.stdout, "\nactive signs; published verifies until it retires %s after the next key was created\n"+
+	_, err = fmt.Fprintf(r.stdout, "%s\nactive signs; published verifies until it retires %s after the next key was created\n"+
 		"(reload %s + USERD_ACCESS_TTL %s + leeway %s); ignored is not %s and never used.\n",
-		opts.RetireAfter(), jwtissuer.ReloadInterval, cfg.AccessTTL, jwtissuer.DefaultLeeway, cfg.JWTAlgorithm)
-	return nil
+		columns(table.String(), 2), opts.RetireAfter(), jwtissuer.ReloadInterval, cfg.AccessTTL, jwtissuer.DefaultLeeway, cfg.JWTAlgorithm)
+	return err
 }

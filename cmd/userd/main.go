@@ -72,7 +72,9 @@ func (r *root) exitCode(cmd *cobra.Command, err error) int {
 	}
 	var uerr usageError
 	if !errors.As(err, &uerr) && r.started {
-		fmt.Fprintf(r.stderr, "userd: %v\n", err)
+		// Standard error is where failures are reported; a failure to
+		// write there has nowhere left to go, and the exit code still says.
+		_, _ = fmt.Fprintf(r.stderr, "userd: %v\n", err)
 		return exitFailure
 	}
 	// Everything cobra refuses before a command starts (an unknown
@@ -85,7 +87,7 @@ func (r *root) exitCode(cmd *cobra.Command, err error) int {
 	if cmd.HasParent() {
 		prefix = strings.TrimPrefix(cmd.CommandPath(), r.cmd.Name()+" ") + ": "
 	}
-	fmt.Fprintf(r.stderr, "userd: %s%v\n%s", prefix, err, usageHint(cmd))
+	_, _ = fmt.Fprintf(r.stderr, "userd: %s%v\n%s", prefix, err, usageHint(cmd)) // as above
 	return exitUsage
 }
 

@@ -42,14 +42,27 @@ func TestServerOptions_validate_for_every_driver(t *testing.T) {
 	}
 }
 
+// mustClose closes c and fails the test, without stopping it, when Close
+// fails; meant for defer.
+func mustClose(t testing.TB, c io.Closer) {
+	t.Helper()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	addr := ln.Addr().String()
+	// The address is handed out as free: the port must be released.
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
 
 // The whole app starts and stops over each embedded backend, serves
@@ -74,7 +87,7 @@ func TestServer_starts_serves_and_stops(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("readyz = %d", resp.StatusCode)
 			}
@@ -83,7 +96,7 @@ func TestServer_starts_serves_and_stops(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("bootstrap admin login = %d", resp.StatusCode)
 			}
@@ -348,7 +361,7 @@ func TestServer_signs_with_each_jwt_algorithm(t *testing.T) {
 				AccessToken string `json:"accessToken"`
 			}
 			err = json.NewDecoder(resp.Body).Decode(&login)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Fatalf("login = %d, %v", resp.StatusCode, err)
 			}
@@ -363,7 +376,7 @@ func TestServer_signs_with_each_jwt_algorithm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("/api/users/me with the token = %d", resp.StatusCode)
 			}
@@ -376,7 +389,7 @@ func TestServer_signs_with_each_jwt_algorithm(t *testing.T) {
 				Keys []map[string]string `json:"keys"`
 			}
 			err = json.NewDecoder(resp.Body).Decode(&set)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if err != nil {
 				t.Fatal(err)
 			}

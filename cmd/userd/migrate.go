@@ -57,7 +57,9 @@ func (r *root) migrate(ctx context.Context, up bool) error {
 			if s.Applied {
 				state = "applied " + s.AppliedAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(r.stdout, "%04d  %-32s  %s\n", s.Version, s.Name, state)
+			if _, err := fmt.Fprintf(r.stdout, "%04d  %-32s  %s\n", s.Version, s.Name, state); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

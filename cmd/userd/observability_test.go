@@ -16,11 +16,11 @@ import (
 
 func get(t *testing.T, url string) (int, string, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := http.Get(url) //nolint:gosec // G107: url is an address of the userd the test started
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	app.RequireStop()
 
 	code, out, errOut := runCLI(t, "", "keys", "rotate")
@@ -124,7 +124,7 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer mustClose(t, db)
 	events, err := gormstore.NewAuditLog(db).List(context.Background(), domain.Page[domain.AuditID]{Limit: 100})
 	if err != nil {
 		t.Fatal(err)

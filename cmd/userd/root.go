@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 )
@@ -190,7 +189,7 @@ func (r *root) helpCommand() *cobra.Command {
 func (r *root) rootHelp(c *cobra.Command) {
 	var b strings.Builder
 	b.WriteString(c.Long + "\n\nUsage:\n  userd [COMMAND] [flags]\n\nCommands:\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
+	var table strings.Builder
 	var list func(*cobra.Command)
 	list = func(cmd *cobra.Command) {
 		for _, sub := range cmd.Commands() {
@@ -201,16 +200,16 @@ func (r *root) rootHelp(c *cobra.Command) {
 				for _, sh := range sub.Commands() {
 					shells = append(shells, sh.Name())
 				}
-				fmt.Fprintf(tw, "  %s %s\t%s\n", sub.CommandPath(), strings.Join(shells, "|"), "print a shell completion script")
+				fmt.Fprintf(&table, "  %s %s\t%s\n", sub.CommandPath(), strings.Join(shells, "|"), "print a shell completion script")
 			case sub.HasAvailableSubCommands():
 				list(sub)
 			default:
-				fmt.Fprintf(tw, "  %s\t%s\n", sub.UseLine(), sub.Short)
+				fmt.Fprintf(&table, "  %s\t%s\n", sub.UseLine(), sub.Short)
 			}
 		}
 	}
 	list(c)
-	_ = tw.Flush()
+	b.WriteString(columns(table.String(), 3))
 	fmt.Fprintf(&b, "\nFlags:\n%s", c.LocalFlags().FlagUsages())
 	b.WriteString(`
 Run 'userd COMMAND --help' (or 'userd help COMMAND') for a command's flags.
@@ -220,5 +219,7 @@ Exit codes: 0 success, 1 failure, 2 usage error. Messages go to standard
 error, results to standard output.
 
 ` + configNote + "\n")
-	fmt.Fprint(c.OutOrStdout(), b.String())
+	// cobra's help functions return nothing: a help text that cannot be
+	// written has nobody to be reported to.
+	_, _ = io.WriteString(c.OutOrStdout(), b.String())
 }

@@ -97,7 +97,7 @@ func TestListener_serves_and_stops(t *testing.T) {
 		t.Fatalf("server limits not set from the configuration: %+v", srv)
 	}
 	if conn, err := net.Dial("tcp", addr); err == nil {
-		conn.Close()
+		_ = conn.Close()
 		t.Fatal("the server listens before start")
 	}
 	lc.RequireStart()
@@ -106,7 +106,7 @@ func TestListener_serves_and_stops(t *testing.T) {
 	}
 	lc.RequireStop()
 	if conn, err := net.Dial("tcp", addr); err == nil {
-		conn.Close()
+		_ = conn.Close()
 		t.Fatal("the server still listens after stop")
 	}
 }
@@ -118,7 +118,7 @@ func TestListener_taken_port_fails_start(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer taken.Close()
+	defer mustClose(t, taken)
 	for _, tc := range []struct{ setting, other string }{
 		{"USERD_HTTP_ADDR", "USERD_ADMIN_ADDR"},
 		{"USERD_ADMIN_ADDR", "USERD_HTTP_ADDR"},

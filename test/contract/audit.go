@@ -52,7 +52,7 @@ func AuditLog(t *testing.T, newLog func(t *testing.T) ports.AuditLog) {
 			want = append(want, newAuditEvent(at(time.Duration(i)*time.Microsecond)))
 		}
 		shuffled := slices.Clone(want)
-		rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		rand.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] }) //nolint:gosec // G404: shuffles the order the test records events in; no secret depends on it
 		for _, e := range shuffled {
 			mustRecord(t, log, e)
 		}

@@ -153,7 +153,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 			// sort by their random part.
 			users[i] = newUser(at(time.Duration(i/3) * time.Second))
 		}
-		rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { users[i], users[j] = users[j], users[i] })
+		rand.New(rand.NewPCG(1, 2)).Shuffle(n, func(i, j int) { users[i], users[j] = users[j], users[i] }) //nolint:gosec // G404: a fixed-seed shuffle of the insertion order, reproducible on purpose; no secret depends on it
 		createAll(t, repo, users)
 		want := ids(users)
 		slices.Sort(want)
@@ -335,7 +335,7 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 		for i := range workers {
 			wg.Go(func() {
 				_, err := repo.Update(ctx, u.ID, func(v *domain.User) error {
-					v.Name += string(rune('a' + i))
+					v.Name += string(rune('a' + i)) //nolint:gosec // G115: i < workers (20), so 'a'+i is a lowercase letter
 					return nil
 				})
 				errs <- err

@@ -96,7 +96,7 @@ func TestLinkCheck_catches_bad_links(t *testing.T) {
 		}
 	}
 
-	doc := parseDoc("x.md", "# Title\n\nSee [a](a.md), ![b](b.svg) and [c][].\n\n[c]: c.md \"C\"\n\n"+
+	doc := parseDoc("# Title\n\nSee [a](a.md), ![b](b.svg) and [c][].\n\n[c]: c.md \"C\"\n\n" +
 		"```sh\n[not](code.md)\n# not a heading\n```\n\nAnd `[not](span.md)`, <https://example.com>, <a href=\"d.md\">d</a>.\n")
 	var got []string
 	for _, l := range doc.links {
@@ -160,7 +160,7 @@ func readDoc(t *testing.T, file string) doc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return parseDoc(file, string(b))
+	return parseDoc(string(b))
 }
 
 var (
@@ -174,7 +174,7 @@ var (
 
 // parseDoc finds the links and the heading anchors of a Markdown file,
 // outside fenced code blocks and code spans.
-func parseDoc(file, raw string) doc {
+func parseDoc(raw string) doc {
 	d := doc{raw: raw}
 	lines := strings.Split(raw, "\n")
 	fence := ""
@@ -328,7 +328,7 @@ func checkAnchor(file, fragment string) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(parseDoc(file, string(b)).anchors, fragment) {
+	if !slices.Contains(parseDoc(string(b)).anchors, fragment) {
 		return fmt.Errorf("%s has no heading #%s", file, fragment)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -198,7 +199,7 @@ func (b crashBackend) run(t *testing.T) {
 		db, dialect := b.open(t)
 		check := checkDatabase(t, db, dialect, cs)
 		if dialect == "sqlite" {
-			db.Close()
+			mustClose(t, db)
 		}
 		if b.amcheck != nil {
 			check += "; " + b.amcheck(t)
@@ -234,7 +235,7 @@ func (b crashBackend) run(t *testing.T) {
 	db, dialect := b.open(t)
 	final := checkDatabase(t, db, dialect, nil)
 	if dialect == "sqlite" {
-		db.Close()
+		mustClose(t, db)
 	}
 
 	unacked := 0
@@ -290,7 +291,9 @@ func checkDatabase(t *testing.T, db *sql.DB, dialect string, cs []*chain) string
 			_ = rows.Scan(&s)
 			res = append(res, s)
 		}
-		rows.Close()
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			t.Fatalf("integrity_check: %v", err)
+		}
 		if len(res) != 1 || res[0] != "ok" {
 			t.Errorf("PRAGMA integrity_check: %q", res)
 		}
@@ -367,7 +370,7 @@ func openSQLiteCopy(t *testing.T, path string) *sql.DB {
 		if _, err := io.Copy(dst, src); err != nil {
 			t.Fatal(err)
 		}
-		src.Close()
+		_ = src.Close() // read only
 		if err := dst.Close(); err != nil {
 			t.Fatal(err)
 		}

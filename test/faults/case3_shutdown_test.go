@@ -132,7 +132,7 @@ func TestGracefulShutdown(t *testing.T) {
 		for time.Since(sigAt) < shutdownTimeout+exitMargin && srv.running() {
 			c, err := net.DialTimeout("tcp", srv.addr, time.Second)
 			if err == nil {
-				c.Close()
+				_ = c.Close()
 			} else if !errors.Is(err, syscall.ECONNREFUSED) {
 				t.Errorf("dial after SIGTERM: %v, want connection refused", err)
 			}
@@ -202,11 +202,12 @@ func TestGracefulShutdown(t *testing.T) {
 			notAccepted++
 			if errClass(r.err) != "connection refused" {
 				lead := "never completely written"
-				if d := r.wrote.Sub(sigAt).Round(10 * time.Microsecond); r.wrote.IsZero() {
-				} else if d < 0 {
-					lead = fmt.Sprintf("written %s before SIGTERM", -d)
-				} else {
-					lead = fmt.Sprintf("written %s after SIGTERM", d)
+				if !r.wrote.IsZero() {
+					if d := r.wrote.Sub(sigAt).Round(10 * time.Microsecond); d < 0 {
+						lead = fmt.Sprintf("written %s before SIGTERM", -d)
+					} else {
+						lead = fmt.Sprintf("written %s after SIGTERM", d)
+					}
 				}
 				closedIdle = append(closedIdle, fmt.Sprintf("%s (%s)", errClass(r.err), lead))
 			}
@@ -299,7 +300,7 @@ func slowCreate(addr, email string, release <-chan struct{}) (int, string, error
 	if err != nil {
 		return 0, "", err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	body, _ := json.Marshal(map[string]string{"name": "Slow Body", "email": email, "password": userPassword})
 	half := len(body) / 2
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
@@ -315,7 +316,7 @@ func slowCreate(addr, email string, release <-chan struct{}) (int, string, error
 	if err != nil {
 		return 0, "", err
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b), nil
 }

@@ -153,8 +153,8 @@ func TestHostileClients(t *testing.T) {
 	// C. Idle keep-alive connections: one request each, then silence.
 	phase.Store("idle connections")
 	idle := idleWanted
-	if limit := int(fileLimit) - 1000; limit < idle {
-		idle = max(limit, 100)
+	if fileLimit < idleWanted+1000 {
+		idle = max(int(fileLimit)-1000, 100)
 	}
 	var peakFDs int
 	var peakRSS int64
@@ -310,7 +310,7 @@ func dripConnAfter(addr string, head, drip []byte, interval, limit time.Duration
 	if err != nil {
 		return connOutcome{err: err}
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	start := time.Now()
 	_ = c.SetDeadline(start.Add(limit))
 	closed := make(chan connOutcome, 1)
@@ -325,8 +325,7 @@ func dripConnAfter(addr string, head, drip []byte, interval, limit time.Duration
 		if m := problemCode.FindSubmatch(rest); m != nil {
 			o.answer += " " + string(m[1])
 		}
-		var ne net.Error
-		o.closed = err == nil || !(errors.As(err, &ne) && ne.Timeout())
+		o.closed = err == nil || !isTimeout(err)
 		closed <- o
 	}()
 	if len(head) > 0 {
@@ -361,24 +360,23 @@ func idleConn(addr string, limit time.Duration) (wait func() connOutcome, o conn
 	}
 	_ = c.SetDeadline(time.Now().Add(limit))
 	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
-		c.Close()
+		_ = c.Close()
 		return nil, connOutcome{err: err}
 	}
 	br := bufio.NewReader(c)
 	res, err := http.ReadResponse(br, nil)
 	if err != nil {
-		c.Close()
+		_ = c.Close()
 		return nil, connOutcome{err: err}
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
+	_ = res.Body.Close()
 	answered := time.Now()
 	return func() connOutcome {
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_, err := br.ReadByte()
-		var ne net.Error
 		return connOutcome{life: time.Since(answered), answer: res.Status,
-			closed: errors.Is(err, io.EOF) || (err != nil && !(errors.As(err, &ne) && ne.Timeout()))}
+			closed: errors.Is(err, io.EOF) || (err != nil && !isTimeout(err))}
 	}, connOutcome{}
 }
 
@@ -451,14 +449,14 @@ func rawRequest(addr, req string) rawAnswer {
 	if err != nil {
 		return rawAnswer{err: err}
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	go func() { _, _ = io.WriteString(c, req) }()
 	res, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		return rawAnswer{err: err}
 	}
-	res.Body.Close()
+	_ = res.Body.Close()
 	return rawAnswer{status: res.StatusCode, contentType: res.Header.Get("Content-Type")}
 }
 
@@ -485,7 +483,7 @@ func slowReader(addr, token string, n int, pause time.Duration) slowReaderResult
 	if err != nil {
 		return slowReaderResult{how: err.Error()}
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
 	req := "GET /api/users?limit=200 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\n\r\n"
 	go func() {
@@ -507,12 +505,11 @@ read:
 		res, err := http.ReadResponse(br, nil)
 		if err == nil {
 			_, err = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
+			_ = res.Body.Close()
 		}
 		if err != nil {
-			var ne net.Error
 			switch {
-			case errors.As(err, &ne) && ne.Timeout():
+			case isTimeout(err):
 				out.how = "read timed out: still open"
 			default:
 				out.closed, out.how = true, err.Error()
@@ -523,6 +520,13 @@ read:
 	}
 	out.bytes = cr.n
 	return out
+}
+
+// isTimeout reports whether err is a network timeout: the deadline we set
+// passed with the connection still open.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 type countingReader struct {

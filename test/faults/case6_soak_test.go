@@ -90,7 +90,7 @@ func TestSoak(t *testing.T) {
 				m := parseMetrics(res)
 				s.goroutines, s.fds, s.heapInuse = m["go_goroutines"], m["process_open_fds"], m["go_memstats_heap_inuse_bytes"]
 			}
-			res.Body.Close()
+			_ = res.Body.Close()
 		}
 		st := procStatus(pid)
 		s.rss, s.threads, s.procFDs = st["VmRSS"]<<10, st["Threads"], int64(openFDs(pid))

@@ -96,7 +96,7 @@ func (a *api) do(ctx context.Context, method, path string, body any, token strin
 	if err == nil {
 		r.status, r.header = res.StatusCode, res.Header
 		r.body, err = io.ReadAll(res.Body)
-		res.Body.Close()
+		_ = res.Body.Close()
 	}
 	r.end = time.Now()
 	r.err = err
@@ -413,16 +413,16 @@ func ms(d time.Duration) string {
 }
 
 // runWorkers runs n workers, each calling fn with its index and an
-// iteration count, until ctx ends, fn returns false or max iterations are
-// done. pace is a pause between a worker's iterations. It returns when
+// iteration count, until ctx ends, fn returns false or maxIter iterations
+// are done. pace is a pause between a worker's iterations. It returns when
 // every worker has stopped.
-func runWorkers(ctx context.Context, n, max int, pace time.Duration, fn func(ctx context.Context, w, i int) bool) {
+func runWorkers(ctx context.Context, n, maxIter int, pace time.Duration, fn func(ctx context.Context, w, i int) bool) {
 	var wg sync.WaitGroup
 	for w := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < max && ctx.Err() == nil; i++ {
+			for i := 0; i < maxIter && ctx.Err() == nil; i++ {
 				if !fn(ctx, w, i) {
 					return
 				}

@@ -53,7 +53,11 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
+		defer func() {
+			if err := os.RemoveAll(dir); err != nil {
+				fmt.Fprintln(os.Stderr, "faults:", err)
+			}
+		}()
 		if binary, err = userdbin.Build(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -64,7 +68,9 @@ func TestMain(m *testing.M) {
 		}
 		code := m.Run()
 		if code == 0 {
-			os.RemoveAll(logDir)
+			if err := os.RemoveAll(logDir); err != nil {
+				fmt.Fprintln(os.Stderr, "faults:", err)
+			}
 		} else {
 			fmt.Fprintf(os.Stderr, "faults: the full logs of the userd processes are in %s\n", logDir)
 		}

@@ -82,7 +82,7 @@ func newPGCluster(t *testing.T) *pgCluster {
 		}
 		c.runAs = "postgres"
 	}
-	if err := os.Chmod(base, 0o700); err != nil {
+	if err := os.Chmod(base, 0o700); err != nil { //nolint:gosec // G302: base is a directory, which needs x to be entered; 0700 is owner-only, as PostgreSQL requires
 		t.Fatal(err)
 	}
 	port, err := strconv.Atoi(strings.TrimPrefix(freeAddr(t), "127.0.0.1:"))
@@ -110,9 +110,9 @@ func (c *pgCluster) run(name string, args ...string) ([]byte, error) {
 	defer cancel()
 	var cmd *exec.Cmd
 	if c.runAs != "" {
-		cmd = exec.CommandContext(ctx, "runuser", append([]string{"-u", c.runAs, "--", bin}, args...)...)
+		cmd = exec.CommandContext(ctx, "runuser", append([]string{"-u", c.runAs, "--", bin}, args...)...) //nolint:gosec // G204: a PostgreSQL tool (initdb, pg_ctl) of the bindir the suite found, with the suite's own arguments, as the postgres user
 	} else {
-		cmd = exec.CommandContext(ctx, bin, args...)
+		cmd = exec.CommandContext(ctx, bin, args...) //nolint:gosec // G204: a PostgreSQL tool (initdb, pg_ctl) of the bindir the suite found, with the suite's own arguments
 	}
 	// Not in the cluster's folder, which root's tools may not read.
 	cmd.Dir = "/"
@@ -165,7 +165,7 @@ func (c *pgCluster) createDB(name string) *sql.DB {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	defer admin.Close()
+	defer mustClose(c.t, admin)
 	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
 		c.t.Fatalf("create database %s: %v", name, err)
 	}
@@ -173,6 +173,6 @@ func (c *pgCluster) createDB(name string) *sql.DB {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.t.Cleanup(func() { db.Close() })
+	c.t.Cleanup(func() { mustClose(c.t, db) })
 	return db
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -128,7 +129,7 @@ func (s *server) waitReady(limit time.Duration) {
 		}
 		res, err := c.Get(s.base + "/readyz")
 		if err == nil {
-			res.Body.Close()
+			_ = res.Body.Close()
 			if res.StatusCode == http.StatusOK {
 				return
 			}
@@ -268,8 +269,21 @@ func freeAddr(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	addr := ln.Addr().String()
+	// The address is handed out as free: the port must be released.
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// mustClose closes c and fails the test, without stopping it, when Close
+// fails; meant for defer and cleanups.
+func mustClose(t testing.TB, c io.Closer) {
+	t.Helper()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }
 
 // logSink receives a userd process's JSON log lines: all of them go to a
@@ -278,15 +292,14 @@ func freeAddr(t *testing.T) string {
 // point at a defect (errors other than shed or outage 503s, panics), and
 // a short tail.
 type logSink struct {
-	mu       sync.Mutex
-	file     *os.File
-	w        *bufio.Writer
-	partial  []byte
-	counts   map[string]int
-	examples map[string]string
-	notable  []string
-	ring     []string
-	next     int
+	mu      sync.Mutex
+	file    *os.File
+	w       *bufio.Writer
+	partial []byte
+	counts  map[string]int
+	notable []string
+	ring    []string
+	next    int
 }
 
 const (
@@ -295,7 +308,7 @@ const (
 )
 
 func newLogSink(path string) *logSink {
-	l := &logSink{counts: map[string]int{}, examples: map[string]string{}, ring: make([]string, 0, ringSize)}
+	l := &logSink{counts: map[string]int{}, ring: make([]string, 0, ringSize)}
 	if f, err := os.Create(path); err == nil {
 		l.file, l.w = f, bufio.NewWriterSize(f, 64<<10)
 	}
@@ -340,9 +353,6 @@ func (l *logSink) line(s string) {
 		key += " status=" + strconv.Itoa(ll.Status)
 	}
 	l.counts[key]++
-	if _, ok := l.examples[key]; !ok {
-		l.examples[key] = s
-	}
 	if l.isNotable(ll) && len(l.notable) < maxNotable {
 		l.notable = append(l.notable, s)
 	}
@@ -396,23 +406,6 @@ func (l *logSink) summary() string {
 		return "    (no log lines at warn or above)\n"
 	}
 	return b.String()
-}
-
-// example returns the first log line whose kind contains substr.
-func (l *logSink) example(substr string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	keys := make([]string, 0, len(l.examples))
-	for k := range l.examples {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if strings.Contains(k, substr) {
-			return l.examples[k]
-		}
-	}
-	return ""
 }
 
 func (l *logSink) count(substr string) int {

@@ -53,7 +53,11 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(dir)
+		defer func() {
+			if err := os.RemoveAll(dir); err != nil {
+				fmt.Fprintln(os.Stderr, "multinode:", err)
+			}
+		}()
 		if binary, err = userdbin.Build(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -97,7 +101,7 @@ func newCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() { mustClose(t, db) })
 	schema := "userd_mn_" + randomHex(6)
 	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
 		t.Fatalf("create schema: %v", err)
@@ -108,7 +112,7 @@ func newCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { scoped.Close() })
+	t.Cleanup(func() { mustClose(t, scoped) })
 
 	c := &cluster{t: t, db: scoped}
 	for _, addr := range freeAddrs(t, nodeCount) {
@@ -157,7 +161,7 @@ func (c *cluster) waitReady(i int, base string) {
 		}
 		res, err := http.Get(base + "/readyz")
 		if err == nil {
-			res.Body.Close()
+			_ = res.Body.Close()
 			if res.StatusCode == http.StatusOK {
 				return
 			}
@@ -216,7 +220,7 @@ func (c *cluster) post(node int, path string, body any, token string) reply {
 		c.t.Errorf("POST %s on node %d: %v", path, node, err)
 		return reply{}
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, _ := io.ReadAll(res.Body)
 	return reply{status: res.StatusCode, body: b}
 }
@@ -388,7 +392,7 @@ func TestThreeNodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res.Body.Close()
+			_ = res.Body.Close()
 			if res.StatusCode != http.StatusOK {
 				t.Fatalf("node %d refused node 0's token: %d", node, res.StatusCode)
 			}
@@ -419,10 +423,21 @@ func freeAddrs(t *testing.T, n int) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer ln.Close()
+		// Each listener is held until all are taken, so that the
+		// addresses differ; then released for the nodes.
+		defer mustClose(t, ln)
 		addrs[i] = ln.Addr().String()
 	}
 	return addrs
+}
+
+// mustClose closes c and fails the test, without stopping it, when Close
+// fails; meant for defer and cleanups.
+func mustClose(t testing.TB, c io.Closer) {
+	t.Helper()
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }
 
 func randomHex(n int) string {

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"sync/atomic"
 	"testing"
@@ -8,7 +9,10 @@ import (
 
 // addr returns the n-th address of 10.0.0.0/8.
 func addr(n uint32) netip.Addr {
-	return netip.AddrFrom4([4]byte{10, byte(n >> 16), byte(n >> 8), byte(n)})
+	var a [4]byte
+	binary.BigEndian.PutUint32(a[:], n)
+	a[0] = 10
+	return netip.AddrFrom4(a)
 }
 
 // BenchmarkAllow measures Allow under parallel load with the real clock:
