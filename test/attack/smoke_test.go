@@ -1,0 +1,19 @@
+package attack
+
+import (
+	"testing"
+
+	"github.com/userd/userd/test/userdproc"
+)
+
+// The harness itself: a node starts, its bootstrap admin signs in, and its
+// commands run with its configuration.
+func TestHarness_node_starts_and_runs_commands(t *testing.T) {
+	t.Parallel()
+	n := userdproc.New(t, binary, baseEnv(t.TempDir()))
+	n.Start()
+	login(t, n.Base, adminEmail, adminPassword)
+	if code, out, errOut := n.Run("", "keys", "list"); code != 0 || out == "" {
+		t.Fatalf("keys list: %d %q %q", code, out, errOut)
+	}
+}
