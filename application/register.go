@@ -47,31 +47,50 @@ func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in 
 	return u, nil
 }
 
-// EnsureAdmin creates an admin with the given email unless a user has it
-// already, in which case it reports created false and changes nothing. It
-// serves `userd admin create` and the bootstrap admin of the configuration:
-// the operator, who holds the database's credentials anyway.
+// ErrEmailHeldByNonAdmin: the operator asked for an admin with an email
+// that an account without ROLE_ADMIN holds. Silently keeping that account
+// would leave the deployment without the admin the operator believes it
+// has, and would reward whoever registered the address first.
+var ErrEmailHeldByNonAdmin = errors.New("the email belongs to an account that is not an admin")
+
+// EnsureAdmin creates an admin with the given email unless an admin has it
+// already, in which case it reports created false and changes nothing; an
+// account without ROLE_ADMIN holding the email is ErrEmailHeldByNonAdmin
+// (with that account). It serves `userd admin create` and the bootstrap
+// admin of the configuration: the operator, who holds the database's
+// credentials anyway.
 func (s *UserService) EnsureAdmin(ctx context.Context, name, email, password string) (domain.User, bool, error) {
 	nu, err := s.validateNewUser(name, email, password, domain.Profiles{domain.ProfileAdmin})
 	if err != nil {
 		return domain.User{}, false, err
 	}
 	if u, err := s.users.ByEmail(ctx, nu.Email); err == nil {
-		return u, false, nil
+		return existingAdmin(u)
 	} else if !errors.Is(err, domain.ErrUserNotFound) {
 		return domain.User{}, false, err
 	}
 	u, err := s.create(ctx, nu, password)
 	if errors.Is(err, domain.ErrEmailTaken) {
-		// Another node bootstrapped the same admin at the same moment.
-		u, err = s.users.ByEmail(ctx, nu.Email)
-		return u, false, err
+		// Another node bootstrapped the same admin at the same moment (or
+		// someone registered the address meanwhile).
+		if u, err = s.users.ByEmail(ctx, nu.Email); err != nil {
+			return domain.User{}, false, err
+		}
+		return existingAdmin(u)
 	}
 	if err != nil {
 		return domain.User{}, false, err
 	}
 	s.events.note(ctx, domain.UserCreatedEvent("", u.ID, u.Profiles, domain.OriginOperator))
 	return u, true, nil
+}
+
+// existingAdmin is EnsureAdmin's answer when u already holds the email.
+func existingAdmin(u domain.User) (domain.User, bool, error) {
+	if !u.IsAdmin() {
+		return u, false, ErrEmailHeldByNonAdmin
+	}
+	return u, false, nil
 }
 
 // validateNewUser applies the rules of a new account and the password

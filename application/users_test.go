@@ -333,6 +333,31 @@ func TestUpdate_authorization(t *testing.T) {
 	}
 }
 
+// USERD_REQUIRE_CURRENT_PASSWORD holds for an admin's own account too: a
+// stolen admin token must not change the admin's password or email.
+func TestUpdate_admin_own_credentials_need_the_current_password(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, requireCurrentPassword)
+	admin, adminP := e.seed(t, "admin@example.com", domain.ProfileAdmin)
+	other, _ := e.seed(t, "other@example.com")
+	for _, in := range []application.UpdateInput{
+		{Password: ptr("another long secret")},
+		{Email: ptr("new.admin@example.com")},
+	} {
+		_, err := e.users.Update(ctx, adminP, admin.ID.String(), in)
+		var verr *domain.ValidationError
+		if !errors.As(err, &verr) || verr.Fields[0].Field != application.FieldCurrentPassword {
+			t.Fatalf("%+v without currentPassword: error = %v, want validation of currentPassword", in, err)
+		}
+	}
+	_, err := e.users.Update(ctx, adminP, admin.ID.String(), application.UpdateInput{
+		Password: ptr("another long secret"), CurrentPassword: ptr(seededPassword)})
+	wantErr(t, err, nil)
+	// Another account's password: the admin does not know it.
+	_, err = e.users.Update(ctx, adminP, other.ID.String(), application.UpdateInput{Password: ptr("a third long secret")})
+	wantErr(t, err, nil)
+}
+
 func TestUpdate_missing_user(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -422,6 +447,14 @@ func TestEnsureAdmin(t *testing.T) {
 	var verr *domain.ValidationError
 	if !errors.As(err, &verr) {
 		t.Fatalf("weak bootstrap password accepted: %v", err)
+	}
+	// Someone registered the admin's address first: the operator hears of
+	// it, and the account is left as it is.
+	squatter, _ := e.seed(t, "boot@example.com")
+	held, created, err := e.users.EnsureAdmin(ctx, "Boot", "boot@example.com", "a long enough secret")
+	wantErr(t, err, application.ErrEmailHeldByNonAdmin)
+	if created || held.ID != squatter.ID || held.IsAdmin() {
+		t.Fatalf("created=%v user=%+v", created, held)
 	}
 }
 

@@ -58,7 +58,10 @@ func (p *Principal) CanChangeProfiles(current, requested Profiles) error {
 
 // NeedsCurrentPassword reports whether the caller must send the account's
 // current password for the change: when the deployment requires it
-// (required), a non-admin changing a password or email.
+// (required), anyone changing the password or email of their own account,
+// admins included (a stolen admin token must not be enough to take over
+// the admin's account). An admin changing another account's credentials
+// does not know that account's password and needs none.
 func (p *Principal) NeedsCurrentPassword(c UserChange, u User, required bool) bool {
-	return required && !p.IsAdmin() && c.ChangesCredentials(u)
+	return required && (!p.IsAdmin() || p.UserID == u.ID) && c.ChangesCredentials(u)
 }

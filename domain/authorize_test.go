@@ -142,7 +142,9 @@ func TestNeedsCurrentPassword(t *testing.T) {
 		{"email_change", customer, domain.UserChange{Email: &newEmail}, true, true},
 		{"same_email", customer, domain.UserChange{Email: &sameEmail}, true, false},
 		{"name_change", customer, domain.UserChange{Name: &name}, true, false},
-		{"admin_changes_password", admin, domain.UserChange{Password: &pw}, true, false},
+		{"admin_changes_own_password", admin, domain.UserChange{Password: &pw}, true, true},
+		{"admin_changes_own_email", admin, domain.UserChange{Email: &newEmail}, true, true},
+		{"admin_changes_another_password", &domain.Principal{UserID: otherID, Profiles: admins}, domain.UserChange{Password: &pw}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

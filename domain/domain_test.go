@@ -103,6 +103,12 @@ func TestParseName(t *testing.T) {
 		{"A\u0085da", "", false},
 		{"Ada\u0085", "Ada", true}, // NEL is white space: trimmed
 		{"\xff", "", false},
+		// Format characters (Unicode category Cf) are invisible.
+		{"Ada \u202eecalevoL", "", false}, // right-to-left override
+		{"admin\u200b", "", false},        // zero-width space
+		{"\ufeffAda", "", false},          // byte order mark
+		{"Ada\u200dKing", "", false},      // zero-width joiner
+		{"Ada\u2066Lovelace\u2069", "", false},
 	} {
 		got, msg := domain.ParseName(tc.in)
 		if (msg == "") != tc.ok || got != tc.want {

@@ -46,6 +46,13 @@ func ParseName(s string) (string, string) {
 		if unicode.IsControl(r) {
 			return "", "must not contain control characters"
 		}
+		// Format characters (bidi overrides, zero-width spaces and
+		// joiners, ...) are invisible: "admin\u200b" looks like "admin",
+		// and a right-to-left override makes a name read backwards in a
+		// console or an email.
+		if unicode.Is(unicode.Cf, r) {
+			return "", "must not contain invisible formatting characters"
+		}
 	}
 	return s, ""
 }

@@ -50,6 +50,9 @@ func (r *root) createAdmin(ctx context.Context, name, email, password string) er
 		ctx, cancel := context.WithTimeout(ctx, startTimeout)
 		defer cancel()
 		u, created, err := svc.Users.EnsureAdmin(ctx, name, email, password)
+		if errors.Is(err, application.ErrEmailHeldByNonAdmin) {
+			return fmt.Errorf("admin create: %s is already registered to account %s, which is not an admin", u.Email, u.ID)
+		}
 		if err != nil {
 			var verr *domain.ValidationError
 			if errors.As(err, &verr) {

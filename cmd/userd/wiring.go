@@ -137,6 +137,10 @@ func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, svc *application.Service
 	}
 	lc.Append(fx.StartHook(func(ctx context.Context) error {
 		u, created, err := svc.Users.EnsureAdmin(ctx, cfg.BootstrapAdminName, cfg.BootstrapAdminEmail, cfg.BootstrapAdminPassword)
+		if errors.Is(err, application.ErrEmailHeldByNonAdmin) {
+			return fmt.Errorf("bootstrap admin: USERD_BOOTSTRAP_ADMIN_EMAIL %s belongs to account %s, which does not hold ROLE_ADMIN: "+
+				"make that account an admin (PUT its profiles as an admin) or set another email", u.Email, u.ID)
+		}
 		if err != nil {
 			return fmt.Errorf("bootstrap admin: %w", err)
 		}

@@ -27,7 +27,14 @@ const (
 	userPassword  = "attack-Passphrase-7"
 )
 
+// TestMain builds the binary of this tree, or takes USERD_ATTACK_BINARY
+// when set: an older build, to show that an attack succeeded before its
+// fix (the tests then fail).
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("USERD_ATTACK_BINARY"); bin != "" {
+		binary = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "userd-attack-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
