@@ -47,7 +47,7 @@ func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in 
 	return u, nil
 }
 
-// ErrEmailHeldByNonAdmin: the operator asked for an admin with an email
+// ErrEmailHeldByNonAdmin means the operator asked for an admin with an email
 // that an account without ROLE_ADMIN holds. Silently keeping that account
 // would leave the deployment without the admin the operator believes it
 // has, and would reward whoever registered the address first.
