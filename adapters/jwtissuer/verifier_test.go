@@ -28,7 +28,7 @@ func TestAttack_alg_none_is_rejected(t *testing.T) {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			iss, _, _ := newIssuerFor(t, alg)
-			kid := iss.snapshot().signKID
+			kid := signer(iss).kid
 			none := signRaw(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, kid, validClaims(), nil)
 			assertAlgorithmRejected(t, iss, none, "none")
 			// Other spellings are not even a known method.
@@ -49,7 +49,7 @@ func TestAttack_hs256_signed_with_the_public_key_is_rejected(t *testing.T) {
 			t.Parallel()
 			iss, _, _ := newIssuerFor(t, alg)
 			ks := iss.snapshot()
-			pub := ks.byKID[ks.signKID].verify
+			pub := ks.byKID[signer(iss).kid].verify
 			pkix, err := x509.MarshalPKIXPublicKey(pub)
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +72,7 @@ func TestAttack_hs256_signed_with_the_public_key_is_rejected(t *testing.T) {
 				candidates = append(candidates, point, point[1:])
 			}
 			for n, key := range candidates {
-				s := signRaw(t, jwt.SigningMethodHS256, key, ks.signKID, validClaims(), nil)
+				s := signRaw(t, jwt.SigningMethodHS256, key, signer(iss).kid, validClaims(), nil)
 				t.Run(fmt.Sprint(n), func(t *testing.T) { assertAlgorithmRejected(t, iss, s, HS256) })
 			}
 		})
@@ -208,12 +208,12 @@ func TestAttack_token_signed_by_retired_key_is_rejected(t *testing.T) {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			iss, store, clk := newIssuerFor(t, alg)
-			old := iss.snapshot()
+			old := signer(iss)
 			clk.Advance(time.Hour)
 			next := rotate(t, iss, store, clk)
 
-			clk.Set(next.CreatedAt.Add(iss.opts.RetireAfter() + time.Second))
-			forged := signRaw(t, iss.alg.method, old.sign, old.signKID, claimsAt(clk.Now()), nil)
+			clk.Set(next.ActiveFrom.Add(iss.opts.RetireAfter() + time.Second))
+			forged := signRaw(t, iss.alg.method, old.sign, old.kid, claimsAt(clk.Now()), nil)
 			reads := store.readCount()
 			assertInvalid(t, iss, forged, errRetiredKID)
 			if store.readCount() != reads {
@@ -240,7 +240,7 @@ func TestAttack_foreign_key_under_our_kid_is_rejected(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertInvalid(t, iss, signRaw(t, iss.alg.method, sign, iss.snapshot().signKID, validClaims(), nil), jwt.ErrTokenSignatureInvalid)
+			assertInvalid(t, iss, signRaw(t, iss.alg.method, sign, signer(iss).kid, validClaims(), nil), jwt.ErrTokenSignatureInvalid)
 		})
 	}
 }
