@@ -38,12 +38,14 @@ func FuzzVerify(f *testing.F) {
 	for n, iss := range issuers {
 		kid := signer(iss).kid
 		alg := uint8(n)
-		header := js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "JWT"})
+		header := js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": TokenType})
 		f.Add(alg, genuine[n], header, valid, []byte(nil), true)
 		f.Add(alg, genuine[n][:len(genuine[n])-2], js(map[string]any{"alg": "none", "kid": kid}), valid, []byte(nil), false)
 		f.Add(alg, "a.b.c", js(map[string]any{"alg": "HS256", "kid": kid}), valid, []byte("sig"), false)
 		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "jku": "https://x"}), valid, []byte(nil), true)
 		f.Add(alg, "..", header, js(map[string]any{"aud": []string{"userd-api"}, "iss": "userd", "exp": 1e300}), []byte(nil), true)
+		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "JWT"}), valid, []byte(nil), true)
+		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "Application/AT+JWT"}), valid, []byte(nil), true)
 		f.Add(alg, strings.Repeat(".", 5), js(map[string]any{"alg": iss.opts.Algorithm, "kid": map[string]any{"x": 1}}), []byte(`{"exp":"1","nbf":null}`), []byte{0}, true)
 		f.Add(alg, genuine[n]+"=", []byte(`{"alg":"none","alg":"`+iss.opts.Algorithm+`","kid":"`+kid+`"}`), []byte(`[]`), []byte(nil), true)
 	}
@@ -83,6 +85,9 @@ func FuzzVerify(f *testing.F) {
 			if _, ok := h[name]; ok {
 				t.Fatalf("accepted header %q with %s", header, name)
 			}
+		}
+		if typ, _ := h["typ"].(string); !strings.EqualFold(typ, TokenType) && !strings.EqualFold(typ, "application/at+jwt") {
+			t.Fatalf("accepted header %q: typ is not at+jwt", header)
 		}
 		// Claims are read as Verify reads them (encoding/json matches
 		// member names case-insensitively, which is harmless in a token

@@ -182,11 +182,12 @@ func claimsAt(now time.Time) jwt.MapClaims {
 
 func validClaims() jwt.MapClaims { return claimsAt(t0) }
 
-// signRaw signs c with method and key under kid, then applies header (a nil
-// value removes the parameter).
+// signRaw signs c with method and key under kid and typ at+jwt, then
+// applies header (a nil value removes the parameter).
 func signRaw(t testing.TB, method jwt.SigningMethod, key any, kid string, c jwt.Claims, header map[string]any) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, c)
+	tok.Header["typ"] = TokenType
 	tok.Header["kid"] = kid
 	for k, v := range header {
 		if v == nil {

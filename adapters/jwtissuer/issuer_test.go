@@ -46,6 +46,9 @@ func TestRoundTrip(t *testing.T) {
 			if string(h["alg"]) != `"`+alg+`"` {
 				t.Errorf("alg = %s, want %s", h["alg"], alg)
 			}
+			if string(h["typ"]) != `"at+jwt"` {
+				t.Errorf("typ = %s, want \"at+jwt\" (RFC 9068)", h["typ"])
+			}
 			if string(h["kid"]) != fmt.Sprintf("%q", signer(iss).kid) {
 				t.Errorf("kid = %s, want %q", h["kid"], signer(iss).kid)
 			}

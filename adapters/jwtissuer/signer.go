@@ -68,6 +68,7 @@ func (i *Issuer) Issue(_ context.Context, u domain.User) (domain.AccessToken, er
 
 	key := ks.signer(clockNow)
 	tok := jwt.NewWithClaims(i.alg.method, c)
+	tok.Header["typ"] = TokenType
 	tok.Header["kid"] = key.kid
 	s, err := tok.SignedString(key.sign)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -20,6 +21,7 @@ var forbiddenHeaders = []string{"jku", "jwk", "x5u", "x5c", "x5t", "x5t#S256", "
 var (
 	errForbiddenHeader = errors.New("forbidden header parameter")
 	errMissingKID      = errors.New("missing kid")
+	errWrongType       = errors.New("typ is not at+jwt")
 	errUnknownKID      = errors.New("unknown kid")
 	errRetiredKID      = errors.New("key retired")
 	errMissingIAT      = errors.New("missing iat")
@@ -74,6 +76,12 @@ func (i *Issuer) keyFor(ctx context.Context, t *jwt.Token) (any, error) {
 		if _, ok := t.Header[h]; ok {
 			return nil, errForbiddenHeader
 		}
+	}
+	// RFC 9068, section 4: an access token says so, so that no other JWT
+	// signed with our keys (there is none today; an ID token or a signed
+	// link tomorrow) can pass for one.
+	if typ, _ := t.Header["typ"].(string); !strings.EqualFold(typ, TokenType) && !strings.EqualFold(typ, "application/"+TokenType) {
+		return nil, errWrongType
 	}
 	kid, _ := t.Header["kid"].(string)
 	if kid == "" {

@@ -248,6 +248,29 @@ func TestAttack_foreign_key_under_our_kid_is_rejected(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Attacks on the claims
 
+// ---------------------------------------------------------------------------
+// Attacks with a token that is not an access token of ours
+
+// RFC 9068, section 4: a JWT that does not say it is an access token (an ID
+// token, any other JWT signed with the same key) is refused, whatever its
+// claims. The two spellings the RFC names pass, in any letter case (media
+// types are case-insensitive, RFC 7515 section 4.1.9).
+func TestAttack_token_without_access_token_typ_is_rejected(t *testing.T) {
+	t.Parallel()
+	for _, alg := range allAlgorithms {
+		t.Run(alg, func(t *testing.T) {
+			t.Parallel()
+			iss, _, _ := newIssuerFor(t, alg)
+			for _, typ := range []any{nil, "JWT", "jwt", "", "id+jwt", "at+jwt ", "at+jwt;x=1", "application/jwt", "at", 1, []string{"at+jwt"}} {
+				assertInvalid(t, iss, signWith(t, iss, validClaims(), map[string]any{"typ": typ}), errWrongType)
+			}
+			for _, typ := range []string{"at+jwt", "AT+JWT", "application/at+jwt", "Application/At+JWT"} {
+				assertValid(t, iss, signWith(t, iss, validClaims(), map[string]any{"typ": typ}))
+			}
+		})
+	}
+}
+
 func TestAttack_expired_token_is_rejected(t *testing.T) {
 	t.Parallel()
 	iss, _, clk := newTestIssuer(t)
