@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/userd/userd/adapters/clock"
 )
@@ -46,6 +47,9 @@ func FuzzVerify(f *testing.F) {
 		f.Add(alg, "..", header, js(map[string]any{"aud": []string{"userd-api"}, "iss": "userd", "exp": 1e300}), []byte(nil), true)
 		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "JWT"}), valid, []byte(nil), true)
 		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "Application/AT+JWT"}), valid, []byte(nil), true)
+		long := validClaims()
+		long["exp"] = t0.Add(10 * 365 * 24 * time.Hour).Unix()
+		f.Add(alg, "", header, js(long), []byte(nil), true)
 		f.Add(alg, strings.Repeat(".", 5), js(map[string]any{"alg": iss.opts.Algorithm, "kid": map[string]any{"x": 1}}), []byte(`{"exp":"1","nbf":null}`), []byte{0}, true)
 		f.Add(alg, genuine[n]+"=", []byte(`{"alg":"none","alg":"`+iss.opts.Algorithm+`","kid":"`+kid+`"}`), []byte(`[]`), []byte(nil), true)
 	}
@@ -104,6 +108,8 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted claims without exp, nbf or iat: %q", payload)
 		case !now.Before(c.ExpiresAt.Add(iss.opts.Leeway)), now.Add(iss.opts.Leeway).Before(c.NotBefore.Time):
 			t.Fatalf("accepted claims outside their validity: %q", payload)
+		case c.ExpiresAt.Sub(c.IssuedAt.Time) > iss.opts.TTL+iss.opts.Leeway:
+			t.Fatalf("accepted claims that live longer than the TTL: %q", payload)
 		}
 	})
 }

@@ -25,6 +25,7 @@ var (
 	errUnknownKID      = errors.New("unknown kid")
 	errRetiredKID      = errors.New("key retired")
 	errMissingIAT      = errors.New("missing iat")
+	errLongLifetime    = errors.New("lifetime longer than the access-token ttl")
 	errBadSubject      = errors.New("sub is not a user id")
 	errBadProfiles     = errors.New("missing or unknown profiles")
 )
@@ -46,6 +47,12 @@ func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, er
 	// WithIssuedAt only checks an iat that is present.
 	if c.IssuedAt == nil {
 		return domain.Principal{}, invalid(errMissingIAT)
+	}
+	// No token of ours lives longer than the TTL (the leeway allows for a
+	// node whose clock differs): a longer one was made with a key that
+	// leaked, to outlive the key's retirement and every session end.
+	if c.ExpiresAt.Sub(c.IssuedAt.Time) > i.opts.TTL+i.opts.Leeway {
+		return domain.Principal{}, invalid(errLongLifetime)
 	}
 	// The domain errors of the parsers are not wrapped: errors.Is must not
 	// find ErrInvalidID or ErrInvalidProfile, which mean a bad request.

@@ -271,6 +271,38 @@ func TestAttack_token_without_access_token_typ_is_rejected(t *testing.T) {
 	}
 }
 
+// A token made with a leaked key to live for years must not outlive the
+// key's retirement, nor every session end: no token of ours lives longer
+// than the TTL, the leeway allowing for a node whose clock differs.
+func TestAttack_token_living_longer_than_the_ttl_is_rejected(t *testing.T) {
+	t.Parallel()
+	iss, _, _ := newTestIssuer(t)
+	for _, life := range []time.Duration{DefaultTTL + DefaultLeeway + time.Second, time.Hour, 10 * 365 * 24 * time.Hour} {
+		c := validClaims()
+		c["exp"] = t0.Add(life).Unix()
+		assertInvalid(t, iss, signWith(t, iss, c, nil), errLongLifetime)
+	}
+	// iat counts, not nbf: a token issued in the past is no exception.
+	c := validClaims()
+	c["iat"] = t0.Add(-time.Hour).Unix()
+	c["exp"] = t0.Add(time.Minute).Unix()
+	assertInvalid(t, iss, signWith(t, iss, c, nil), errLongLifetime)
+
+	c = validClaims()
+	c["exp"] = t0.Add(DefaultTTL + DefaultLeeway).Unix()
+	assertValid(t, iss, signWith(t, iss, c, nil))
+
+	// The bound follows the configured TTL.
+	opts := testOpts
+	opts.TTL = time.Hour
+	long := startIssuer(t, newFakeKeyStore(), clock.NewManual(t0), opts)
+	c = validClaims()
+	c["exp"] = t0.Add(time.Hour).Unix()
+	assertValid(t, long, signWith(t, long, c, nil))
+	c["exp"] = t0.Add(2 * time.Hour).Unix()
+	assertInvalid(t, long, signWith(t, long, c, nil), errLongLifetime)
+}
+
 func TestAttack_expired_token_is_rejected(t *testing.T) {
 	t.Parallel()
 	iss, _, clk := newTestIssuer(t)
