@@ -62,6 +62,19 @@ func signerAt[K any](keys []K, activeFrom func(K) time.Time, now time.Time) int 
 	return 0
 }
 
+// sameKIDs reports whether a and b hold the same keys.
+func sameKIDs(a, b *keySet) bool {
+	if len(a.byKID) != len(b.byKID) {
+		return false
+	}
+	for kid := range a.byKID {
+		if _, ok := b.byKID[kid]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // errNotStarted: Issue or Verify was called before Start loaded the keys.
 var errNotStarted = errors.New("jwt issuer: no key loaded; Start was not called or failed")
 
@@ -125,10 +138,14 @@ func (i *Issuer) Reload(ctx context.Context) error {
 	return nil
 }
 
-// install publishes ks, logging a change of signing key, found here
-// within a reload of its time.
+// install publishes ks. When the keys changed it empties the cache of
+// verified tokens, so that no token outlives the removal of its key; and
+// it logs a change of signing key, found here within a reload of its time.
 func (i *Issuer) install(ks *keySet) {
-	i.keys.Store(ks)
+	old := i.keys.Swap(ks)
+	if old != nil && !sameKIDs(old, ks) {
+		i.verified.purge()
+	}
 	kid := ks.signer(i.clock.Now()).kid
 	if prev := i.signKID.Swap(&kid); prev != nil && *prev != kid {
 		i.opts.Logger.Info("access-token signing key changed",
@@ -172,6 +189,10 @@ func (i *Issuer) snapshot() *keySet {
 // lookup returns the verification key of kid, errUnknownKID or, for a key
 // we know to be retired, errRetiredKID; errNotStarted before Start.
 func (i *Issuer) lookup(kid string) (any, error) {
+	return i.lookupAt(kid, i.clock.Now())
+}
+
+func (i *Issuer) lookupAt(kid string, now time.Time) (any, error) {
 	ks := i.snapshot()
 	if ks == nil {
 		return nil, errNotStarted
@@ -180,7 +201,7 @@ func (i *Issuer) lookup(kid string) (any, error) {
 	switch {
 	case !ok:
 		return nil, errUnknownKID
-	case k.retired(i.clock.Now()):
+	case k.retired(now):
 		return nil, errRetiredKID
 	}
 	return k.verify, nil

@@ -34,12 +34,20 @@ var (
 // wrapping domain.ErrInvalidToken; its message never contains the token.
 func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, error) {
 	now := i.clock.Now()
-	if p, ok := i.verified.get(token, now); ok {
-		return p, nil
+	if p, kid, ok := i.verified.get(token, now); ok {
+		// A cached token is only as good as its key: one retired or
+		// removed since is verified again, and refused.
+		if _, err := i.lookupAt(kid, now); err == nil {
+			return p, nil
+		}
+		i.verified.remove(token)
 	}
+	var kid string
 	var c claims
 	_, err := i.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
-		return i.keyFor(ctx, t)
+		k, err := i.keyFor(ctx, t)
+		kid, _ = t.Header["kid"].(string)
+		return k, err
 	})
 	if err != nil {
 		return domain.Principal{}, invalid(err)
@@ -68,7 +76,7 @@ func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, er
 		return domain.Principal{}, invalid(errBadProfiles)
 	}
 	p := domain.Principal{UserID: id, Profiles: profiles}
-	i.verified.put(token, p, c.ExpiresAt.Time, now)
+	i.verified.put(token, kid, p, c.ExpiresAt.Time, now)
 	return p, nil
 }
 
