@@ -2,6 +2,7 @@ package application_test
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 	"github.com/userd/userd/test/logbuf"
 )
 
@@ -257,6 +259,41 @@ func TestRefresh_expiry(t *testing.T) {
 	e.clock.Advance(30*24*time.Hour + time.Second)
 	_, err := e.auth.Refresh(ctx, first.RefreshToken)
 	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+}
+
+// A token that was rotated and has since expired is still a used token:
+// presented again it is reuse, and its family dies with it, successor
+// included (before, its expiry was checked first and hid the reuse). An
+// unused token that expired is merely invalid, with no event.
+func TestRefresh_reuse_after_own_expiry_revokes_family(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	e.seed(t, "ada@example.com")
+	first := login(t, e.env, "ada@example.com", seededPassword)
+	e.clock.Advance(24 * time.Hour)
+	next, err := e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, nil)
+	idle := login(t, e.env, "ada@example.com", seededPassword)
+
+	// first expired at day 30; next lives to day 31.
+	e.clock.Advance(29*24*time.Hour + time.Second)
+	_, err = e.auth.Refresh(ctx, first.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenReused)
+	_, err = e.auth.Refresh(ctx, next.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+
+	e.clock.Advance(24 * time.Hour)
+	_, err = e.auth.Refresh(ctx, idle.RefreshToken)
+	wantErr(t, err, domain.ErrRefreshTokenInvalid)
+
+	if got, want := types(e.trail(t)), []domain.AuditEventType{
+		domain.AuditLoginSucceeded, domain.AuditLoginSucceeded, domain.AuditRefreshReuseDetected, domain.AuditSessionRevoked,
+	}; !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	if n := e.metrics.Refreshes(ports.RefreshReused); n != 1 {
+		t.Errorf("reuse counted %d times, want 1", n)
+	}
 }
 
 func TestRefresh_family_ends_90_days_after_login(t *testing.T) {

@@ -344,7 +344,7 @@ func TestEvents_audit_failure_does_not_fail_the_request(t *testing.T) {
 	}
 	// A key rotation happens whatever becomes of its event, and the
 	// operator, whose command logs to standard error, hears of the loss.
-	if _, err := e.keys.RotateAsOperator(ctx); err != nil {
+	if _, err := e.keys.RotateAsOperator(ctx, domain.RotateWhenPublished); err != nil {
 		t.Errorf("RotateAsOperator error = %v, want the rotation done", err)
 	}
 	if n := strings.Count(e.logs.String(), `"msg":"audit write failed; the event is lost"`); n != 3 {
@@ -395,7 +395,7 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	_, _ = e.auth.Refresh(requestCtx, pair.RefreshToken) // reuse
 	wantErr(t, e.auth.Logout(requestCtx, next.RefreshToken), nil)
 	wantErr(t, e.users.Delete(requestCtx, admin, u.ID.String()), nil)
-	_, err = e.keys.RotateAsOperator(ctx)
+	_, err = e.keys.RotateAsOperator(ctx, domain.RotateWhenPublished)
 	wantErr(t, err, nil)
 
 	trail := e.trail(t)
@@ -469,7 +469,7 @@ func TestEvents_ids_increase_within_one_instant(t *testing.T) {
 	t.Parallel()
 	e := newAuditEnv(t, nil)
 	for range 50 {
-		_, err := e.keys.RotateAsOperator(ctx)
+		_, err := e.keys.RotateAsOperator(ctx, domain.RotateWhenPublished)
 		wantErr(t, err, nil)
 	}
 	got := e.trail(t)
@@ -489,7 +489,7 @@ func TestEvents_without_audit_log_records_nothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, withoutEvents)
 	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
-	_, err := e.keys.RotateAsOperator(ctx)
+	_, err := e.keys.RotateAsOperator(ctx, domain.RotateWhenPublished)
 	wantErr(t, err, nil)
 	login(t, e, "root@example.com", seededPassword)
 	page, err := e.svc.Audit.List(ctx, admin, application.AuditListInput{})

@@ -81,12 +81,18 @@ type fakeKeys struct {
 	keys  []domain.KeyInfo
 }
 
-func (k *fakeKeys) Rotate(context.Context) (domain.KeyInfo, error) {
+// Rotate adds a key that signs at once with domain.RotateNow and is
+// pending otherwise.
+func (k *fakeKeys) Rotate(_ context.Context, when domain.KeyRotation) (domain.KeyInfo, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	info := domain.KeyInfo{KID: fmt.Sprintf("kid-%02d", len(k.keys)), Algorithm: "EdDSA", CreatedAt: k.clock.Now(), Status: domain.KeyActive}
-	for i := range k.keys {
-		k.keys[i].Status = domain.KeyPublished
+	info := domain.KeyInfo{KID: fmt.Sprintf("kid-%02d", len(k.keys)), Algorithm: "EdDSA", ActiveFrom: k.clock.Now(), Status: domain.KeyActive}
+	if when != domain.RotateNow {
+		info.ActiveFrom, info.Status = info.ActiveFrom.Add(6*time.Minute), domain.KeyPending
+	} else {
+		for i := range k.keys {
+			k.keys[i].Status = domain.KeyPublished
+		}
 	}
 	k.keys = append(k.keys, info)
 	return info, nil

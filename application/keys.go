@@ -12,33 +12,35 @@ import (
 // `userd keys` commands and, for admins, the console call the same code.
 type KeyService struct{ *base }
 
-// Rotate adds a new access-token signing key, for an admin.
-func (s *KeyService) Rotate(ctx context.Context, actor *domain.Principal) (domain.KeyInfo, error) {
+// Rotate adds a new access-token signing key, for an admin; when says when
+// it starts signing.
+func (s *KeyService) Rotate(ctx context.Context, actor *domain.Principal, when domain.KeyRotation) (domain.KeyInfo, error) {
 	if _, err := s.signedIn(ctx, actor); err != nil {
 		return domain.KeyInfo{}, err
 	}
 	if err := actor.RequireAdmin(); err != nil {
 		return domain.KeyInfo{}, err
 	}
-	return s.rotate(ctx, actor.UserID, domain.OriginAPI)
+	return s.rotate(ctx, actor.UserID, domain.OriginAPI, when)
 }
 
 // RotateAsOperator adds a new access-token signing key for the operator at
-// the command line, who holds the database's credentials already.
-func (s *KeyService) RotateAsOperator(ctx context.Context) (domain.KeyInfo, error) {
-	return s.rotate(ctx, "", domain.OriginOperator)
+// the command line, who holds the database's credentials already; when
+// says when it starts signing.
+func (s *KeyService) RotateAsOperator(ctx context.Context, when domain.KeyRotation) (domain.KeyInfo, error) {
+	return s.rotate(ctx, "", domain.OriginOperator, when)
 }
 
 // rotate adds the key and records it. A lost audit event does not undo
 // the rotation: the key is in use either way, and the loss is logged and
 // counted.
-func (s *KeyService) rotate(ctx context.Context, actor domain.UserID, origin domain.Origin) (domain.KeyInfo, error) {
-	k, err := s.keys.Rotate(ctx)
+func (s *KeyService) rotate(ctx context.Context, actor domain.UserID, origin domain.Origin, when domain.KeyRotation) (domain.KeyInfo, error) {
+	k, err := s.keys.Rotate(ctx, when)
 	if err != nil {
 		return domain.KeyInfo{}, fmt.Errorf("rotate keys: %w", err)
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "signing key added", slog.String("kid", k.KID),
-		slog.String("algorithm", k.Algorithm))
+		slog.String("algorithm", k.Algorithm), slog.Time("active_from", k.ActiveFrom))
 	s.events.note(ctx, domain.KeyRotatedEvent(actor, k.KID, k.Algorithm, origin))
 	return k, nil
 }

@@ -60,11 +60,18 @@ func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, e
 		return TokenPair{}, err
 	}
 	now := s.clock.Now()
-	if !family.Active(now) || !now.Before(rec.ExpiresAt) {
+	if !family.Active(now) {
 		return TokenPair{}, domain.ErrRefreshTokenInvalid
 	}
 	successor := s.codec.Successor(token)
 	successorHash := s.codec.Hash(successor)
+	// A used token is judged as a repeat whatever its own expiry: one that
+	// was rotated and has since expired is stolen as surely as one that
+	// has not, and its family lives on in the successor. Only an unused
+	// token is merely too old.
+	if rec.UsedAt == nil && !now.Before(rec.ExpiresAt) {
+		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	}
 	if rec.UsedAt == nil {
 		next := domain.RefreshToken{
 			Hash:      successorHash,

@@ -24,7 +24,12 @@ type SigningKey struct {
 	Purpose   KeyPurpose
 	Algorithm string
 	// Secret is the private key (PKCS#8 DER) or symmetric key bytes.
-	Secret    []byte
+	Secret []byte
+	// CreatedAt orders the keys of a purpose. For an access-token key it
+	// is the moment the key starts signing, which a rotation sets ahead of
+	// the clock so that every verifier has fetched the key before it meets
+	// a token signed with it: such a key is stored minutes before its
+	// CreatedAt.
 	CreatedAt time.Time
 }
 
@@ -33,8 +38,13 @@ type KeyStatus string
 
 // Key statuses.
 const (
-	// KeyActive: the newest key of the configured algorithm; it signs.
+	// KeyActive: the newest key of the configured algorithm whose time to
+	// sign has come; it signs.
 	KeyActive KeyStatus = "active"
+	// KeyPending: a rotated-in key whose time to sign has not come yet;
+	// published and verifying, so that verifiers that cache the key set
+	// have it before the first token it signs.
+	KeyPending KeyStatus = "pending"
 	// KeyPublished: an older key; published and verifying until it retires.
 	KeyPublished KeyStatus = "published"
 	// KeyRetired: no token it signed can still be valid; neither published
@@ -50,16 +60,35 @@ const (
 type KeyInfo struct {
 	KID       string
 	Algorithm string
-	// CreatedAt is zero for a key that comes from the configuration.
-	CreatedAt time.Time
-	Status    KeyStatus
-	// RetiresAt is when a published key retires (it is retired after);
-	// zero for the active key and for ignored keys.
+	// ActiveFrom is when the key starts (or started) signing; zero for a
+	// key that comes from the configuration.
+	ActiveFrom time.Time
+	Status     KeyStatus
+	// RetiresAt is when a published key retires (it is retired after):
+	// the time a newer key starts signing, plus the time the tokens it
+	// signed may still be valid. Zero while no newer key is stored, and
+	// for ignored keys.
 	RetiresAt time.Time
 	// Configured is true for a key that comes from the configuration
 	// rather than the store.
 	Configured bool
 }
+
+// KeyRotation says when a key added by a rotation starts signing.
+type KeyRotation int
+
+// Key rotations.
+const (
+	// RotateWhenPublished, the default: the new key is published at once
+	// and signs only once every cached copy of the published key set that
+	// lacks it has expired, so no verifier meets a kid it cannot find.
+	RotateWhenPublished KeyRotation = iota
+	// RotateNow: the new key signs as soon as each node has loaded it,
+	// for a key that must stop signing at once (a suspected leak).
+	// Verifiers holding a cached key set without it refuse its tokens
+	// until they fetch the set again.
+	RotateNow
+)
 
 // ErrKeyConfigured means the signing key comes from the configuration, not
 // the store, so it cannot be rotated by adding a key; change the

@@ -22,12 +22,15 @@ type KeyStore interface {
 // operator's key rotation.
 type AccessTokenKeys interface {
 	// Rotate adds a new signing key of the configured algorithm and returns
-	// it. Every node signs with it within its reload interval; older keys
-	// keep verifying until every token they signed has expired, then
-	// retire. It returns domain.ErrKeyConfigured when the signing key comes
-	// from the configuration rather than the store, or an error wrapping
+	// it. The key is published at once; when it starts signing depends on
+	// when: with domain.RotateWhenPublished only after every cached copy of
+	// the published key set has expired (at once when it is the first key
+	// of its algorithm), with domain.RotateNow at once. Older keys keep
+	// verifying until every token they signed has expired, then retire. It
+	// returns domain.ErrKeyConfigured when the signing key comes from the
+	// configuration rather than the store, or an error wrapping
 	// domain.ErrUnavailable.
-	Rotate(ctx context.Context) (domain.KeyInfo, error)
+	Rotate(ctx context.Context, when domain.KeyRotation) (domain.KeyInfo, error)
 	// List describes every access-token key, oldest first, with what it is
 	// used for now. It may return an error wrapping domain.ErrUnavailable.
 	List(ctx context.Context) ([]domain.KeyInfo, error)

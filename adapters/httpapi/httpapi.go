@@ -66,13 +66,19 @@ type Options struct {
 type KeySet interface {
 	// JWKSJSON returns the current JWK set document.
 	JWKSJSON() []byte
+	// JWKSMaxAge is how long a client may cache the document: the source
+	// schedules its key rotations on it (a new key signs only once every
+	// copy cached before it was published has expired), so it is the
+	// source that says, not this adapter.
+	JWKSMaxAge() time.Duration
 }
 
-// emptyKeySet publishes no key: an HS256 deployment, or a test without
-// token keys.
+// emptyKeySet publishes no key: a test without token keys. With nothing to
+// rotate, nothing needs caching either.
 type emptyKeySet struct{}
 
-func (emptyKeySet) JWKSJSON() []byte { return []byte(`{"keys":[]}`) }
+func (emptyKeySet) JWKSJSON() []byte          { return []byte(`{"keys":[]}`) }
+func (emptyKeySet) JWKSMaxAge() time.Duration { return 0 }
 
 // RequestObserver receives one observation per request, where the access
 // log is written, so that it sees the status the client got. route is the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -39,10 +40,11 @@ func (h *handler) readyz(c *gin.Context) {
 }
 
 // jwks publishes the access-token verification keys. They change only on
-// rotation, and a rotated-out key stays published while its tokens live,
-// so five minutes of caching is safe.
+// rotation: a rotated-out key stays published while its tokens live, and a
+// rotated-in key signs only once the cached copies without it have
+// expired, so the set may be cached for as long as its source says.
 func (h *handler) jwks(c *gin.Context) {
-	c.Header("Cache-Control", "public, max-age=300")
+	c.Header("Cache-Control", "public, max-age="+strconv.Itoa(int(h.keySet.JWKSMaxAge()/time.Second)))
 	c.Data(http.StatusOK, "application/json", h.keySet.JWKSJSON())
 }
 

@@ -17,12 +17,14 @@ const verifiedCacheSize = 10_000
 
 // verifiedCache remembers the principal of tokens whose signature and
 // claims were verified, keyed by the SHA-256 of the token, until the
-// token's exp. Verifying an EdDSA signature costs about 50 µs, more than
-// the rest of a read; a cached token costs a hash and an LRU lookup.
+// token's exp, with the kid of the key that signed it. Verifying an EdDSA
+// signature costs about 50 µs, more than the rest of a read; a cached
+// token costs a hash, an LRU lookup and a look at its key.
 //
 // It changes no revocation rule: a token leaves the cache at its exp (the
-// leeway past exp is granted only by a full verification), a key is only
-// retired once every token it signed has expired, and whether the user
+// leeway past exp is granted only by a full verification); Verify serves
+// a cached token only while its key is still known and not retired, and
+// the cache is emptied whenever the set of keys changes; whether the user
 // still exists with the token's profiles is checked by the application on
 // every request, cached or not.
 //
@@ -37,6 +39,7 @@ type verifiedCache struct {
 
 type cachedPrincipal struct {
 	principal domain.Principal
+	kid       string
 	until     time.Time
 }
 
@@ -48,28 +51,39 @@ func newVerifiedCache() *verifiedCache {
 	return &verifiedCache{entries: entries}
 }
 
-// get returns the principal of a token verified before and not yet expired.
-func (c *verifiedCache) get(token string, now time.Time) (domain.Principal, bool) {
+// get returns the principal of a token verified before and not yet
+// expired, and the kid of its key, which the caller must check.
+func (c *verifiedCache) get(token string, now time.Time) (domain.Principal, string, bool) {
 	key := sha256.Sum256([]byte(token))
 	e, ok := c.entries.Get(key)
 	if !ok {
-		return domain.Principal{}, false
+		return domain.Principal{}, "", false
 	}
 	if !now.Before(e.until) {
 		c.entries.Remove(key)
-		return domain.Principal{}, false
+		return domain.Principal{}, "", false
 	}
 	// The caller may keep or change the slice; the cached one stays intact.
 	p := e.principal
 	p.Profiles = slices.Clone(p.Profiles)
-	return p, true
+	return p, e.kid, true
 }
 
-// put remembers a verified token until until.
-func (c *verifiedCache) put(token string, p domain.Principal, until, now time.Time) {
+// put remembers a token verified with the key kid until until.
+func (c *verifiedCache) put(token, kid string, p domain.Principal, until, now time.Time) {
 	if !now.Before(until) {
 		return
 	}
 	p.Profiles = slices.Clone(p.Profiles)
-	c.entries.Add(sha256.Sum256([]byte(token)), cachedPrincipal{principal: p, until: until})
+	c.entries.Add(sha256.Sum256([]byte(token)), cachedPrincipal{principal: p, kid: kid, until: until})
+}
+
+// remove forgets a token.
+func (c *verifiedCache) remove(token string) {
+	c.entries.Remove(sha256.Sum256([]byte(token)))
+}
+
+// purge forgets every token.
+func (c *verifiedCache) purge() {
+	c.entries.Purge()
 }

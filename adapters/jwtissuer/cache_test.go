@@ -19,11 +19,11 @@ func TestRule_verified_cache_ends_at_exp(t *testing.T) {
 	if _, err := iss.Verify(ctx, token); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := iss.verified.get(token, clk.Now()); !ok {
+	if _, _, ok := iss.verified.get(token, clk.Now()); !ok {
 		t.Fatal("a verified token was not cached")
 	}
 	clk.Advance(DefaultTTL)
-	if _, ok := iss.verified.get(token, clk.Now()); ok {
+	if _, _, ok := iss.verified.get(token, clk.Now()); ok {
 		t.Fatal("the cache serves a token at its exp")
 	}
 	clk.Advance(DefaultLeeway + time.Second)
@@ -60,7 +60,7 @@ func TestRule_verified_cache_is_bounded(t *testing.T) {
 	c := newVerifiedCache()
 	now := time.Unix(1_800_000_000, 0)
 	for i := range verifiedCacheSize + 100 {
-		c.put(fmt.Sprintf("token-%d", i), domain.Principal{}, now.Add(time.Minute), now)
+		c.put(fmt.Sprintf("token-%d", i), "kid", domain.Principal{}, now.Add(time.Minute), now)
 	}
 	if n := c.entries.Len(); n > verifiedCacheSize {
 		t.Fatalf("%d entries cached, bound is %d", n, verifiedCacheSize)
@@ -82,27 +82,80 @@ func TestRule_verified_cache_keeps_tokens_in_use_when_full(t *testing.T) {
 	c := newVerifiedCache()
 	now := time.Unix(1_800_000_000, 0)
 	p := domain.Principal{UserID: testUser.ID}
-	c.put("in-use", p, now.Add(time.Minute), now)
+	c.put("in-use", "kid", p, now.Add(time.Minute), now)
 	for i := range verifiedCacheSize {
-		c.put(fmt.Sprintf("token-%d", i), p, now.Add(time.Minute), now)
+		c.put(fmt.Sprintf("token-%d", i), "kid", p, now.Add(time.Minute), now)
 		if i%1000 == 0 {
-			if _, ok := c.get("in-use", now); !ok {
+			if _, _, ok := c.get("in-use", now); !ok {
 				t.Fatalf("a token in use was dropped after %d others", i+1)
 			}
 		}
 	}
-	if _, ok := c.get("in-use", now); !ok {
+	if _, _, ok := c.get("in-use", now); !ok {
 		t.Error("a token in use was dropped")
 	}
-	if _, ok := c.get("token-0", now); ok {
+	if _, _, ok := c.get("token-0", now); ok {
 		t.Error("the least recently used token was kept past the bound")
 	}
 	// An expired entry is dropped when found, making room.
 	n := c.entries.Len()
-	if _, ok := c.get("in-use", now.Add(time.Minute)); ok {
+	if _, _, ok := c.get("in-use", now.Add(time.Minute)); ok {
 		t.Error("an expired token was served")
 	}
 	if c.entries.Len() != n-1 {
 		t.Error("an expired token stayed in the cache")
 	}
+}
+
+// A cached token is served only while its key verifies. Node b, cut off
+// from the store, missed a rotation and signs with the old key two minutes
+// after its successor took over; node a verifies and caches that token
+// until its exp, which lies past the old key's retirement. From the
+// retirement on, a refuses it, although it is cached and has not expired.
+func TestAttack_cached_token_is_refused_once_its_key_retires(t *testing.T) {
+	t.Parallel()
+	a, store, clk := newTestIssuer(t)
+	b := startIssuer(t, store, clk, testOpts)
+	clk.Advance(time.Second)
+	next := rotate(t, a, store, clk)
+
+	clk.Advance(2 * time.Minute)
+	token := issue(t, b)
+	assertValid(t, a, token)
+	retireAt := next.ActiveFrom.Add(a.opts.RetireAfter())
+	exp := clk.Now().Add(DefaultTTL)
+	if !exp.After(retireAt.Add(time.Second)) {
+		t.Fatalf("the token expires at %v, before its key retires at %v", exp, retireAt)
+	}
+
+	clk.Set(retireAt.Add(time.Second))
+	if _, _, ok := a.verified.get(token, clk.Now()); !ok {
+		t.Fatal("the token is not cached: the test tests nothing")
+	}
+	assertInvalid(t, a, token, errRetiredKID)
+}
+
+// A key removed from the store (by hand, after a leak) takes its cached
+// tokens with it at the next reload.
+func TestAttack_cached_token_is_refused_once_its_key_is_removed(t *testing.T) {
+	t.Parallel()
+	iss, store, clk := newTestIssuer(t)
+	ctx := context.Background()
+	leaked := signer(iss).kid
+	token := issue(t, iss)
+	assertValid(t, iss, token)
+
+	clk.Advance(time.Second)
+	rotate(t, iss, store, clk)
+	if _, _, ok := iss.verified.get(token, clk.Now()); ok {
+		t.Error("a change of the key set left verified tokens in the cache")
+	}
+	assertValid(t, iss, token) // the old key still verifies: cached again
+	store.mu.Lock()
+	delete(store.keys, leaked)
+	store.mu.Unlock()
+	if err := iss.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertInvalid(t, iss, token, errUnknownKID)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/userd/userd/adapters/clock"
 )
@@ -36,14 +37,19 @@ func FuzzVerify(f *testing.F) {
 	}
 	valid := js(validClaims())
 	for n, iss := range issuers {
-		kid := iss.snapshot().signKID
+		kid := signer(iss).kid
 		alg := uint8(n)
-		header := js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "JWT"})
+		header := js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": TokenType})
 		f.Add(alg, genuine[n], header, valid, []byte(nil), true)
 		f.Add(alg, genuine[n][:len(genuine[n])-2], js(map[string]any{"alg": "none", "kid": kid}), valid, []byte(nil), false)
 		f.Add(alg, "a.b.c", js(map[string]any{"alg": "HS256", "kid": kid}), valid, []byte("sig"), false)
 		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "jku": "https://x"}), valid, []byte(nil), true)
 		f.Add(alg, "..", header, js(map[string]any{"aud": []string{"userd-api"}, "iss": "userd", "exp": 1e300}), []byte(nil), true)
+		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "JWT"}), valid, []byte(nil), true)
+		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "Application/AT+JWT"}), valid, []byte(nil), true)
+		long := validClaims()
+		long["exp"] = t0.Add(10 * 365 * 24 * time.Hour).Unix()
+		f.Add(alg, "", header, js(long), []byte(nil), true)
 		f.Add(alg, strings.Repeat(".", 5), js(map[string]any{"alg": iss.opts.Algorithm, "kid": map[string]any{"x": 1}}), []byte(`{"exp":"1","nbf":null}`), []byte{0}, true)
 		f.Add(alg, genuine[n]+"=", []byte(`{"alg":"none","alg":"`+iss.opts.Algorithm+`","kid":"`+kid+`"}`), []byte(`[]`), []byte(nil), true)
 	}
@@ -58,8 +64,7 @@ func FuzzVerify(f *testing.F) {
 
 		signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
 		if sign {
-			ks := iss.snapshot()
-			s, err := iss.alg.method.Sign(signing, ks.sign)
+			s, err := iss.alg.method.Sign(signing, signer(iss).sign)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,13 +82,16 @@ func FuzzVerify(f *testing.F) {
 		if err := json.Unmarshal(header, &h); err != nil {
 			t.Fatalf("accepted a header that is not a JSON object: %q", header)
 		}
-		if h["alg"] != iss.opts.Algorithm || h["kid"] != iss.snapshot().signKID {
+		if h["alg"] != iss.opts.Algorithm || h["kid"] != signer(iss).kid {
 			t.Fatalf("accepted header %q", header)
 		}
 		for _, name := range forbiddenHeaders {
 			if _, ok := h[name]; ok {
 				t.Fatalf("accepted header %q with %s", header, name)
 			}
+		}
+		if typ, _ := h["typ"].(string); !strings.EqualFold(typ, TokenType) && !strings.EqualFold(typ, "application/at+jwt") {
+			t.Fatalf("accepted header %q: typ is not at+jwt", header)
 		}
 		// Claims are read as Verify reads them (encoding/json matches
 		// member names case-insensitively, which is harmless in a token
@@ -100,6 +108,8 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted claims without exp, nbf or iat: %q", payload)
 		case !now.Before(c.ExpiresAt.Add(iss.opts.Leeway)), now.Add(iss.opts.Leeway).Before(c.NotBefore.Time):
 			t.Fatalf("accepted claims outside their validity: %q", payload)
+		case c.ExpiresAt.Sub(c.IssuedAt.Time) > iss.opts.TTL+iss.opts.Leeway:
+			t.Fatalf("accepted claims that live longer than the TTL: %q", payload)
 		}
 	})
 }

@@ -182,11 +182,12 @@ func claimsAt(now time.Time) jwt.MapClaims {
 
 func validClaims() jwt.MapClaims { return claimsAt(t0) }
 
-// signRaw signs c with method and key under kid, then applies header (a nil
-// value removes the parameter).
+// signRaw signs c with method and key under kid and typ at+jwt, then
+// applies header (a nil value removes the parameter).
 func signRaw(t testing.TB, method jwt.SigningMethod, key any, kid string, c jwt.Claims, header map[string]any) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, c)
+	tok.Header["typ"] = TokenType
 	tok.Header["kid"] = kid
 	for k, v := range header {
 		if v == nil {
@@ -206,8 +207,13 @@ func signRaw(t testing.TB, method jwt.SigningMethod, key any, kid string, c jwt.
 // to the JOSE header.
 func signWith(t testing.TB, iss *Issuer, c jwt.Claims, header map[string]any) string {
 	t.Helper()
-	ks := iss.snapshot()
-	return signRaw(t, iss.alg.method, ks.sign, ks.signKID, c, header)
+	k := signer(iss)
+	return signRaw(t, iss.alg.method, k.sign, k.kid, c, header)
+}
+
+// signer is the key that iss signs with at its clock's time.
+func signer(iss *Issuer) verificationKey {
+	return iss.snapshot().signer(iss.clock.Now())
 }
 
 func assertValid(t *testing.T, iss *Issuer, token string) {
@@ -263,10 +269,17 @@ func newKeyManager(t testing.TB, store ports.KeyStore, clk ports.Clock, opts Opt
 	return m
 }
 
-// rotate adds a key through Rotate at the clock's time and reloads iss.
+// rotate adds a key that signs at once (domain.RotateNow) through Rotate at
+// the clock's time and reloads iss.
 func rotate(t *testing.T, iss *Issuer, store ports.KeyStore, clk ports.Clock) domain.KeyInfo {
 	t.Helper()
-	info, err := newKeyManager(t, store, clk, iss.opts).Rotate(context.Background())
+	return rotateWhen(t, iss, store, clk, domain.RotateNow)
+}
+
+// rotateWhen adds a key through Rotate at the clock's time and reloads iss.
+func rotateWhen(t *testing.T, iss *Issuer, store ports.KeyStore, clk ports.Clock, when domain.KeyRotation) domain.KeyInfo {
+	t.Helper()
+	info, err := newKeyManager(t, store, clk, iss.opts).Rotate(context.Background(), when)
 	if err != nil {
 		t.Fatal(err)
 	}

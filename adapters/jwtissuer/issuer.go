@@ -39,6 +39,9 @@ type Issuer struct {
 	missReloads *rate.Limiter
 
 	verified *verifiedCache
+	// signKID is the kid that signed when keys were last installed, to log
+	// a change.
+	signKID atomic.Pointer[string]
 }
 
 // New returns an Issuer of the access-token keys of the configured

@@ -46,8 +46,11 @@ func TestRoundTrip(t *testing.T) {
 			if string(h["alg"]) != `"`+alg+`"` {
 				t.Errorf("alg = %s, want %s", h["alg"], alg)
 			}
-			if string(h["kid"]) != fmt.Sprintf("%q", iss.snapshot().signKID) {
-				t.Errorf("kid = %s, want %q", h["kid"], iss.snapshot().signKID)
+			if string(h["typ"]) != `"at+jwt"` {
+				t.Errorf("typ = %s, want \"at+jwt\" (RFC 9068)", h["typ"])
+			}
+			if string(h["kid"]) != fmt.Sprintf("%q", signer(iss).kid) {
+				t.Errorf("kid = %s, want %q", h["kid"], signer(iss).kid)
 			}
 
 			c := decodeSegment(t, at.Token, 1)
@@ -206,7 +209,7 @@ func TestConcurrentUse(t *testing.T) {
 				case 0:
 					_ = iss.Reload(context.Background())
 				case 1:
-					if _, err := keys.Rotate(context.Background()); err != nil {
+					if _, err := keys.Rotate(context.Background(), domain.RotateNow); err != nil {
 						t.Error(err)
 					}
 				}

@@ -1,6 +1,9 @@
 package jwtissuer
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // JWK is a public key in the form of RFC 7517: an Ed25519 key (RFC 8037, kty
 // OKP) or a P-256 key (RFC 7518, kty EC).
@@ -19,8 +22,9 @@ type JWKSet struct {
 	Keys []JWK `json:"keys"`
 }
 
-// JWKS returns the public keys that verify tokens now, oldest first: the
-// active key and the published ones, never a retired key. With HS256 the set
+// JWKS returns the public keys that verify tokens now, in the order they
+// start signing: the published keys, the active one and the pending ones,
+// never a retired key. With HS256 the set
 // is empty, as a symmetric key is never published; so is it before Start.
 func (i *Issuer) JWKS() JWKSet {
 	ks, now := i.snapshot(), i.clock.Now()
@@ -45,4 +49,11 @@ func (i *Issuer) JWKSJSON() []byte {
 	// A struct of strings always encodes.
 	b, _ := json.Marshal(i.JWKS())
 	return b
+}
+
+// JWKSMaxAge returns JWKSMaxAge: how long the JWK set may be cached. A
+// rotated key signs only after that long, so the set must not be served
+// with a longer lifetime.
+func (i *Issuer) JWKSMaxAge() time.Duration {
+	return JWKSMaxAge
 }

@@ -51,7 +51,7 @@ func TestRule_jwks_per_algorithm(t *testing.T) {
 			t.Fatalf("JWKS has %d keys, want 1", len(keys))
 		}
 		k := keys[0]
-		want := map[string]string{"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": iss.snapshot().signKID}
+		want := map[string]string{"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig", "kid": signer(iss).kid}
 		for name, v := range want {
 			if k[name] != v {
 				t.Errorf("%s = %q, want %q", name, k[name], v)
@@ -61,7 +61,7 @@ func TestRule_jwks_per_algorithm(t *testing.T) {
 			t.Errorf("JWK has members %v, want exactly kty crv x kid alg use", k)
 		}
 		x := b64(t, k["x"])
-		if !bytes.Equal(x, iss.snapshot().sign.(ed25519.PrivateKey).Public().(ed25519.PublicKey)) {
+		if !bytes.Equal(x, signer(iss).sign.(ed25519.PrivateKey).Public().(ed25519.PublicKey)) {
 			t.Error("x is not the signing key's public key")
 		}
 		outsideVerify(t, iss, EdDSA, ed25519.PublicKey(x))
@@ -75,7 +75,7 @@ func TestRule_jwks_per_algorithm(t *testing.T) {
 			t.Fatalf("JWKS has %d keys, want 1", len(keys))
 		}
 		k := keys[0]
-		want := map[string]string{"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": iss.snapshot().signKID}
+		want := map[string]string{"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": signer(iss).kid}
 		for name, v := range want {
 			if k[name] != v {
 				t.Errorf("%s = %q, want %q", name, k[name], v)
@@ -88,11 +88,11 @@ func TestRule_jwks_per_algorithm(t *testing.T) {
 		if len(x) != 32 || len(y) != 32 {
 			t.Fatalf("x and y have %d and %d bytes, want 32", len(x), len(y))
 		}
-		pub, err := ecdsa.ParseUncompressedPublicKey(iss.snapshot().sign.(*ecdsa.PrivateKey).Curve, append(append([]byte{4}, x...), y...))
+		pub, err := ecdsa.ParseUncompressedPublicKey(signer(iss).sign.(*ecdsa.PrivateKey).Curve, append(append([]byte{4}, x...), y...))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !pub.Equal(iss.snapshot().sign.(*ecdsa.PrivateKey).Public()) {
+		if !pub.Equal(signer(iss).sign.(*ecdsa.PrivateKey).Public()) {
 			t.Error("x, y are not the signing key's public key")
 		}
 		outsideVerify(t, iss, ES256, pub)

@@ -3,6 +3,7 @@ package jwtissuer
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -12,8 +13,8 @@ var _ ports.AccessTokenKeys = (*KeyManager)(nil)
 
 // KeyManager implements ports.AccessTokenKeys over the same store and
 // options as the Issuers of a deployment: Rotate adds a key, which every
-// Issuer picks up within ReloadInterval; List shows what each key is used
-// for. It keeps no keys itself, so `userd keys` uses it without starting
+// Issuer publishes within ReloadInterval and signs with from the time the
+// key says; List shows what each key is used for. It keeps no keys itself, so `userd keys` uses it without starting
 // an Issuer. It is safe for concurrent use.
 type KeyManager struct {
 	store ports.KeyStore
@@ -34,27 +35,42 @@ func NewKeyManager(store ports.KeyStore, clock ports.Clock, opts Options) (*KeyM
 }
 
 // Rotate adds a new access-token key of the configured algorithm, with a
-// fresh random kid, to the store. Every node signs with it from its next
-// reload (within ReloadInterval); the older keys stay published and
-// verifying until no token they signed can be valid any more, then retire.
-// With Options.HMACSecret it returns domain.ErrKeyConfigured.
-func (m *KeyManager) Rotate(ctx context.Context) (domain.KeyInfo, error) {
+// fresh random kid, to the store. Every node publishes it from its next
+// reload (within ReloadInterval). With domain.RotateWhenPublished it signs
+// only ActivateAfter from now, once every cached copy of the key set
+// lacking it has expired; at once when the store holds no key of the
+// algorithm yet, as nothing else could sign. With domain.RotateNow it
+// signs as soon as each node has reloaded. Its activation is stored as the
+// key's CreatedAt. The older keys stay published and verifying until no
+// token they signed can be valid any more, then retire. With
+// Options.HMACSecret it returns domain.ErrKeyConfigured.
+func (m *KeyManager) Rotate(ctx context.Context, when domain.KeyRotation) (domain.KeyInfo, error) {
 	if m.opts.HMACSecret != nil {
 		return domain.KeyInfo{}, domain.ErrKeyConfigured
+	}
+	stored, err := m.store.Keys(ctx, domain.KeyPurposeAccessToken)
+	if err != nil {
+		return domain.KeyInfo{}, fmt.Errorf("jwt issuer: read keys: %w", err)
 	}
 	k, err := newStoredKey(m.opts.Algorithm, m.alg, m.clock)
 	if err != nil {
 		return domain.KeyInfo{}, err
 	}
+	status := domain.KeyActive
+	if when != domain.RotateNow && len(schedule(stored, m.opts.Algorithm, 0)) > 0 {
+		k.CreatedAt = k.CreatedAt.Add(m.opts.ActivateAfter())
+		status = domain.KeyPending
+	}
 	if err := m.store.AddKey(ctx, k); err != nil {
 		return domain.KeyInfo{}, fmt.Errorf("jwt issuer: store key: %w", err)
 	}
-	return domain.KeyInfo{KID: k.ID, Algorithm: k.Algorithm, CreatedAt: k.CreatedAt, Status: domain.KeyActive}, nil
+	return domain.KeyInfo{KID: k.ID, Algorithm: k.Algorithm, ActiveFrom: k.CreatedAt, Status: status}, nil
 }
 
-// List describes the access-token keys in the store, oldest first, with
-// their status at the clock's time. A configured HMAC key comes first, and
-// every stored key is then ignored. It never adds a key.
+// List describes the access-token keys in the store, in the order they
+// start signing, with their status at the clock's time. A configured HMAC
+// key comes first, and every stored key is then ignored. It never adds a
+// key.
 func (m *KeyManager) List(ctx context.Context) ([]domain.KeyInfo, error) {
 	stored, err := m.store.Keys(ctx, domain.KeyPurposeAccessToken)
 	if err != nil {
@@ -67,11 +83,17 @@ func (m *KeyManager) List(ctx context.Context) ([]domain.KeyInfo, error) {
 		out = append(out, domain.KeyInfo{KID: ConfiguredKID(m.opts.HMACSecret), Algorithm: HS256, Status: domain.KeyActive, Configured: true})
 	} else {
 		sched := schedule(stored, m.opts.Algorithm, m.opts.RetireAfter())
+		signer := -1
+		if len(sched) > 0 {
+			signer = signerAt(sched, func(k scheduledKey) time.Time { return k.CreatedAt }, now)
+		}
 		for n, s := range sched {
-			info := domain.KeyInfo{KID: s.ID, Algorithm: s.Algorithm, CreatedAt: s.CreatedAt, RetiresAt: s.retiresAt}
+			info := domain.KeyInfo{KID: s.ID, Algorithm: s.Algorithm, ActiveFrom: s.CreatedAt, RetiresAt: s.retiresAt}
 			switch {
-			case n == len(sched)-1:
+			case n == signer:
 				info.Status = domain.KeyActive
+			case n > signer:
+				info.Status = domain.KeyPending
 			case now.After(s.retiresAt):
 				info.Status = domain.KeyRetired
 			default:
@@ -80,11 +102,11 @@ func (m *KeyManager) List(ctx context.Context) ([]domain.KeyInfo, error) {
 			status[s.ID] = info
 		}
 	}
-	// Keep the store's order (oldest first) across algorithms.
+	// Keep the store's order (by CreatedAt) across algorithms.
 	for _, k := range stored {
 		info, ok := status[k.ID]
 		if !ok || info.Algorithm != k.Algorithm {
-			info = domain.KeyInfo{KID: k.ID, Algorithm: k.Algorithm, CreatedAt: k.CreatedAt, Status: domain.KeyIgnored}
+			info = domain.KeyInfo{KID: k.ID, Algorithm: k.Algorithm, ActiveFrom: k.CreatedAt, Status: domain.KeyIgnored}
 		}
 		out = append(out, info)
 	}

@@ -20,12 +20,14 @@ import (
 // into a flood of store queries.
 const missReloadInterval = 5 * time.Second
 
-// verificationKey is a key of the set with the metadata the JWK set shows.
+// verificationKey is a key of the set with its schedule.
 type verificationKey struct {
-	kid       string
-	createdAt time.Time
+	kid string
+	// activeFrom is when it starts signing (the stored CreatedAt).
+	activeFrom time.Time
 	// retiresAt is zero while no newer key exists.
 	retiresAt time.Time
+	sign      any
 	verify    any
 }
 
@@ -33,22 +35,56 @@ func (k verificationKey) retired(now time.Time) bool {
 	return !k.retiresAt.IsZero() && now.After(k.retiresAt)
 }
 
-// keySet is an immutable snapshot of the keys read from the store.
+// keySet is an immutable snapshot of the keys read from the store. Which
+// key signs depends on the time (signer), so that a rotated key starts
+// signing on every node at the moment the store says, without a reload.
 type keySet struct {
 	byKID   map[string]verificationKey
-	ordered []verificationKey // oldest first
-	signKID string
-	sign    any
+	ordered []verificationKey // by activation, oldest first
+}
+
+// signer returns the key that signs at now.
+func (ks *keySet) signer(now time.Time) verificationKey {
+	return ks.ordered[signerAt(ks.ordered, func(k verificationKey) time.Time { return k.activeFrom }, now)]
+}
+
+// signerAt returns the index of the key that signs at now among keys
+// ordered by activation (not empty): the last one whose activation has
+// come, or, while none has, the first to come. The latter happens only
+// when the first key of an algorithm was stored by a clock ahead of ours;
+// signing with it beats not signing at all.
+func signerAt[K any](keys []K, activeFrom func(K) time.Time, now time.Time) int {
+	for n := len(keys) - 1; n >= 0; n-- {
+		if !activeFrom(keys[n]).After(now) {
+			return n
+		}
+	}
+	return 0
+}
+
+// sameKIDs reports whether a and b hold the same keys.
+func sameKIDs(a, b *keySet) bool {
+	if len(a.byKID) != len(b.byKID) {
+		return false
+	}
+	for kid := range a.byKID {
+		if _, ok := b.byKID[kid]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // errNotStarted: Issue or Verify was called before Start loaded the keys.
 var errNotStarted = errors.New("jwt issuer: no key loaded; Start was not called or failed")
 
 // Start loads the keys, so that the Issuer can sign and verify: the newest
-// key of the configured algorithm signs, older ones verify until they
-// retire, keys of other algorithms are ignored. When the store has none it
-// generates one and stores it, then re-reads the store, because another
-// node starting at the same time may have stored one too. With
+// key of the configured algorithm whose time has come signs, newer ones
+// (pending) and older ones verify, the older until they retire; keys of
+// other algorithms are ignored. When the store has none it generates one,
+// which signs at once (no verifier can have cached a key set yet), and
+// stores it, then re-reads the store, because another node starting at the
+// same time may have stored one too. With
 // Options.HMACSecret the store is not used. Until Start returns nil, Issue
 // fails and Verify refuses every token.
 func (i *Issuer) Start(ctx context.Context) error {
@@ -102,12 +138,18 @@ func (i *Issuer) Reload(ctx context.Context) error {
 	return nil
 }
 
-// install publishes ks, logging a change of signing key.
+// install publishes ks. When the keys changed it empties the cache of
+// verified tokens, so that no token outlives the removal of its key; and
+// it logs a change of signing key, found here within a reload of its time.
 func (i *Issuer) install(ks *keySet) {
 	old := i.keys.Swap(ks)
-	if old != nil && old.signKID != ks.signKID {
+	if old != nil && !sameKIDs(old, ks) {
+		i.verified.purge()
+	}
+	kid := ks.signer(i.clock.Now()).kid
+	if prev := i.signKID.Swap(&kid); prev != nil && *prev != kid {
 		i.opts.Logger.Info("access-token signing key changed",
-			slog.String("kid", ks.signKID), slog.String("algorithm", i.opts.Algorithm))
+			slog.String("kid", kid), slog.String("algorithm", i.opts.Algorithm))
 	}
 }
 
@@ -147,6 +189,10 @@ func (i *Issuer) snapshot() *keySet {
 // lookup returns the verification key of kid, errUnknownKID or, for a key
 // we know to be retired, errRetiredKID; errNotStarted before Start.
 func (i *Issuer) lookup(kid string) (any, error) {
+	return i.lookupAt(kid, i.clock.Now())
+}
+
+func (i *Issuer) lookupAt(kid string, now time.Time) (any, error) {
 	ks := i.snapshot()
 	if ks == nil {
 		return nil, errNotStarted
@@ -155,7 +201,7 @@ func (i *Issuer) lookup(kid string) (any, error) {
 	switch {
 	case !ok:
 		return nil, errUnknownKID
-	case k.retired(i.clock.Now()):
+	case k.retired(now):
 		return nil, errRetiredKID
 	}
 	return k.verify, nil
@@ -206,11 +252,9 @@ func (i *Issuer) readKeys(ctx context.Context) (*keySet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jwt issuer: key %s: %w", s.ID, err)
 		}
-		vk := verificationKey{kid: s.ID, createdAt: s.CreatedAt, retiresAt: s.retiresAt, verify: verify}
+		vk := verificationKey{kid: s.ID, activeFrom: s.CreatedAt, retiresAt: s.retiresAt, sign: sign, verify: verify}
 		ks.byKID[s.ID] = vk
 		ks.ordered = append(ks.ordered, vk)
-		// Oldest first: the last one is the newest, and signs.
-		ks.signKID, ks.sign = s.ID, sign
 	}
 	return ks, nil
 }
@@ -221,10 +265,10 @@ type scheduledKey struct {
 	retiresAt time.Time
 }
 
-// schedule returns the keys of alg, oldest first (by CreatedAt, then ID),
-// each with the time it retires: retireAfter past the creation of the next
-// newer key; zero for the newest. It is computed, not stored, so every node
-// and the CLI agree without coordination.
+// schedule returns the keys of alg in the order they start signing (by
+// CreatedAt, then ID), each with the time it retires: retireAfter past the
+// activation of the next key; zero for the last. It is computed, not
+// stored, so every node and the CLI agree without coordination.
 func schedule(stored []domain.SigningKey, alg string, retireAfter time.Duration) []scheduledKey {
 	var out []scheduledKey
 	for _, k := range stored {
@@ -248,12 +292,10 @@ func schedule(stored []domain.SigningKey, alg string, retireAfter time.Duration)
 func configuredKeySet(secret []byte) *keySet {
 	kid := ConfiguredKID(secret)
 	key := slices.Clone(secret)
-	vk := verificationKey{kid: kid, verify: key}
+	vk := verificationKey{kid: kid, sign: key, verify: key}
 	return &keySet{
 		byKID:   map[string]verificationKey{kid: vk},
 		ordered: []verificationKey{vk},
-		signKID: kid,
-		sign:    key,
 	}
 }
 

@@ -2,6 +2,7 @@ package jwtissuer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,12 +66,12 @@ func TestRule_keys_of_other_algorithms_are_ignored(t *testing.T) {
 		t.Run(configured, func(t *testing.T) {
 			t.Parallel()
 			iss, store, clk := newIssuerFor(t, configured)
-			own := iss.snapshot().signKID
+			own := signer(iss).kid
 			clk.Advance(time.Minute)
 			var others []string
 			for _, other := range allAlgorithms {
 				if other != configured {
-					k, err := newKeyManager(t, store, clk, optsFor(other)).Rotate(context.Background())
+					k, err := newKeyManager(t, store, clk, optsFor(other)).Rotate(context.Background(), domain.RotateNow)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -80,7 +81,7 @@ func TestRule_keys_of_other_algorithms_are_ignored(t *testing.T) {
 			if err := iss.Reload(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if got := iss.snapshot().signKID; got != own {
+			if got := signer(iss).kid; got != own {
 				t.Errorf("signing kid = %s, want %s, the only %s key", got, own, configured)
 			}
 			if got := string(decodeSegment(t, issue(t, iss), 0)["kid"]); got != `"`+own+`"` {
@@ -108,7 +109,7 @@ func TestRule_rotation(t *testing.T) {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			iss, store, clk := newIssuerFor(t, alg)
-			oldKID := iss.snapshot().signKID
+			oldKID := signer(iss).kid
 			clk.Advance(10 * time.Minute)
 			oldToken := issue(t, iss)
 
@@ -139,8 +140,8 @@ func TestRule_rotation(t *testing.T) {
 
 			// The old key's last token: signed just before this node's
 			// next reload would have switched, valid until exp + leeway.
-			retireAt := next.CreatedAt.Add(ReloadInterval + DefaultTTL + DefaultLeeway)
-			clk.Set(next.CreatedAt.Add(ReloadInterval))
+			retireAt := next.ActiveFrom.Add(ReloadInterval + DefaultTTL + DefaultLeeway)
+			clk.Set(next.ActiveFrom.Add(ReloadInterval))
 			sign, _, err := iss.alg.parse(store.keys[oldKID].Secret)
 			if err != nil {
 				t.Fatal(err)
@@ -169,21 +170,141 @@ func TestRule_rotation(t *testing.T) {
 	}
 }
 
+// TestRule_rotated_key_is_published_before_it_signs: a rotation without
+// RotateNow publishes the new key at once (JWKS, verification) and lets it
+// sign only ActivateAfter later (reload + JWKS max-age + leeway), on every
+// node at the same moment and without a reload; the old key retires
+// RetireAfter past that moment. So no verifier that caches the JWK set for
+// its max-age ever meets the new kid before it has it.
+func TestRule_rotated_key_is_published_before_it_signs(t *testing.T) {
+	t.Parallel()
+	for _, alg := range allAlgorithms {
+		t.Run(alg, func(t *testing.T) {
+			t.Parallel()
+			iss, store, clk := newIssuerFor(t, alg)
+			other := startIssuer(t, store, clk, optsFor(alg))
+			oldKID := signer(iss).kid
+			clk.Advance(10 * time.Minute)
+			rotatedAt := clk.Now()
+
+			next := rotateWhen(t, iss, store, clk, domain.RotateWhenPublished)
+			activeFrom := rotatedAt.Add(ReloadInterval + JWKSMaxAge + DefaultLeeway)
+			if next.Status != domain.KeyPending || !next.ActiveFrom.Equal(activeFrom) {
+				t.Fatalf("Rotate returned %+v, want pending until %v", next, activeFrom)
+			}
+			if err := other.Reload(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			kidOf := func(token string) string {
+				var kid string
+				if err := json.Unmarshal(decodeSegment(t, token, 0)["kid"], &kid); err != nil {
+					t.Fatal(err)
+				}
+				return kid
+			}
+			if alg != HS256 {
+				if got := jwksKIDs(iss); !slices.Equal(got, []string{oldKID, next.KID}) {
+					t.Errorf("JWKS right after the rotation = %v, want both keys", got)
+				}
+			}
+			// Until its time the old key signs, and a token of the new one
+			// (from a node whose clock runs ahead) verifies.
+			clk.Set(activeFrom.Add(-time.Second))
+			if got := kidOf(issue(t, iss)); got != oldKID {
+				t.Errorf("a second before the new key's time, kid = %s, want the old %s", got, oldKID)
+			}
+			sign, _, err := iss.alg.parse(store.keys[next.KID].Secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertValid(t, other, signRaw(t, iss.alg.method, sign, next.KID, claimsAt(clk.Now()), nil))
+
+			// From its time the new key signs on every node, no reload.
+			reads := store.readCount()
+			clk.Set(activeFrom)
+			for _, node := range []*Issuer{iss, other} {
+				token := issue(t, node)
+				if got := kidOf(token); got != next.KID {
+					t.Errorf("at the new key's time, kid = %s, want %s", got, next.KID)
+				}
+				assertValid(t, iss, token)
+				assertValid(t, other, token)
+			}
+			if store.readCount() != reads {
+				t.Error("the switch needed a store read")
+			}
+
+			// The old key's last token, from a node that had not loaded the
+			// new key by its time (a reload later), lives until the old key
+			// retires; then the old key leaves the JWK set.
+			retireAt := activeFrom.Add(iss.opts.RetireAfter())
+			lastOld := signRaw(t, iss.alg.method, other.snapshot().byKID[oldKID].sign, oldKID, claimsAt(activeFrom.Add(ReloadInterval)), nil)
+			clk.Set(retireAt.Add(-time.Second))
+			assertValid(t, iss, lastOld)
+			clk.Set(retireAt.Add(time.Second))
+			assertInvalid(t, iss, lastOld, errRetiredKID)
+			if alg != HS256 {
+				if got := jwksKIDs(iss); !slices.Equal(got, []string{next.KID}) {
+					t.Errorf("JWKS after the retirement = %v, want only the new key", got)
+				}
+			}
+		})
+	}
+}
+
+// The first key of an algorithm has nothing to wait for: no verifier can
+// know a key of that algorithm yet, and nothing else could sign.
+func TestRule_first_rotated_key_of_an_algorithm_signs_at_once(t *testing.T) {
+	t.Parallel()
+	store, clk := newFakeKeyStore(), clock.NewManual(t0)
+	info, err := newKeyManager(t, store, clk, testOpts).Rotate(context.Background(), domain.RotateWhenPublished)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Status != domain.KeyActive || !info.ActiveFrom.Equal(t0) {
+		t.Fatalf("Rotate on an empty store = %+v, want active from now", info)
+	}
+	iss := startIssuer(t, store, clk, testOpts)
+	if got := signer(iss).kid; got != info.KID {
+		t.Errorf("signing kid = %s, want %s", got, info.KID)
+	}
+	if store.count() != 1 {
+		t.Errorf("store holds %d keys, want 1", store.count())
+	}
+}
+
+// A key set whose only key is not due yet (stored by a clock ahead of
+// ours) still signs, with that key: refusing to sign would stop logins.
+func TestRule_a_key_set_with_no_key_due_signs_with_the_first(t *testing.T) {
+	t.Parallel()
+	store, clk := newFakeKeyStore(), clock.NewManual(t0)
+	ahead := clock.NewManual(t0.Add(time.Minute))
+	info, err := newKeyManager(t, store, ahead, testOpts).Rotate(context.Background(), domain.RotateNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := startIssuer(t, store, clk, testOpts)
+	if got := signer(iss).kid; got != info.KID {
+		t.Fatalf("signing kid = %s, want %s", got, info.KID)
+	}
+	assertValid(t, iss, issue(t, iss))
+}
+
 // TestRule_key_added_by_another_node_is_found_on_a_miss: a node that rotated
 // signs with a key this node has not loaded yet; the unknown kid makes it
 // reload (at most once per missReloadInterval).
 func TestRule_key_added_by_another_node_is_found_on_a_miss(t *testing.T) {
 	t.Parallel()
 	iss, store, clk := newTestIssuer(t)
-	oldKID := iss.snapshot().signKID
+	oldKID := signer(iss).kid
 	clk.Advance(time.Second)
 	other := startIssuer(t, store, clk, testOpts)
 	next := rotate(t, other, store, clk)
 	rotated := issue(t, other)
 
 	assertValid(t, iss, rotated)
-	if iss.snapshot().signKID != next.KID {
-		t.Errorf("signing kid = %s, want the newest key", iss.snapshot().signKID)
+	if signer(iss).kid != next.KID {
+		t.Errorf("signing kid = %s, want the newest key", signer(iss).kid)
 	}
 	if got := iss.JWKS().Keys; len(got) != 2 || got[0].Kid != oldKID || got[1].Kid != next.KID {
 		t.Errorf("JWKS keys = %+v, want old then new", got)
@@ -201,7 +322,7 @@ func TestRule_periodic_reload_picks_up_a_key_from_another_issuer(t *testing.T) {
 	next := rotate(t, other, store, clk)
 
 	// No token with the new kid reaches iss: only the timer can load it.
-	eventually(t, "the new key signs", func() bool { return iss.snapshot().signKID == next.KID })
+	eventually(t, "the new key signs", func() bool { return signer(iss).kid == next.KID })
 	if n := len(iss.JWKS().Keys); n != 2 {
 		t.Errorf("JWKS has %d keys, want 2", n)
 	}
@@ -277,7 +398,7 @@ func TestRule_configured_hmac_secret(t *testing.T) {
 	stored, _, _ := newIssuerFor(t, HS256)
 	assertInvalid(t, a, issue(t, stored), errUnknownKID)
 
-	if _, err := newKeyManager(t, storeA, clk, opts).Rotate(context.Background()); !errors.Is(err, domain.ErrKeyConfigured) {
+	if _, err := newKeyManager(t, storeA, clk, opts).Rotate(context.Background(), domain.RotateNow); !errors.Is(err, domain.ErrKeyConfigured) {
 		t.Errorf("Rotate = %v, want domain.ErrKeyConfigured", err)
 	}
 
@@ -291,4 +412,13 @@ func TestRule_configured_hmac_secret(t *testing.T) {
 	if _, err := New(storeA, clk, notHMAC); err == nil || strings.Contains(err.Error(), string(secret)) {
 		t.Errorf("secret with EdDSA: %v", err)
 	}
+}
+
+// jwksKIDs returns the kids of iss's JWK set, in order.
+func jwksKIDs(iss *Issuer) []string {
+	var kids []string
+	for _, k := range iss.JWKS().Keys {
+		kids = append(kids, k.Kid)
+	}
+	return kids
 }

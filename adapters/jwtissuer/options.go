@@ -30,6 +30,19 @@ const (
 // it: every node and the CLI must agree on it.
 const ReloadInterval = 30 * time.Second
 
+// JWKSMaxAge is how long a verifier may cache the published key set: the
+// HTTP adapter serves it as the max-age of /.well-known/jwks.json (through
+// Issuer.JWKSMaxAge), and a rotated key starts signing only once every
+// copy cached before it was published has expired (Options.ActivateAfter).
+// It lives here, beside ReloadInterval, because the key schedule is
+// computed from it; every node and the CLI must agree on it.
+const JWKSMaxAge = 5 * time.Minute
+
+// TokenType is the typ header of an access token: a JWT access token of
+// RFC 9068. Verify accepts it, or its full media type application/at+jwt,
+// in any letter case (RFC 7515, section 4.1.9), and nothing else.
+const TokenType = "at+jwt"
+
 // MinHMACKeyLen is the shortest HS256 key accepted, in bytes (RFC 7518,
 // section 3.2: a key as long as the hash output).
 const MinHMACKeyLen = 32
@@ -99,9 +112,25 @@ func (o Options) withDefaults() (Options, algorithm, error) {
 	return o, alg, nil
 }
 
-// RetireAfter is how long after a newer key is created an older one retires:
-// nodes keep signing with the older key until their next reload, and its last
-// token is valid for TTL and the leeway after that.
+// ActivateAfter is how long after a rotation the new key starts signing:
+// every node publishes it within a reload, every copy of the key set cached
+// before that expires JWKSMaxAge later, and a node whose clock runs ahead
+// by up to the leeway must not sign early.
+func (o Options) ActivateAfter() time.Duration {
+	reload, leeway := o.reloadInterval, o.Leeway
+	if reload <= 0 {
+		reload = ReloadInterval
+	}
+	if leeway <= 0 {
+		leeway = DefaultLeeway
+	}
+	return reload + JWKSMaxAge + leeway
+}
+
+// RetireAfter is how long after a newer key starts signing an older one
+// retires: a node that has not reloaded since may sign with the older key
+// until its next reload, and that token is valid for TTL and the leeway
+// after that.
 func (o Options) RetireAfter() time.Duration {
 	reload, ttl, leeway := o.reloadInterval, o.TTL, o.Leeway
 	if reload <= 0 {

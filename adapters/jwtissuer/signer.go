@@ -33,7 +33,8 @@ func (c claims) GetAudience() (jwt.ClaimStrings, error) {
 	return jwt.ClaimStrings{c.Audience}, nil
 }
 
-// Issue returns a signed access token for u, valid from now for the TTL.
+// Issue returns a signed access token for u, valid from now for the TTL,
+// with the typ header of RFC 9068 and the kid of the key that signs now.
 // Before Start has loaded the keys it fails.
 func (i *Issuer) Issue(_ context.Context, u domain.User) (domain.AccessToken, error) {
 	ks := i.snapshot()
@@ -49,7 +50,8 @@ func (i *Issuer) Issue(_ context.Context, u domain.User) (domain.AccessToken, er
 	}
 	// JWT times have whole seconds; truncating here makes ExpiresAt equal
 	// to the exp claim.
-	now := i.clock.Now().Truncate(time.Second)
+	clockNow := i.clock.Now()
+	now := clockNow.Truncate(time.Second)
 	exp := now.Add(i.opts.TTL)
 	c := claims{
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -64,9 +66,11 @@ func (i *Issuer) Issue(_ context.Context, u domain.User) (domain.AccessToken, er
 		Profiles: u.Profiles.Canonical().Strings(),
 	}
 
+	key := ks.signer(clockNow)
 	tok := jwt.NewWithClaims(i.alg.method, c)
-	tok.Header["kid"] = ks.signKID
-	s, err := tok.SignedString(ks.sign)
+	tok.Header["typ"] = TokenType
+	tok.Header["kid"] = key.kid
+	s, err := tok.SignedString(key.sign)
 	if err != nil {
 		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -20,9 +21,11 @@ var forbiddenHeaders = []string{"jku", "jwk", "x5u", "x5c", "x5t", "x5t#S256", "
 var (
 	errForbiddenHeader = errors.New("forbidden header parameter")
 	errMissingKID      = errors.New("missing kid")
+	errWrongType       = errors.New("typ is not at+jwt")
 	errUnknownKID      = errors.New("unknown kid")
 	errRetiredKID      = errors.New("key retired")
 	errMissingIAT      = errors.New("missing iat")
+	errLongLifetime    = errors.New("lifetime longer than the access-token ttl")
 	errBadSubject      = errors.New("sub is not a user id")
 	errBadProfiles     = errors.New("missing or unknown profiles")
 )
@@ -31,12 +34,20 @@ var (
 // wrapping domain.ErrInvalidToken; its message never contains the token.
 func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, error) {
 	now := i.clock.Now()
-	if p, ok := i.verified.get(token, now); ok {
-		return p, nil
+	if p, kid, ok := i.verified.get(token, now); ok {
+		// A cached token is only as good as its key: one retired or
+		// removed since is verified again, and refused.
+		if _, err := i.lookupAt(kid, now); err == nil {
+			return p, nil
+		}
+		i.verified.remove(token)
 	}
+	var kid string
 	var c claims
 	_, err := i.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
-		return i.keyFor(ctx, t)
+		k, err := i.keyFor(ctx, t)
+		kid, _ = t.Header["kid"].(string)
+		return k, err
 	})
 	if err != nil {
 		return domain.Principal{}, invalid(err)
@@ -44,6 +55,12 @@ func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, er
 	// WithIssuedAt only checks an iat that is present.
 	if c.IssuedAt == nil {
 		return domain.Principal{}, invalid(errMissingIAT)
+	}
+	// No token of ours lives longer than the TTL (the leeway allows for a
+	// node whose clock differs): a longer one was made with a key that
+	// leaked, to outlive the key's retirement and every session end.
+	if c.ExpiresAt.Sub(c.IssuedAt.Time) > i.opts.TTL+i.opts.Leeway {
+		return domain.Principal{}, invalid(errLongLifetime)
 	}
 	// The domain errors of the parsers are not wrapped: errors.Is must not
 	// find ErrInvalidID or ErrInvalidProfile, which mean a bad request.
@@ -59,7 +76,7 @@ func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, er
 		return domain.Principal{}, invalid(errBadProfiles)
 	}
 	p := domain.Principal{UserID: id, Profiles: profiles}
-	i.verified.put(token, p, c.ExpiresAt.Time, now)
+	i.verified.put(token, kid, p, c.ExpiresAt.Time, now)
 	return p, nil
 }
 
@@ -74,6 +91,12 @@ func (i *Issuer) keyFor(ctx context.Context, t *jwt.Token) (any, error) {
 		if _, ok := t.Header[h]; ok {
 			return nil, errForbiddenHeader
 		}
+	}
+	// RFC 9068, section 4: an access token says so, so that no other JWT
+	// signed with our keys (there is none today; an ID token or a signed
+	// link tomorrow) can pass for one.
+	if typ, _ := t.Header["typ"].(string); !strings.EqualFold(typ, TokenType) && !strings.EqualFold(typ, "application/"+TokenType) {
+		return nil, errWrongType
 	}
 	kid, _ := t.Header["kid"].(string)
 	if kid == "" {

@@ -28,7 +28,7 @@ func TestAttack_alg_none_is_rejected(t *testing.T) {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			iss, _, _ := newIssuerFor(t, alg)
-			kid := iss.snapshot().signKID
+			kid := signer(iss).kid
 			none := signRaw(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, kid, validClaims(), nil)
 			assertAlgorithmRejected(t, iss, none, "none")
 			// Other spellings are not even a known method.
@@ -49,7 +49,7 @@ func TestAttack_hs256_signed_with_the_public_key_is_rejected(t *testing.T) {
 			t.Parallel()
 			iss, _, _ := newIssuerFor(t, alg)
 			ks := iss.snapshot()
-			pub := ks.byKID[ks.signKID].verify
+			pub := ks.byKID[signer(iss).kid].verify
 			pkix, err := x509.MarshalPKIXPublicKey(pub)
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +72,7 @@ func TestAttack_hs256_signed_with_the_public_key_is_rejected(t *testing.T) {
 				candidates = append(candidates, point, point[1:])
 			}
 			for n, key := range candidates {
-				s := signRaw(t, jwt.SigningMethodHS256, key, ks.signKID, validClaims(), nil)
+				s := signRaw(t, jwt.SigningMethodHS256, key, signer(iss).kid, validClaims(), nil)
 				t.Run(fmt.Sprint(n), func(t *testing.T) { assertAlgorithmRejected(t, iss, s, HS256) })
 			}
 		})
@@ -208,12 +208,12 @@ func TestAttack_token_signed_by_retired_key_is_rejected(t *testing.T) {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			iss, store, clk := newIssuerFor(t, alg)
-			old := iss.snapshot()
+			old := signer(iss)
 			clk.Advance(time.Hour)
 			next := rotate(t, iss, store, clk)
 
-			clk.Set(next.CreatedAt.Add(iss.opts.RetireAfter() + time.Second))
-			forged := signRaw(t, iss.alg.method, old.sign, old.signKID, claimsAt(clk.Now()), nil)
+			clk.Set(next.ActiveFrom.Add(iss.opts.RetireAfter() + time.Second))
+			forged := signRaw(t, iss.alg.method, old.sign, old.kid, claimsAt(clk.Now()), nil)
 			reads := store.readCount()
 			assertInvalid(t, iss, forged, errRetiredKID)
 			if store.readCount() != reads {
@@ -240,13 +240,68 @@ func TestAttack_foreign_key_under_our_kid_is_rejected(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertInvalid(t, iss, signRaw(t, iss.alg.method, sign, iss.snapshot().signKID, validClaims(), nil), jwt.ErrTokenSignatureInvalid)
+			assertInvalid(t, iss, signRaw(t, iss.alg.method, sign, signer(iss).kid, validClaims(), nil), jwt.ErrTokenSignatureInvalid)
 		})
 	}
 }
 
 // ---------------------------------------------------------------------------
 // Attacks on the claims
+
+// ---------------------------------------------------------------------------
+// Attacks with a token that is not an access token of ours
+
+// RFC 9068, section 4: a JWT that does not say it is an access token (an ID
+// token, any other JWT signed with the same key) is refused, whatever its
+// claims. The two spellings the RFC names pass, in any letter case (media
+// types are case-insensitive, RFC 7515 section 4.1.9).
+func TestAttack_token_without_access_token_typ_is_rejected(t *testing.T) {
+	t.Parallel()
+	for _, alg := range allAlgorithms {
+		t.Run(alg, func(t *testing.T) {
+			t.Parallel()
+			iss, _, _ := newIssuerFor(t, alg)
+			for _, typ := range []any{nil, "JWT", "jwt", "", "id+jwt", "at+jwt ", "at+jwt;x=1", "application/jwt", "at", 1, []string{"at+jwt"}} {
+				assertInvalid(t, iss, signWith(t, iss, validClaims(), map[string]any{"typ": typ}), errWrongType)
+			}
+			for _, typ := range []string{"at+jwt", "AT+JWT", "application/at+jwt", "Application/At+JWT"} {
+				assertValid(t, iss, signWith(t, iss, validClaims(), map[string]any{"typ": typ}))
+			}
+		})
+	}
+}
+
+// A token made with a leaked key to live for years must not outlive the
+// key's retirement, nor every session end: no token of ours lives longer
+// than the TTL, the leeway allowing for a node whose clock differs.
+func TestAttack_token_living_longer_than_the_ttl_is_rejected(t *testing.T) {
+	t.Parallel()
+	iss, _, _ := newTestIssuer(t)
+	for _, life := range []time.Duration{DefaultTTL + DefaultLeeway + time.Second, time.Hour, 10 * 365 * 24 * time.Hour} {
+		c := validClaims()
+		c["exp"] = t0.Add(life).Unix()
+		assertInvalid(t, iss, signWith(t, iss, c, nil), errLongLifetime)
+	}
+	// iat counts, not nbf: a token issued in the past is no exception.
+	c := validClaims()
+	c["iat"] = t0.Add(-time.Hour).Unix()
+	c["exp"] = t0.Add(time.Minute).Unix()
+	assertInvalid(t, iss, signWith(t, iss, c, nil), errLongLifetime)
+
+	c = validClaims()
+	c["exp"] = t0.Add(DefaultTTL + DefaultLeeway).Unix()
+	assertValid(t, iss, signWith(t, iss, c, nil))
+
+	// The bound follows the configured TTL.
+	opts := testOpts
+	opts.TTL = time.Hour
+	long := startIssuer(t, newFakeKeyStore(), clock.NewManual(t0), opts)
+	c = validClaims()
+	c["exp"] = t0.Add(time.Hour).Unix()
+	assertValid(t, long, signWith(t, long, c, nil))
+	c["exp"] = t0.Add(2 * time.Hour).Unix()
+	assertInvalid(t, long, signWith(t, long, c, nil), errLongLifetime)
+}
 
 func TestAttack_expired_token_is_rejected(t *testing.T) {
 	t.Parallel()

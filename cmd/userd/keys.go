@@ -17,30 +17,47 @@ import (
 )
 
 func (r *root) keysRotateCommand() *cobra.Command {
-	return &cobra.Command{
+	var now bool
+	cmd := &cobra.Command{
 		Use:   "rotate",
-		Short: "add an access-token signing key; older keys retire later",
-		Long: withConfigNote(`Add a new signing key for USERD_JWT_ALGORITHM. Every node signs with it
-within 30 s; the older keys still verify until every token they signed has
-expired, then retire.`),
+		Short: "add an access-token signing key; it signs once published, older keys retire later",
+		Long: withConfigNote(`Add a new signing key for USERD_JWT_ALGORITHM. Every node publishes it in
+/.well-known/jwks.json within 30 s, and it signs from 6 minutes after the
+rotation (the JWK set's cache lifetime of 5 min, the 30 s reload and 30 s of
+clock skew), so that no verifier meets a token whose key it has not fetched.
+Until then it is "pending" in 'userd keys list'. The older keys still verify
+until every token they signed has expired, then retire.
+
+With --now the key signs on every node within 30 s instead: for a key that
+must stop signing at once (a suspected leak). Verifiers that cache the JWK
+set refuse the new tokens until they fetch it again.`),
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return r.keys(cmd.Context(), true) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			when := domain.RotateWhenPublished
+			if now {
+				when = domain.RotateNow
+			}
+			return r.keys(cmd.Context(), &when)
+		},
 	}
+	cmd.Flags().BoolVar(&now, "now", false, "sign with the new key at once (within 30 s), not once every cached JWK set has it")
+	return cmd
 }
 
 func (r *root) keysListCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "list the signing keys: active, published, retired",
-		Long:  withConfigNote(`List the access-token signing keys: active, published, retired.`),
+		Short: "list the signing keys: published, active, pending, retired",
+		Long:  withConfigNote(`List the access-token signing keys: published, active, pending, retired.`),
 		Args:  noArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return r.keys(cmd.Context(), false) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return r.keys(cmd.Context(), nil) },
 	}
 }
 
-// keys runs `userd keys rotate` (rotate) or `userd keys list` over the
-// configured store, through the application's key use cases.
-func (r *root) keys(ctx context.Context, rotate bool) error {
+// keys runs `userd keys rotate` (rotate says when the key signs) or, with
+// rotate nil, `userd keys list` over the configured store, through the
+// application's key use cases.
+func (r *root) keys(ctx context.Context, rotate *domain.KeyRotation) error {
 	cfg, err := loadConfig("keys: USERD_DB_DRIVER=memory keeps nothing; the keys live in the database of the nodes")
 	if err != nil {
 		return err
@@ -54,23 +71,29 @@ func (r *root) keys(ctx context.Context, rotate bool) error {
 		ctx, cancel := context.WithTimeout(ctx, startTimeout)
 		defer cancel()
 		opts := jwtOptions(cfg, log)
-		if rotate {
-			return r.printRotated(ctx, svc.Keys, opts)
+		if rotate != nil {
+			return r.printRotated(ctx, svc.Keys, opts, *rotate)
 		}
 		return r.printKeys(ctx, cfg, svc.Keys, opts)
 	})
 }
 
-func (r *root) printRotated(ctx context.Context, keys *application.KeyService, opts jwtissuer.Options) error {
-	key, err := keys.RotateAsOperator(ctx)
+func (r *root) printRotated(ctx context.Context, keys *application.KeyService, opts jwtissuer.Options, when domain.KeyRotation) error {
+	key, err := keys.RotateAsOperator(ctx, when)
 	if errors.Is(err, domain.ErrKeyConfigured) {
 		return errors.New("keys rotate: the signing key is USERD_JWT_HMAC_SECRET, not stored; rotate it by changing that setting")
 	}
 	if err != nil {
 		return err
 	}
+	retires := key.ActiveFrom.Add(opts.RetireAfter()).UTC().Format(time.RFC3339)
+	if key.Status == domain.KeyPending {
+		_, err = fmt.Fprintf(r.stdout, "created %s key %s\nevery node publishes it within %s and signs with it from %s; the older keys retire at %s\n",
+			key.Algorithm, key.KID, jwtissuer.ReloadInterval, key.ActiveFrom.UTC().Format(time.RFC3339), retires)
+		return err
+	}
 	_, err = fmt.Fprintf(r.stdout, "created %s key %s\nevery node signs with it within %s; the older keys retire at %s\n",
-		key.Algorithm, key.KID, jwtissuer.ReloadInterval, key.CreatedAt.Add(opts.RetireAfter()).UTC().Format(time.RFC3339))
+		key.Algorithm, key.KID, jwtissuer.ReloadInterval, retires)
 	return err
 }
 
@@ -84,19 +107,20 @@ func (r *root) printKeys(ctx context.Context, cfg config.Config, keys *applicati
 		return err
 	}
 	var table strings.Builder
-	table.WriteString("KID\tALGORITHM\tCREATED\tSTATUS\tRETIRES\n")
+	table.WriteString("KID\tALGORITHM\tSIGNS FROM\tSTATUS\tRETIRES\n")
 	for _, k := range list {
-		created, retires := k.CreatedAt.UTC().Format(time.RFC3339), "-"
+		from, retires := k.ActiveFrom.UTC().Format(time.RFC3339), "-"
 		if k.Configured {
-			created = "(USERD_JWT_HMAC_SECRET)"
+			from = "(USERD_JWT_HMAC_SECRET)"
 		}
 		if !k.RetiresAt.IsZero() {
 			retires = k.RetiresAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(&table, "%s\t%s\t%s\t%s\t%s\n", k.KID, k.Algorithm, created, k.Status, retires)
+		fmt.Fprintf(&table, "%s\t%s\t%s\t%s\t%s\n", k.KID, k.Algorithm, from, k.Status, retires)
 	}
-	_, err = fmt.Fprintf(r.stdout, "%s\nactive signs; published verifies until it retires %s after the next key was created\n"+
-		"(reload %s + USERD_ACCESS_TTL %s + leeway %s); ignored is not %s and never used.\n",
+	_, err = fmt.Fprintf(r.stdout, "%s\nactive signs; pending is published and signs from its time; published verifies until it\n"+
+		"retires %s after the next key starts signing (reload %s + USERD_ACCESS_TTL %s + leeway %s);\n"+
+		"ignored is not %s and never used.\n",
 		columns(table.String(), 2), opts.RetireAfter(), jwtissuer.ReloadInterval, cfg.AccessTTL, jwtissuer.DefaultLeeway, cfg.JWTAlgorithm)
 	return err
 }

@@ -215,7 +215,9 @@ func keyRows(t *testing.T, out string) map[string][]string {
 }
 
 // `userd keys rotate` adds a key next to the one `serve` created; `keys
-// list` then shows the new one active and the old one published.
+// list` then shows the new one pending (published, not signing yet) and
+// the old one still active. `keys rotate --now` adds one that signs at
+// once.
 func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "userd.db")
 	t.Setenv("USERD_DB_DSN", dsn)
@@ -230,8 +232,25 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 	fxtest.New(t, serverOptions(cfg, io.Discard)).RequireStart().RequireStop()
 
 	code, out, errOut = runCLI(t, "", "keys", "rotate")
-	if code != 0 || !strings.HasPrefix(out, "created EdDSA key") {
+	if code != 0 || !strings.HasPrefix(out, "created EdDSA key") || !strings.Contains(out, "publishes it within 30s and signs with it from") {
 		t.Fatalf("keys rotate: code %d: %s%s", code, out, errOut)
+	}
+	pendingKID := strings.Fields(out)[3]
+	code, out, errOut = runCLI(t, "", "keys", "list")
+	if code != 0 {
+		t.Fatalf("keys list: code %d: %s%s", code, out, errOut)
+	}
+	rows := keyRows(t, out)
+	if len(rows) != 2 || rows[pendingKID] == nil || rows[pendingKID][3] != "pending" {
+		t.Fatalf("the rotated key %s is not pending:\n%s", pendingKID, out)
+	}
+	if from, err := time.Parse(time.RFC3339, rows[pendingKID][2]); err != nil || time.Until(from) < 5*time.Minute || time.Until(from) > 6*time.Minute {
+		t.Errorf("the pending key signs from %q, want about 6 minutes from now (%v)", rows[pendingKID][2], err)
+	}
+
+	code, out, errOut = runCLI(t, "", "keys", "rotate", "--now")
+	if code != 0 || !strings.HasPrefix(out, "created EdDSA key") || !strings.Contains(out, "every node signs with it within 30s") {
+		t.Fatalf("keys rotate --now: code %d: %s%s", code, out, errOut)
 	}
 	newKID := strings.Fields(out)[3]
 
@@ -239,9 +258,9 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("keys list: code %d: %s%s", code, out, errOut)
 	}
-	rows := keyRows(t, out)
-	if len(rows) != 2 {
-		t.Fatalf("keys list shows %d keys, want 2:\n%s", len(rows), out)
+	rows = keyRows(t, out)
+	if len(rows) != 3 {
+		t.Fatalf("keys list shows %d keys, want 3:\n%s", len(rows), out)
 	}
 	var statuses []string
 	for kid, row := range rows {
@@ -253,12 +272,12 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 		}
 		statuses = append(statuses, row[3])
 	}
-	if rows[newKID] == nil || rows[newKID][3] != "active" || rows[newKID][4] != "-" {
+	if rows[newKID] == nil || rows[newKID][3] != "active" || rows[pendingKID][3] != "pending" || rows[pendingKID][4] != "-" {
 		t.Errorf("the rotated key %s is not the active one:\n%s", newKID, out)
 	}
 	slices.Sort(statuses)
-	if !slices.Equal(statuses, []string{"active", "published"}) {
-		t.Errorf("statuses %v, want one active and one published:\n%s", statuses, out)
+	if !slices.Equal(statuses, []string{"active", "pending", "published"}) {
+		t.Errorf("statuses %v, want one active, one pending and one published:\n%s", statuses, out)
 	}
 
 	// Switching to ES256 ignores the EdDSA keys until a rotation adds one.
@@ -275,7 +294,7 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 		statuses = append(statuses, row[1]+":"+row[3])
 	}
 	slices.Sort(statuses)
-	if want := []string{"ES256:active", "EdDSA:ignored", "EdDSA:ignored"}; !slices.Equal(statuses, want) {
+	if want := []string{"ES256:active", "EdDSA:ignored", "EdDSA:ignored", "EdDSA:ignored"}; !slices.Equal(statuses, want) {
 		t.Errorf("statuses %v, want %v:\n%s", statuses, want, out)
 	}
 }
