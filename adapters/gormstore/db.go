@@ -161,6 +161,32 @@ func (db *DB) Open(ctx context.Context) error {
 	return nil
 }
 
+// SQLiteFile returns the database file that a SQLite DSN names (a path,
+// or a file: URI), and false for an in-memory database, which has none.
+func SQLiteFile(dsn string) (path string, ok bool) {
+	if sqliteInMemory(dsn) {
+		return "", false
+	}
+	path, _, _ = strings.Cut(dsn, "?")
+	if rest, uri := strings.CutPrefix(path, "file:"); uri {
+		// SQLite's URI: file:relative, file:/absolute, or
+		// file://[localhost]/absolute, percent-encoded.
+		if strings.HasPrefix(rest, "//") {
+			u, err := url.Parse(path)
+			if err != nil || (u.Host != "" && u.Host != "localhost") {
+				return "", false
+			}
+			rest = u.EscapedPath()
+		}
+		unescaped, err := url.PathUnescape(rest)
+		if err != nil {
+			return "", false
+		}
+		path = unescaped
+	}
+	return path, path != ""
+}
+
 // sqliteOpenRetry bounds how long Open retries a SQLite connection refused
 // as busy: as long as the busy timeout lets a statement wait.
 const sqliteOpenRetry = 5 * time.Second

@@ -23,15 +23,15 @@ func TestParseKeys(t *testing.T) {
 		}
 	}
 	for text, want := range map[string]string{
-		"":             "holds no key",
-		"  \n":         "holds no key",
-		ea + ",":       "key 2 of 2 is empty",
-		"!!!":          "the key is not base64",
-		ea + ",%%%":    "key 2 of 2 is not base64",
-		base64.StdEncoding.EncodeToString(a[:16]): "the key is 16 bytes, want 32",
-		base64.RawStdEncoding.EncodeToString(a):   "the key is not base64",
+		"":          "holds no key",
+		"  \n":      "holds no key",
+		ea + ",":    "key 2 of 2 is empty",
+		"!!!":       "the key is not base64",
+		ea + ",%%%": "key 2 of 2 is not base64",
+		base64.StdEncoding.EncodeToString(a[:16]):                                       "the key is 16 bytes, want 32",
+		base64.RawStdEncoding.EncodeToString(a):                                         "the key is not base64",
 		base64.URLEncoding.EncodeToString(append(bytes.Repeat([]byte{0xfb}, 31), 0xff)): "the key is not base64",
-		ea + "," + eb + "," + ea:                    "key 3 of 3 repeats key 1",
+		ea + "," + eb + "," + ea:                                                        "key 3 of 3 repeats key 1",
 	} {
 		_, err := secretbox.ParseKeys(text)
 		if err == nil || !strings.Contains(err.Error(), want) {

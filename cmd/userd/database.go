@@ -21,11 +21,16 @@ var sqlModule = fx.Module("sql",
 		fx.Annotate(gormstore.NewUserRepository, fx.As(new(ports.UserRepository))),
 		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
 		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
-		fx.Annotate(gormstore.NewKeyStore, fx.As(new(ports.KeyStore))),
+		fx.Annotate(gormstore.NewKeyStore, fx.As(fx.Self()), fx.As(new(ports.KeyStore))),
 		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
 		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db }, fx.As(new(ports.HealthChecker))),
 	),
 )
+
+// sealModule seals, at start, the keys an earlier version stored in clear.
+// Every command on the SQL store runs it, except `userd secrets
+// reencrypt`, which does that and more, and counts it.
+var sealModule = fx.Module("seal", fx.Invoke(sealClearKeys))
 
 // databaseModule is the bare database, for `userd migrate`, which manages
 // the schema itself: opened at start, closed at stop.
