@@ -36,18 +36,19 @@ var sealModule = fx.Module("seal", fx.Invoke(sealClearKeys))
 // the schema itself: opened at start, closed at stop.
 var databaseModule = fx.Module("database", fx.Provide(newDatabase))
 
-func newGormDB(cfg config.Config) (*gormstore.DB, error) {
+func newGormDB(cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
 	return gormstore.New(cfg.DBDriver, cfg.DBDSN, gormstore.Options{
 		MaxOpenConns:    cfg.DBMaxOpenConns,
 		MaxIdleConns:    cfg.DBMaxIdleConns,
 		ConnMaxLifetime: cfg.DBConnMaxLifetime,
+		Logger:          log,
 	})
 }
 
 // newDatabase builds the configured database without touching it; it
 // opens at start and closes at stop.
-func newDatabase(lc fx.Lifecycle, cfg config.Config) (*gormstore.DB, error) {
-	db, err := newGormDB(cfg)
+func newDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
+	db, err := newGormDB(cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +65,7 @@ func newDatabase(lc fx.Lifecycle, cfg config.Config) (*gormstore.DB, error) {
 // appended here, before any constructor that takes the database can
 // append its own, so it runs first.
 func newStoreDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
-	db, err := newGormDB(cfg)
+	db, err := newGormDB(cfg, log)
 	if err != nil {
 		return nil, err
 	}
