@@ -105,9 +105,23 @@ func (s *KeyStore) Reencrypt(ctx context.Context) (int, error) {
 	return s.reseal(ctx, "re-encrypt keys", true)
 }
 
+// reseal does SealClear, or with all Reencrypt. On SQLite, the values it
+// replaces must not stay in the file: a secret sealed in place of a
+// shorter clear one goes to a new cell, and the old cell's bytes would
+// remain in the page's free space, where a copy of the file finds the key
+// in clear. secure_delete zeroes freed space while the transaction runs,
+// and a checkpoint then writes the zeroed pages over the database file
+// (should a reader hold it back, the next checkpoint does).
 func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error) {
 	changed := 0
-	err := s.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) (err error) {
+		if !s.db.postgres {
+			restore, err := secureDelete(tx)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, restore()) }()
+		}
 		read := tx
 		if s.db.postgres {
 			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
@@ -151,5 +165,27 @@ func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error)
 		}
 		return 0, storeError(op, err)
 	}
+	if changed > 0 && !s.db.postgres {
+		// Scanned, not Exec'd: these pragmas answer a row, and a prepared
+		// statement left on its row would keep the next commit from
+		// completing.
+		var result struct{ Busy, Log, Checkpointed int }
+		if err := s.db.gorm.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&result).Error; err != nil {
+			return 0, storeError(op+": checkpoint", err)
+		}
+	}
 	return changed, nil
+}
+
+// secureDelete turns SQLite's secure_delete on for tx's connection and
+// returns what turns it back to what it was.
+func secureDelete(tx *gorm.DB) (restore func() error, err error) {
+	var was, now int
+	if err := tx.Raw("PRAGMA secure_delete").Scan(&was).Error; err != nil {
+		return nil, err
+	}
+	if err := tx.Raw("PRAGMA secure_delete = 1").Scan(&now).Error; err != nil {
+		return nil, err
+	}
+	return func() error { return tx.Raw(fmt.Sprintf("PRAGMA secure_delete = %d", was)).Scan(&now).Error }, nil
 }

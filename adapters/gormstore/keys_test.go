@@ -3,6 +3,9 @@ package gormstore
 import (
 	"bytes"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -98,6 +101,9 @@ func TestKeyStore_SealClear(t *testing.T) {
 				t.Errorf("the nodes sealed %v keys, %d in all; want each of the %d once", counts, total, len(want))
 			}
 			checkSealed(t, db, box, want)
+			if driver == DriverSQLite {
+				checkFileHoldsNoSecret(t, dsn, want)
+			}
 			store := NewKeyStore(db, box)
 			got, err := store.Keys(ctx, domain.KeyPurposeRefreshHMAC)
 			if err != nil || len(got) != 1 || !bytes.Equal(got[0].Secret, want[2].Secret) {
@@ -151,4 +157,46 @@ func TestKeyStore_Reencrypt_seals_clear_rows(t *testing.T) {
 func newTestKey(id string) domain.SigningKey {
 	return domain.SigningKey{ID: id, Purpose: domain.KeyPurposeAccessToken, Algorithm: "EdDSA",
 		Secret: secretbox.NewKey(), CreatedAt: time.Now()}
+}
+
+// checkFileHoldsNoSecret checks that the SQLite file at path and its WAL
+// hold no part of the clear secrets of want: sealing a row must not leave
+// the clear value in the page's free space.
+func checkFileHoldsNoSecret(t *testing.T, path string, want []keyRow) {
+	t.Helper()
+	for _, name := range []string{path, path + "-wal"} {
+		data, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if bytes.Contains(data, w.Secret[len(w.Secret)-16:]) {
+				t.Errorf("%s still holds key %s in clear", filepath.Base(name), w.ID)
+			}
+		}
+	}
+}
+
+// Sealing a clear row in place must not leave the clear value in the
+// page's free space, where a copy of the file would find it.
+func TestKeyStore_SealClear_leaves_no_clear_bytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "userd.db")
+	db := openSQLiteDSN(t, path)
+	var inClear []keyRow
+	for _, id := range []string{"k-1", "k-2", "refresh-hmac-1"} {
+		row := keyRow{ID: id, Purpose: string(domain.KeyPurposeAccessToken), Algorithm: "HS256", Secret: secretbox.NewKey(), CreatedMicros: 1}
+		if err := db.gorm.Create(&row).Error; err != nil {
+			t.Fatal(err)
+		}
+		inClear = append(inClear, row)
+	}
+	box := newTestBox(t)
+	if n, err := NewKeyStore(db, box).SealClear(t.Context()); err != nil || n != len(inClear) {
+		t.Fatalf("SealClear = %d, %v", n, err)
+	}
+	checkSealed(t, db, box, inClear)
+	checkFileHoldsNoSecret(t, path, inClear)
 }
