@@ -34,6 +34,9 @@ var errNoSecretKey = errors.New("no secret key: with USERD_DB_DRIVER=postgres, s
 // read: reading a key file, or making one, is I/O.
 var secretsModule = fx.Module("secrets",
 	fx.Provide(fx.Annotate(newSecretBox, fx.As(fx.Self()), fx.As(new(ports.SecretBox)))),
+	// Built first, its start hook runs first: a deployment without a key
+	// fails before it touches the database.
+	fx.Invoke(func(*secretbox.Box) {}),
 )
 
 func newSecretBox(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*secretbox.Box, error) {
