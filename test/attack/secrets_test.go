@@ -529,7 +529,7 @@ func buildCommit(t *testing.T, commit string) string {
 	}
 	src := t.TempDir()
 	archive := exec.Command("git", "-C", root, "archive", "--format=tar", commit) //nolint:gosec // G204: git with this test's own constant commit
-	untar := exec.Command("tar", "-x", "-C", src) //nolint:gosec // G204: tar into the test's own directory
+	untar := exec.Command("tar", "-x", "-C", src)                                 //nolint:gosec // G204: tar into the test's own directory
 	pipe, err := archive.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
