@@ -422,7 +422,7 @@ func TestAuth_nodes_started_together_derive_one_successor(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	keys, err := store.Keys().Keys(ctx, domain.KeyPurposeRefreshHMAC)
+	keys, err := store.Keys(testBox).Keys(ctx, domain.KeyPurposeRefreshHMAC)
 	wantErr(t, err, nil)
 	if len(keys) != 1 {
 		t.Fatalf("%d refresh keys stored, want 1", len(keys))

@@ -151,7 +151,7 @@ func testConfig() application.Config {
 func testDeps(t testing.TB, store *memory.Store, clk ports.Clock, audit *memory.AuditLog, counts *memory.SecurityMetrics, logs *logbuf.Buffer) application.Deps {
 	return application.Deps{
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: startedCodec(t, store.Keys(), clk),
+		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: startedCodec(t, store.Keys(testBox), clk),
 		Keys: &fakeKeys{clock: clk}, Audit: audit, Metrics: counts, Clock: clk,
 		Log: slog.New(slog.NewJSONHandler(logs, nil)),
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 )
@@ -25,7 +26,11 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 		b.Fatal(err)
 	}
 	clk := clock.System{}
-	keys := gormstore.NewKeyStore(db)
+	box, err := secretbox.New(secretbox.NewKey())
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := gormstore.NewKeyStore(db, box)
 	users := gormstore.NewUserRepository(db)
 	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
 	iss, err := jwtissuer.New(keys, clk, jwtissuer.Options{Issuer: "x", Audience: "x"})

@@ -25,7 +25,7 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 	// Real argon2id, lighter than production so the test stays quick; the
 	// dummy hash uses the same parameters, which is what matters.
 	hasher := passwordhash.New(passwordhash.Params{Memory: 4096, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
-	issuer, err := jwtissuer.New(store.Keys(), clk, jwtissuer.Options{Issuer: "t", Audience: "t"})
+	issuer, err := jwtissuer.New(store.Keys(testBox), clk, jwtissuer.Options{Issuer: "t", Audience: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 	}
 	svc, err := application.New(application.Deps{
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		Hasher: hasher, Issuer: issuer, Codec: startedCodec(t, store.Keys(), clk), Keys: &fakeKeys{clock: clk}, Clock: clk,
+		Hasher: hasher, Issuer: issuer, Codec: startedCodec(t, store.Keys(testBox), clk), Keys: &fakeKeys{clock: clk}, Clock: clk,
 	}, application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)

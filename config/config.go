@@ -26,6 +26,7 @@ import (
 	envlib "github.com/caarlos0/env/v11"
 
 	"github.com/userd/userd/adapters/jwtissuer"
+	"github.com/userd/userd/adapters/secretbox"
 )
 
 // EnvPrefix starts the name of every environment variable read.
@@ -53,6 +54,10 @@ const (
 // bytes: what adapters/jwtissuer accepts, as long as the HMAC-SHA-256
 // output (RFC 7518, section 3.2).
 const MinJWTHMACSecretLen = jwtissuer.MinHMACKeyLen
+
+// SecretKeyLen is the length of each key of USERD_SECRET_KEY, in bytes once
+// decoded: adapters/secretbox's AES-256 key.
+const SecretKeyLen = secretbox.KeyLen
 
 // Log formats.
 const (
@@ -101,6 +106,18 @@ type Config struct {
 	// server refuses to start on an out-of-date schema instead, for teams
 	// that migrate as a separate deployment step.
 	DBAutoMigrate bool `env:"DB_AUTO_MIGRATE" envDefault:"true"`
+
+	// SecretKey encrypts the secrets kept in the database (the token-signing
+	// private keys, the refresh-token HMAC key): the base64 of
+	// secretbox.KeyLen random bytes, or a comma-separated list of such keys
+	// of which the first encrypts and all decrypt (rotation). Unset, with
+	// SecretKeyFile unset too, SQLite uses a key file userd.key made beside
+	// the database file, an in-memory database a random key of its own, and
+	// PostgreSQL refuses to start. Redacted hides it.
+	SecretKey string `env:"SECRET_KEY" envDefault:"" redact:"secret"`
+	// SecretKeyFile names a file holding what SecretKey holds, instead of
+	// it (a trailing line break is fine). Redacted hides it too.
+	SecretKeyFile string `env:"SECRET_KEY_FILE" envDefault:"" redact:"secret"`
 
 	// BootstrapAdminEmail and BootstrapAdminPassword, when set, create an
 	// admin at start if that email is not registered yet. Both or neither.

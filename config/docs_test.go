@@ -118,6 +118,7 @@ func TestDocsBoundsAreTheOwners(t *testing.T) {
 		"USERD_ARGON2_ITERATIONS":  {1, passwordhash.MaxIterations},
 		"USERD_ARGON2_PARALLELISM": {1, passwordhash.MaxParallelism},
 		"USERD_JWT_HMAC_SECRET":    {MinJWTHMACSecretLen},
+		"USERD_SECRET_KEY":         {SecretKeyLen},
 	} {
 		for _, n := range want {
 			if !regexp.MustCompile(`\b` + strconv.Itoa(n) + `\b`).MatchString(rows[name].allowed) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/adapters/secretbox"
 )
 
 // TestSettingsAreTheLibrarys: the settings this package reads from the tags
@@ -96,6 +98,7 @@ func TestBoundsAreTheOwners(t *testing.T) {
 		{"USERD_ARGON2_PARALLELISM": itoa(passwordhash.MaxParallelism), "USERD_ARGON2_MEMORY_KIB": itoa(passwordhash.MinMemoryKiBPerLane * passwordhash.MaxParallelism)},
 		{"USERD_ARGON2_MEMORY_KIB": itoa(passwordhash.MinMemoryKiBPerLane), "USERD_ARGON2_ITERATIONS": "1"},
 		{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": strings.Repeat("k", jwtissuer.MinHMACKeyLen)},
+		{"USERD_SECRET_KEY": base64.StdEncoding.EncodeToString(make([]byte, secretbox.KeyLen))},
 	}
 	for _, e := range accepted {
 		c, err := LoadFrom(env(e))
@@ -116,6 +119,8 @@ func TestBoundsAreTheOwners(t *testing.T) {
 		{"USERD_ARGON2_PARALLELISM": itoa(passwordhash.MaxParallelism + 1), "USERD_ARGON2_MEMORY_KIB": "65536"},
 		{"USERD_ARGON2_PARALLELISM": "2", "USERD_ARGON2_MEMORY_KIB": itoa(2*passwordhash.MinMemoryKiBPerLane - 1)},
 		{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": strings.Repeat("k", jwtissuer.MinHMACKeyLen-1)},
+		{"USERD_SECRET_KEY": base64.StdEncoding.EncodeToString(make([]byte, secretbox.KeyLen-1))},
+		{"USERD_SECRET_KEY": base64.StdEncoding.EncodeToString(make([]byte, secretbox.KeyLen+1))},
 	}
 	for _, e := range refused {
 		if _, err := LoadFrom(env(e)); err == nil {

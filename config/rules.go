@@ -13,6 +13,7 @@ import (
 	envlib "github.com/caarlos0/env/v11"
 
 	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/adapters/secretbox"
 )
 
 // parsers replace caarlos0/env's own for the types where userd is stricter
@@ -197,6 +198,7 @@ func (c *Config) validate() []error {
 			add("%sJWT_HMAC_SECRET: must be at least %d bytes", EnvPrefix, MinJWTHMACSecretLen)
 		}
 	}
+	errs = append(errs, c.validateSecretKey()...)
 	if c.RefreshFamilyTTL < c.RefreshTTL {
 		add("%sREFRESH_FAMILY_TTL: must be at least %sREFRESH_TTL (%s)", EnvPrefix, EnvPrefix, c.RefreshTTL)
 	}
@@ -208,4 +210,24 @@ func (c *Config) validate() []error {
 			EnvPrefix, passwordhash.MinMemoryKiBPerLane, EnvPrefix, perLane)
 	}
 	return errs
+}
+
+// validateSecretKey checks USERD_SECRET_KEY, or reads and checks the file
+// USERD_SECRET_KEY_FILE names, so that a bad key fails every command at
+// once, `config print` included. Both are secrets: the errors name the
+// variable and say what is wrong, never the key or the file's path.
+func (c *Config) validateSecretKey() []error {
+	switch {
+	case c.SecretKey != "" && c.SecretKeyFile != "":
+		return []error{fmt.Errorf("%sSECRET_KEY and %sSECRET_KEY_FILE: set one, not both", EnvPrefix, EnvPrefix)}
+	case c.SecretKey != "":
+		if _, err := secretbox.ParseKeys(c.SecretKey); err != nil {
+			return []error{fmt.Errorf("%sSECRET_KEY: %w", EnvPrefix, err)}
+		}
+	case c.SecretKeyFile != "":
+		if _, err := secretbox.ReadKeyFile(c.SecretKeyFile); err != nil {
+			return []error{fmt.Errorf("%sSECRET_KEY_FILE: %w", EnvPrefix, err)}
+		}
+	}
+	return nil
 }

@@ -20,7 +20,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -62,6 +65,9 @@ type Options struct {
 	// failover or a server-side restart is picked up; 0 means
 	// DefaultConnMaxLifetime.
 	ConnMaxLifetime time.Duration
+	// Logger receives Open's warning about a SQLite file readable by other
+	// users; nil discards it.
+	Logger *slog.Logger
 }
 
 // DB is a database with the userd schema (after Migrate). New makes one
@@ -83,6 +89,12 @@ type DB struct {
 	// writer nor block it (WAL); on PostgreSQL it is the same pool as gorm.
 	read     *gorm.DB
 	postgres bool
+	// file is the SQLite database file, "" for PostgreSQL and for an
+	// in-memory database.
+	file string
+	// readOnly is true for a SQLite DSN with mode=ro, whose file Open must
+	// not create.
+	readOnly bool
 }
 
 // sqliteReaders is the size of SQLite's read-only pool. Reads are short
@@ -105,6 +117,8 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 			return nil, err
 		}
 		db.dsn = full
+		db.file, _ = SQLiteFile(dsn)
+		db.readOnly = sqliteReadOnly(dsn)
 	case DriverPostgres:
 	default:
 		return nil, fmt.Errorf("open database: unknown driver %q (want %q or %q)", driver, DriverSQLite, DriverPostgres)
@@ -113,14 +127,19 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 }
 
 // Open connects to the database: it pings PostgreSQL; it creates a SQLite
-// file that does not exist and sets its pragmas. It does not create the
-// schema: call Migrate. A DB opens once; Close releases it.
+// file that does not exist, readable by its owner only (0600), and sets
+// its pragmas. An existing SQLite file that other users may read is
+// logged as a warning, not changed. It does not create the schema: call
+// Migrate. A DB opens once; Close releases it.
 func (db *DB) Open(ctx context.Context) error {
 	op := "open " + db.driver + " database"
 	if db.gorm != nil {
 		return errors.New(op + ": already open")
 	}
 	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if err := db.prepareSQLiteFile(); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	g, err := db.connect(ctx)
@@ -159,6 +178,74 @@ func (db *DB) Open(ctx context.Context) error {
 	}
 	db.gorm, db.read = g, read
 	return nil
+}
+
+// prepareSQLiteFile creates the SQLite database file, empty and with mode
+// 0600, before the driver opens it: the driver would create it 0644
+// (SQLite's default, less the umask), readable by every user of the
+// machine, with the password hashes and the sealed keys in it. SQLite
+// gives the -wal and -shm files it makes the mode of the database file, so
+// they are 0600 too. O_EXCL: of several processes opening one new file,
+// one creates it. An existing file is not changed; if other users may read
+// or write it, a warning names it and its mode.
+func (db *DB) prepareSQLiteFile() error {
+	if db.file == "" {
+		return nil
+	}
+	if !db.readOnly {
+		f, err := os.OpenFile(db.file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) //nolint:gosec // G703: the operator's USERD_DB_DSN names the file the driver opens anyway
+		if err == nil {
+			return f.Close()
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create the database file: %w", err)
+		}
+	}
+	info, err := os.Stat(db.file) //nolint:gosec // G703: as above
+	if err != nil {
+		// The driver reports what is wrong with the file.
+		return nil
+	}
+	if mode := info.Mode().Perm(); mode&0o077 != 0 && db.opts.Logger != nil {
+		db.opts.Logger.Warn("the SQLite database file may be read by other users than its owner: it holds password hashes "+
+			"and sealed keys; run chmod 600 on it and on its -wal and -shm files",
+			slog.String("path", db.file), slog.String("mode", fmt.Sprintf("%#o", mode)))
+	}
+	return nil
+}
+
+// SQLiteFile returns the database file that a SQLite DSN names (a path,
+// or a file: URI), and false for an in-memory database, which has none.
+func SQLiteFile(dsn string) (path string, ok bool) {
+	if sqliteInMemory(dsn) {
+		return "", false
+	}
+	path, _, _ = strings.Cut(dsn, "?")
+	if rest, uri := strings.CutPrefix(path, "file:"); uri {
+		// SQLite's URI: file:relative, file:/absolute, or
+		// file://[localhost]/absolute, percent-encoded.
+		if strings.HasPrefix(rest, "//") {
+			u, err := url.Parse(path)
+			if err != nil || (u.Host != "" && u.Host != "localhost") {
+				return "", false
+			}
+			rest = u.EscapedPath()
+		}
+		unescaped, err := url.PathUnescape(rest)
+		if err != nil {
+			return "", false
+		}
+		path = unescaped
+	}
+	return path, path != ""
+}
+
+// sqliteReadOnly reports whether a SQLite DSN opens its file read-only
+// (mode=ro), so that a missing file must not be created.
+func sqliteReadOnly(dsn string) bool {
+	_, query, _ := strings.Cut(dsn, "?")
+	params, err := url.ParseQuery(query)
+	return err == nil && params.Get("mode") == "ro"
 }
 
 // sqliteOpenRetry bounds how long Open retries a SQLite connection refused

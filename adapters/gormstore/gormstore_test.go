@@ -60,7 +60,7 @@ func TestContract(t *testing.T) {
 			})
 			t.Run("keys", func(t *testing.T) {
 				t.Parallel()
-				contract.KeyStore(t, func(t *testing.T) ports.KeyStore { return NewKeyStore(b.open(t)) })
+				contract.KeyStore(t, func(t *testing.T) contract.KeyStorage { return keyStorage(b.open(t)) })
 			})
 			t.Run("health", func(t *testing.T) {
 				t.Parallel()
@@ -71,6 +71,31 @@ func TestContract(t *testing.T) {
 				contract.AuditLog(t, func(t *testing.T) ports.AuditLog { return NewAuditLog(b.open(t)) })
 			})
 		})
+	}
+}
+
+// keyStorage is db's key table for the contract suite.
+func keyStorage(db *DB) contract.KeyStorage {
+	return contract.KeyStorage{
+		Open: func(box ports.SecretBox) ports.KeyStore { return NewKeyStore(db, box) },
+		Stored: func(t *testing.T, id string) []byte {
+			var row keyRow
+			if err := db.gorm.Where("id = ?", id).Take(&row).Error; err != nil {
+				t.Fatalf("read key %s: %v", id, err)
+			}
+			if !row.Sealed {
+				t.Errorf("key %s: sealed = false", id)
+			}
+			return row.Secret
+		},
+		SetStored: func(t *testing.T, id string, stored []byte) {
+			if err := db.gorm.Model(&keyRow{}).Where("id = ?", id).Update("secret", stored).Error; err != nil {
+				t.Fatalf("write key %s: %v", id, err)
+			}
+		},
+		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
+			return NewKeyStore(db, box).Reencrypt(ctx)
+		},
 	}
 }
 

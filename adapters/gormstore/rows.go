@@ -58,11 +58,14 @@ type loginAttemptRow struct {
 func (loginAttemptRow) TableName() string { return "login_attempts" }
 
 type keyRow struct {
-	ID            string `gorm:"column:id;primaryKey"`
-	Purpose       string `gorm:"column:purpose"`
-	Algorithm     string `gorm:"column:algorithm"`
+	ID        string `gorm:"column:id;primaryKey"`
+	Purpose   string `gorm:"column:purpose"`
+	Algorithm string `gorm:"column:algorithm"`
+	// Secret is sealed by the store's SecretBox when Sealed is true; in a
+	// row written before secrets were sealed it is the key in clear.
 	Secret        []byte `gorm:"column:secret"`
 	CreatedMicros int64  `gorm:"column:created_at"`
+	Sealed        bool   `gorm:"column:sealed"`
 }
 
 func (keyRow) TableName() string { return "keys" }
@@ -183,22 +186,25 @@ func toDomainLoginAttempts(r loginAttemptRow) domain.LoginAttempts {
 	}
 }
 
-func fromDomainKey(k domain.SigningKey) keyRow {
+// fromDomainKey is the row of k, whose secret is stored as sealed.
+func fromDomainKey(k domain.SigningKey, sealed []byte) keyRow {
 	return keyRow{
 		ID:            k.ID,
 		Purpose:       string(k.Purpose),
 		Algorithm:     k.Algorithm,
-		Secret:        k.Secret,
+		Secret:        sealed,
 		CreatedMicros: toMicros(k.CreatedAt),
+		Sealed:        true,
 	}
 }
 
-func toDomainKey(r keyRow) domain.SigningKey {
+// toDomainKey is the key of r, whose secret is secret once opened.
+func toDomainKey(r keyRow, secret []byte) domain.SigningKey {
 	return domain.SigningKey{
 		ID:        r.ID,
 		Purpose:   domain.KeyPurpose(r.Purpose),
 		Algorithm: r.Algorithm,
-		Secret:    r.Secret,
+		Secret:    secret,
 		CreatedAt: fromMicros(r.CreatedMicros),
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -116,6 +117,10 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 
 	store := memory.NewStore()
+	box, err := secretbox.New(secretbox.NewKey())
+	if err != nil {
+		t.Fatal(err)
+	}
 	var users ports.UserRepository = store.Users()
 	if cfg.wrapUsers != nil {
 		users = cfg.wrapUsers(users)
@@ -123,15 +128,15 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	// Tiny argon2 parameters: the tests hash dozens of passwords.
 	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
 	jwtOpts := jwtissuer.Options{Issuer: "userd-test", Audience: "userd-test"}
-	issuer, err := jwtissuer.New(store.Keys(), clock, jwtOpts)
+	issuer, err := jwtissuer.New(store.Keys(box), clock, jwtOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := jwtissuer.NewKeyManager(store.Keys(), clock, jwtOpts)
+	keys, err := jwtissuer.NewKeyManager(store.Keys(box), clock, jwtOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	codec := jwtissuer.NewRefreshCodec(store.Keys(), clock)
+	codec := jwtissuer.NewRefreshCodec(store.Keys(box), clock)
 	if err := errors.Join(issuer.Start(ctx), codec.Start(ctx)); err != nil {
 		t.Fatal(err)
 	}

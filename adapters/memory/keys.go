@@ -10,24 +10,38 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// KeyStore is the in-memory ports.KeyStore.
-type KeyStore struct{ s *Store }
+// KeyStore is the in-memory ports.KeyStore. Like the SQL store it keeps
+// each secret sealed by its SecretBox, with the key's id as associated
+// data, and opens it on the way out, so that code tested against it meets
+// the same errors (a secret key missing or unknown).
+type KeyStore struct {
+	s   *Store
+	box ports.SecretBox
+}
 
 var _ ports.KeyStore = (*KeyStore)(nil)
 
-// NewKeyStore returns a key store over a store of its own.
-func NewKeyStore() *KeyStore { return NewStore().Keys() }
+// NewKeyStore returns a key store over a store of its own, sealing with box.
+func NewKeyStore(box ports.SecretBox) *KeyStore { return NewStore().Keys(box) }
 
-// Keys implements ports.KeyStore.
+// Keys implements ports.KeyStore. A secret that does not open fails the
+// whole read with the box's error.
 func (r *KeyStore) Keys(_ context.Context, purpose domain.KeyPurpose) ([]domain.SigningKey, error) {
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []domain.SigningKey{}
 	for _, k := range s.keys {
-		if k.Purpose == purpose {
-			out = append(out, copyKey(k))
+		if k.Purpose != purpose {
+			continue
 		}
+		secret, err := r.box.Open(k.Secret, []byte(k.ID))
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k.ID, err)
+		}
+		k = copyKey(k)
+		k.Secret = secret
+		out = append(out, k)
 	}
 	slices.SortFunc(out, func(a, b domain.SigningKey) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
@@ -35,14 +49,49 @@ func (r *KeyStore) Keys(_ context.Context, purpose domain.KeyPurpose) ([]domain.
 	return out, nil
 }
 
-// AddKey implements ports.KeyStore.
+// AddKey implements ports.KeyStore: the secret is sealed before it is kept.
 func (r *KeyStore) AddKey(_ context.Context, k domain.SigningKey) error {
+	sealed, err := r.box.Seal(k.Secret, []byte(k.ID))
+	if err != nil {
+		return fmt.Errorf("add key %q: %w", k.ID, err)
+	}
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.keys[k.ID]; ok {
 		return fmt.Errorf("add key %q: %w", k.ID, domain.ErrKeyExists)
 	}
-	s.keys[k.ID] = copyKey(k)
+	k = copyKey(k)
+	k.Secret = sealed
+	s.keys[k.ID] = k
 	return nil
+}
+
+// Reencrypt re-seals every secret that is not sealed under the box's
+// current key and returns how many it changed; a secret that does not
+// open changes nothing. It is the SQL store's, for the contract suite:
+// the memory store is lost at exit, so it has no command.
+func (r *KeyStore) Reencrypt(_ context.Context) (int, error) {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	resealed := map[string][]byte{}
+	for id, k := range s.keys {
+		secret, err := r.box.Open(k.Secret, []byte(id))
+		if err != nil {
+			return 0, fmt.Errorf("re-encrypt key %q: %w", id, err)
+		}
+		if r.box.Current(k.Secret) {
+			continue
+		}
+		if resealed[id], err = r.box.Seal(secret, []byte(id)); err != nil {
+			return 0, fmt.Errorf("re-encrypt key %q: %w", id, err)
+		}
+	}
+	for id, sealed := range resealed {
+		k := s.keys[id]
+		k.Secret = sealed
+		s.keys[id] = k
+	}
+	return len(resealed), nil
 }

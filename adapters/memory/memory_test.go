@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/userd/userd/adapters/memory"
@@ -32,7 +33,17 @@ func TestLoginAttemptStore(t *testing.T) {
 
 func TestKeyStore(t *testing.T) {
 	t.Parallel()
-	contract.KeyStore(t, func(*testing.T) ports.KeyStore { return memory.NewKeyStore() })
+	contract.KeyStore(t, func(*testing.T) contract.KeyStorage {
+		s := memory.NewStore()
+		// The box does not matter to the raw access.
+		raw := s.Keys(nil)
+		return contract.KeyStorage{
+			Open:      func(box ports.SecretBox) ports.KeyStore { return s.Keys(box) },
+			Stored:    func(_ *testing.T, id string) []byte { return raw.StoredSecret(id) },
+			SetStored: func(_ *testing.T, id string, stored []byte) { raw.SetStoredSecret(id, stored) },
+			Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) { return s.Keys(box).Reencrypt(ctx) },
+		}
+	})
 }
 
 func TestHealthChecker(t *testing.T) {

@@ -70,8 +70,9 @@ func (s *Store) RefreshTokens() *RefreshTokenStore { return &RefreshTokenStore{s
 // LoginAttempts returns the store's login-attempt counter.
 func (s *Store) LoginAttempts() *LoginAttemptStore { return &LoginAttemptStore{s: s} }
 
-// Keys returns the store's key store.
-func (s *Store) Keys() *KeyStore { return &KeyStore{s: s} }
+// Keys returns the store's key store, sealing and opening secrets with
+// box. Views with different boxes share the keys.
+func (s *Store) Keys(box ports.SecretBox) *KeyStore { return &KeyStore{s: s, box: box} }
 
 // Ping always succeeds: memory is always there.
 func (s *Store) Ping(context.Context) error { return nil }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver, to create and drop the run's schema
+
+	"github.com/userd/userd/adapters/secretbox"
 )
 
 // buildUserd compiles the service as `make build` does, into dir.
@@ -82,7 +84,9 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir string, argon arg
 			return nil, err
 		}
 		s.cleanup = append(s.cleanup, drop)
-		env = append(env, "USERD_DB_DRIVER=postgres", "USERD_DB_DSN="+scoped)
+		// userd refuses PostgreSQL without a secret key; one for the run.
+		env = append(env, "USERD_DB_DRIVER=postgres", "USERD_DB_DSN="+scoped,
+			"USERD_SECRET_KEY="+secretbox.EncodeKey(secretbox.NewKey()))
 	default:
 		return nil, fmt.Errorf("unknown backend %q", backend)
 	}

@@ -21,28 +21,34 @@ var sqlModule = fx.Module("sql",
 		fx.Annotate(gormstore.NewUserRepository, fx.As(new(ports.UserRepository))),
 		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
 		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
-		fx.Annotate(gormstore.NewKeyStore, fx.As(new(ports.KeyStore))),
+		fx.Annotate(gormstore.NewKeyStore, fx.As(fx.Self()), fx.As(new(ports.KeyStore))),
 		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
 		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db }, fx.As(new(ports.HealthChecker))),
 	),
 )
 
+// sealModule seals, at start, the keys an earlier version stored in clear.
+// Every command on the SQL store runs it, except `userd secrets
+// reencrypt`, which does that and more, and counts it.
+var sealModule = fx.Module("seal", fx.Invoke(sealClearKeys))
+
 // databaseModule is the bare database, for `userd migrate`, which manages
 // the schema itself: opened at start, closed at stop.
 var databaseModule = fx.Module("database", fx.Provide(newDatabase))
 
-func newGormDB(cfg config.Config) (*gormstore.DB, error) {
+func newGormDB(cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
 	return gormstore.New(cfg.DBDriver, cfg.DBDSN, gormstore.Options{
 		MaxOpenConns:    cfg.DBMaxOpenConns,
 		MaxIdleConns:    cfg.DBMaxIdleConns,
 		ConnMaxLifetime: cfg.DBConnMaxLifetime,
+		Logger:          log,
 	})
 }
 
 // newDatabase builds the configured database without touching it; it
 // opens at start and closes at stop.
-func newDatabase(lc fx.Lifecycle, cfg config.Config) (*gormstore.DB, error) {
-	db, err := newGormDB(cfg)
+func newDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
+	db, err := newGormDB(cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +65,7 @@ func newDatabase(lc fx.Lifecycle, cfg config.Config) (*gormstore.DB, error) {
 // appended here, before any constructor that takes the database can
 // append its own, so it runs first.
 func newStoreDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
-	db, err := newGormDB(cfg)
+	db, err := newGormDB(cfg, log)
 	if err != nil {
 		return nil, err
 	}

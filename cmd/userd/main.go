@@ -4,6 +4,7 @@
 //	userd admin create --email E --name N     create an admin; password on stdin
 //	userd migrate up|status                   apply or list schema migrations
 //	userd keys rotate|list                    add a signing key, or list them
+//	userd secrets reencrypt                   re-seal the stored secrets under the first secret key
 //	userd users import FILE                   import users from CSV or JSON lines
 //	userd config print                        print the effective configuration
 //	userd version                             print version information

@@ -104,13 +104,14 @@ func newLogger(cfg config.Config, out io.Writer) *slog.Logger {
 	return slog.New(httpapi.LogHandler(h))
 }
 
-// storeModule picks the storage adapter named by the configuration. Both
-// modules bind the same ports, so nothing else changes with the backend.
+// storeModule picks the storage adapter named by the configuration, with
+// the secret box it seals with. Both modules bind the same ports, so
+// nothing else changes with the backend.
 func storeModule(cfg config.Config) fx.Option {
 	if cfg.DBDriver == config.DriverMemory {
-		return memoryModule
+		return fx.Options(secretsModule, memoryModule)
 	}
-	return sqlModule
+	return fx.Options(secretsModule, sqlModule, sealModule)
 }
 
 // memoryModule keeps everything in process memory: tests, demos.

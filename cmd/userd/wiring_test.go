@@ -20,17 +20,19 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// Building the app touches no database: the SQLite file appears at start,
-// migrated, and a database that cannot be opened fails the start, not the
-// build.
+// Building the app touches no database: the SQLite file and its key file
+// appear at start, migrated, and a database that cannot be opened fails
+// the start, not the build.
 func TestDatabase_opens_at_start(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "userd.db")
 	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": path})
 	var users ports.UserRepository
-	app := fxtest.New(t, fx.NopLogger, baseModule(cfg, io.Discard), sqlModule, fx.Populate(&users))
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the database file exists before start (stat: %v)", err)
+	app := fxtest.New(t, fx.NopLogger, baseModule(cfg, io.Discard), storeModule(cfg), fx.Populate(&users))
+	for _, file := range []string{path, filepath.Join(dir, keyFileName)} {
+		if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s exists before start (stat: %v)", file, err)
+		}
 	}
 	app.RequireStart()
 	if _, err := users.ByEmail(t.Context(), "nobody@example.com"); !errors.Is(err, domain.ErrUserNotFound) {

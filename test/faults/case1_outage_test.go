@@ -34,6 +34,7 @@ func TestDatabaseOutage(t *testing.T) {
 	srv := newServer(t, "userd", map[string]string{
 		"USERD_DB_DRIVER":       "postgres",
 		"USERD_DB_DSN":          pg.dsn("userd"),
+		"USERD_SECRET_KEY":      newSecretKey(),
 		"USERD_REQUEST_TIMEOUT": requestTimeout.String(),
 	})
 	srv.start()

@@ -50,7 +50,7 @@ func TestCrashDuringWrites(t *testing.T) {
 		db := pg.createDB("userd")
 		b := crashBackend{
 			name: fmt.Sprintf("PostgreSQL 127.0.0.1:%d/userd", pg.port),
-			env:  map[string]string{"USERD_DB_DRIVER": "postgres", "USERD_DB_DSN": pg.dsn("userd")},
+			env:  map[string]string{"USERD_DB_DRIVER": "postgres", "USERD_DB_DSN": pg.dsn("userd"), "USERD_SECRET_KEY": newSecretKey()},
 			open: func(*testing.T) (*sql.DB, string) { return db, "postgres" },
 			amcheck: func(t *testing.T) string {
 				out, err := pg.run("pg_amcheck", "-h", "127.0.0.1", "-p", fmt.Sprint(pg.port), "-U", "postgres",

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/userd/userd/adapters/secretbox"
 )
 
 // pgCluster is a private PostgreSQL cluster in a temporary folder, on its
@@ -176,3 +178,8 @@ func (c *pgCluster) createDB(name string) *sql.DB {
 	c.t.Cleanup(func() { mustClose(c.t, db) })
 	return db
 }
+
+// newSecretKey returns a USERD_SECRET_KEY for one deployment: userd refuses
+// to start on PostgreSQL without one, and every node of the deployment
+// must have the same.
+func newSecretKey() string { return secretbox.EncodeKey(secretbox.NewKey()) }

@@ -26,6 +26,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/test/logbuf"
 	"github.com/userd/userd/test/userdbin"
 )
@@ -115,12 +116,15 @@ func newCluster(t *testing.T) *cluster {
 	t.Cleanup(func() { mustClose(t, scoped) })
 
 	c := &cluster{t: t, db: scoped}
+	// One secret key for the deployment: every node opens what any sealed.
+	secretKey := secretbox.EncodeKey(secretbox.NewKey())
 	for _, addr := range freeAddrs(t, nodeCount) {
 		logs := &logbuf.Buffer{}
 		cmd := exec.Command(binary, "serve")
 		cmd.Env = append(os.Environ(),
 			"USERD_DB_DRIVER=postgres",
 			"USERD_DB_DSN="+dsn,
+			"USERD_SECRET_KEY="+secretKey,
 			"USERD_HTTP_ADDR="+addr,
 			"USERD_AUTH_IP_LIMIT=0", // every request comes from 127.0.0.1
 			"USERD_ARGON2_MEMORY_KIB=64",

@@ -1,0 +1,20 @@
+package memory
+
+import "slices"
+
+// StoredSecret returns the secret of key id as the store keeps it, for the
+// contract suite's checks of sealing.
+func (r *KeyStore) StoredSecret(id string) []byte {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return slices.Clone(r.s.keys[id].Secret)
+}
+
+// SetStoredSecret overwrites the kept secret of key id.
+func (r *KeyStore) SetStoredSecret(id string, stored []byte) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	k := r.s.keys[id]
+	k.Secret = slices.Clone(stored)
+	r.s.keys[id] = k
+}
