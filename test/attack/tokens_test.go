@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,18 +16,18 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	_ "github.com/mattn/go-sqlite3" // the SQLite file the node left behind
 
+	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/test/userdproc"
 )
 
 // Findings "Low" of issue 12 about tokens: the typ header, the lifetime of
 // an access token, refresh reuse after expiry, and key rotation.
 
-// stolenSigningKey plays the attacker who has read the database: it stops
-// n, reads the newest EdDSA access-token key from the SQLite file at db,
-// starts n again and returns the key with its kid.
-//
-// The key is read in clear. Once the keys are encrypted at rest (issue 12,
-// "High"), this is the one place that must also read the key file.
+// stolenSigningKey plays the attacker who has read the database and its
+// key file (userd.key beside it): it stops n, reads the newest EdDSA
+// access-token key from the SQLite file at db, opens it with the key file,
+// starts n again and returns the key with its kid. (What the database
+// alone gives an attacker is secrets_test.go's business.)
 func stolenSigningKey(t *testing.T, n *userdproc.Node, db string) (string, ed25519.PrivateKey) {
 	t.Helper()
 	n.Stop()
@@ -42,6 +43,17 @@ func stolenSigningKey(t *testing.T, n *userdproc.Node, db string) (string, ed255
 		ORDER BY created_at DESC, id DESC LIMIT 1`).Scan(&kid, &secret)
 	if err != nil {
 		t.Fatal(err)
+	}
+	keyFile, err := secretbox.ReadKeyFile(filepath.Join(filepath.Dir(db), "userd.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secretbox.New(keyFile.Keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret, err = box.Open(secret, []byte(kid)); err != nil {
+		t.Fatalf("open the stored key with the key file: %v", err)
 	}
 	k, err := x509.ParsePKCS8PrivateKey(secret)
 	if err != nil {
