@@ -63,7 +63,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		s.events.note(ctx, domain.LoginFailedEvent("", "", domain.CheckLogin, domain.FailureMalformedEmail))
 		return TokenPair{}, domain.ErrInvalidCredentials
 	}
-	failures, err := s.throttle.admit(ctx, email)
+	rec, err := s.throttle.reserve(ctx, email)
 	if err != nil {
 		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 			s.loginThrottled(ctx, email, tooMany.RetryAfter)
@@ -76,21 +76,21 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		// Spend the same work as a real check, so timing does not tell
 		// whether the email is registered.
 		if err := s.verifyDummy(ctx, in.Password); err != nil {
-			return TokenPair{}, err
+			return TokenPair{}, s.throttle.unchecked(ctx, email, err)
 		}
-		return TokenPair{}, s.loginFailed(ctx, email, "", domain.FailureUnknownEmail)
+		return TokenPair{}, s.loginFailed(ctx, rec, "", domain.FailureUnknownEmail)
 	}
 	if err != nil {
-		return TokenPair{}, fmt.Errorf("user by email: %w", err)
+		return TokenPair{}, s.throttle.unchecked(ctx, email, fmt.Errorf("user by email: %w", err))
 	}
 	ok, rehash, err := s.hasher.Verify(ctx, user.PasswordHash, in.Password)
 	if err != nil {
-		return TokenPair{}, fmt.Errorf("verify password: %w", err)
+		return TokenPair{}, s.throttle.unchecked(ctx, email, fmt.Errorf("verify password: %w", err))
 	}
 	if !ok {
-		return TokenPair{}, s.loginFailed(ctx, email, user.ID, domain.FailureWrongPassword)
+		return TokenPair{}, s.loginFailed(ctx, rec, user.ID, domain.FailureWrongPassword)
 	}
-	if err := s.throttle.succeeded(ctx, email, failures); err != nil {
+	if err := s.throttle.succeeded(ctx, email); err != nil {
 		return TokenPair{}, err
 	}
 	if rehash {
@@ -105,16 +105,14 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	return pair, nil
 }
 
-// loginFailed counts the failure against the email and records it. The
-// audit trail names the account when there is one, and for an email that
+// loginFailed reports a failure, counted against the email when the
+// check was reserved, and records it. The audit trail names the account when there is one, and for an email that
 // nobody has keeps neither the address nor anything derived from it: a
 // typed-in address is personal data of someone who may never have
 // registered, and may even be a password typed into the wrong field.
-func (s *AuthService) loginFailed(ctx context.Context, email domain.Email, subject domain.UserID, why domain.LoginFailure) error {
-	err := s.throttle.failed(ctx, email)
-	if errors.Is(err, domain.ErrInvalidCredentials) {
-		s.events.note(ctx, domain.LoginFailedEvent("", subject, domain.CheckLogin, why))
-	}
+func (s *AuthService) loginFailed(ctx context.Context, rec domain.LoginAttempts, subject domain.UserID, why domain.LoginFailure) error {
+	err := s.throttle.failed(ctx, rec)
+	s.events.note(ctx, domain.LoginFailedEvent("", subject, domain.CheckLogin, why))
 	return err
 }
 
