@@ -27,6 +27,13 @@ var metricsModule = fx.Module("metrics",
 	fx.Invoke(registerDBStats),
 )
 
+// countHashing wraps the password hasher in the metrics' counter, so that
+// /metrics shows how many passwords were hashed and compared. Only `serve`
+// counts; the one-shot commands hash with the bare hasher.
+func countHashing(h ports.PasswordHasher, m *metrics.Metrics) ports.PasswordHasher {
+	return m.CountHashing(h)
+}
+
 type dbStatsParams struct {
 	fx.In
 	Registry *prometheus.Registry

@@ -112,6 +112,10 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = resp.Body.Close()
+	// The application's hasher is the counted one.
+	if _, _, body := get(t, "http://"+addr+"/metrics"); !strings.Contains(body, `userd_password_hashing_total{op="verify",result="done"} 1`) {
+		t.Errorf("the login's password check is not counted:\n%s", grepLines(body, "userd_password_hashing_total"))
+	}
 	app.RequireStop()
 
 	code, out, errOut := runCLI(t, "", "keys", "rotate")
@@ -144,4 +148,15 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 	if failed := events[1]; failed.ClientIP != "127.0.0.1" || failed.RequestID == "" || failed.SubjectID != events[0].SubjectID {
 		t.Errorf("failed login %+v", failed)
 	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -77,6 +77,9 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		storeModule(cfg),
 		appModule,
 		metricsModule,
+		// At the root, so that the application's hasher is the counted
+		// one: a decoration applies to its scope and those below it.
+		fx.Decorate(countHashing),
 		// Modules before httpModule: start hooks run in the order they
 		// were added, fx runs modules' invokes before the root's, and the
 		// keys must be loaded and the bootstrap admin exist before the
