@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/userd/userd/domain"
@@ -17,9 +18,10 @@ import (
 type AuthService struct {
 	*base
 
-	dummyOnce sync.Once
-	dummyHash string
-	dummyErr  error
+	// dummyHash is the hash verifyDummy checks against, made on first
+	// use; dummyMu serialises its making.
+	dummyHash atomic.Pointer[string]
+	dummyMu   sync.Mutex
 }
 
 // TokenPair is what login and refresh answer.
@@ -132,22 +134,41 @@ func (s *AuthService) loginThrottled(ctx context.Context, email domain.Email, wa
 // once with the configured parameters: the cost of a real verification,
 // for logins that have no real hash to check.
 func (s *AuthService) verifyDummy(ctx context.Context, password string) error {
-	s.dummyOnce.Do(func() {
-		pw := make([]byte, 24)
-		_, _ = rand.Read(pw)
-		s.dummyHash, s.dummyErr = s.hasher.Hash(context.Background(), hex.EncodeToString(pw))
-	})
-	if s.dummyErr != nil {
-		return fmt.Errorf("dummy hash: %w", s.dummyErr)
+	dummy, err := s.dummy(ctx)
+	if err != nil {
+		return fmt.Errorf("dummy hash: %w", err)
 	}
 	// Only a busy hasher or a request that gave up is worth reporting: the
 	// answer is a failure anyway, but an overloaded service must say 503,
 	// as it would for a real account.
-	_, _, err := s.hasher.Verify(ctx, s.dummyHash, password)
+	_, _, err = s.hasher.Verify(ctx, dummy, password)
 	if errors.Is(err, domain.ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
+}
+
+// dummy returns the dummy hash, making it on first use. A failure to make
+// it (a hasher busy with registrations, a request given up) is not kept:
+// the next login tries again, rather than every later login for an
+// unknown email failing fast, which would tell unknown emails apart.
+func (s *AuthService) dummy(ctx context.Context) (string, error) {
+	if h := s.dummyHash.Load(); h != nil {
+		return *h, nil
+	}
+	s.dummyMu.Lock()
+	defer s.dummyMu.Unlock()
+	if h := s.dummyHash.Load(); h != nil {
+		return *h, nil
+	}
+	pw := make([]byte, 24)
+	_, _ = rand.Read(pw)
+	h, err := s.hasher.Hash(ctx, hex.EncodeToString(pw))
+	if err != nil {
+		return "", err
+	}
+	s.dummyHash.Store(&h)
+	return h, nil
 }
 
 // rehash replaces a hash made with other parameters (or bcrypt) by one with

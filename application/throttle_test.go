@@ -16,7 +16,15 @@ import (
 type countingHasher struct {
 	fakeHasher
 	verifies atomic.Int32
-	busy     atomic.Bool
+	busy     atomic.Bool // Verify is busy
+	hashBusy atomic.Bool // Hash is busy
+}
+
+func (h *countingHasher) Hash(ctx context.Context, pw string) (string, error) {
+	if h.hashBusy.Load() {
+		return "", domain.ErrUnavailable
+	}
+	return h.fakeHasher.Hash(ctx, pw)
 }
 
 func (h *countingHasher) Verify(ctx context.Context, encoded, pw string) (bool, bool, error) {
@@ -124,4 +132,25 @@ func TestLogin_unchecked_attempts_do_not_count(t *testing.T) {
 	}
 	h.busy.Store(false)
 	login(t, e, "ada@example.com", seededPassword)
+}
+
+// The dummy hash of unknown emails is made on first use. A hasher busy
+// with registrations at that moment must not make every later login for
+// an unknown email fail fast: that would tell unknown emails apart.
+func TestLogin_dummy_hash_is_made_again_after_a_busy_hasher(t *testing.T) {
+	t.Parallel()
+	h := &countingHasher{}
+	e := newEnv(t, withHasher(h))
+	h.hashBusy.Store(true)
+	_, err := e.auth.Login(ctx, application.LoginInput{Email: "ghost@example.com", Password: "a wrong guess"})
+	wantErr(t, err, domain.ErrUnavailable)
+	h.hashBusy.Store(false)
+	for range 3 {
+		_, err = e.auth.Login(ctx, application.LoginInput{Email: "ghost@example.com", Password: "a wrong guess"})
+		wantErr(t, err, domain.ErrInvalidCredentials)
+	}
+	// Made once: busy registrations later do not matter.
+	h.hashBusy.Store(true)
+	_, err = e.auth.Login(ctx, application.LoginInput{Email: "ghost@example.com", Password: "a wrong guess"})
+	wantErr(t, err, domain.ErrInvalidCredentials)
 }
