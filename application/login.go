@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/userd/userd/domain"
@@ -17,9 +18,10 @@ import (
 type AuthService struct {
 	*base
 
-	dummyOnce sync.Once
-	dummyHash string
-	dummyErr  error
+	// dummyHash is the hash verifyDummy checks against, made on first
+	// use; dummyMu serialises its making.
+	dummyHash atomic.Pointer[string]
+	dummyMu   sync.Mutex
 }
 
 // TokenPair is what login and refresh answer.
@@ -63,7 +65,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		s.events.note(ctx, domain.LoginFailedEvent("", "", domain.CheckLogin, domain.FailureMalformedEmail))
 		return TokenPair{}, domain.ErrInvalidCredentials
 	}
-	failures, err := s.throttle.admit(ctx, email)
+	rec, err := s.throttle.reserve(ctx, email)
 	if err != nil {
 		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 			s.loginThrottled(ctx, email, tooMany.RetryAfter)
@@ -76,21 +78,21 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		// Spend the same work as a real check, so timing does not tell
 		// whether the email is registered.
 		if err := s.verifyDummy(ctx, in.Password); err != nil {
-			return TokenPair{}, err
+			return TokenPair{}, s.throttle.unchecked(ctx, email, err)
 		}
-		return TokenPair{}, s.loginFailed(ctx, email, "", domain.FailureUnknownEmail)
+		return TokenPair{}, s.loginFailed(ctx, rec, "", domain.FailureUnknownEmail)
 	}
 	if err != nil {
-		return TokenPair{}, fmt.Errorf("user by email: %w", err)
+		return TokenPair{}, s.throttle.unchecked(ctx, email, fmt.Errorf("user by email: %w", err))
 	}
 	ok, rehash, err := s.hasher.Verify(ctx, user.PasswordHash, in.Password)
 	if err != nil {
-		return TokenPair{}, fmt.Errorf("verify password: %w", err)
+		return TokenPair{}, s.throttle.unchecked(ctx, email, fmt.Errorf("verify password: %w", err))
 	}
 	if !ok {
-		return TokenPair{}, s.loginFailed(ctx, email, user.ID, domain.FailureWrongPassword)
+		return TokenPair{}, s.loginFailed(ctx, rec, user.ID, domain.FailureWrongPassword)
 	}
-	if err := s.throttle.succeeded(ctx, email, failures); err != nil {
+	if err := s.throttle.succeeded(ctx, email); err != nil {
 		return TokenPair{}, err
 	}
 	if rehash {
@@ -105,16 +107,14 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	return pair, nil
 }
 
-// loginFailed counts the failure against the email and records it. The
-// audit trail names the account when there is one, and for an email that
+// loginFailed reports a failure, counted against the email when the
+// check was reserved, and records it. The audit trail names the account when there is one, and for an email that
 // nobody has keeps neither the address nor anything derived from it: a
 // typed-in address is personal data of someone who may never have
 // registered, and may even be a password typed into the wrong field.
-func (s *AuthService) loginFailed(ctx context.Context, email domain.Email, subject domain.UserID, why domain.LoginFailure) error {
-	err := s.throttle.failed(ctx, email)
-	if errors.Is(err, domain.ErrInvalidCredentials) {
-		s.events.note(ctx, domain.LoginFailedEvent("", subject, domain.CheckLogin, why))
-	}
+func (s *AuthService) loginFailed(ctx context.Context, rec domain.LoginAttempts, subject domain.UserID, why domain.LoginFailure) error {
+	err := s.throttle.failed(ctx, rec)
+	s.events.note(ctx, domain.LoginFailedEvent("", subject, domain.CheckLogin, why))
 	return err
 }
 
@@ -134,22 +134,41 @@ func (s *AuthService) loginThrottled(ctx context.Context, email domain.Email, wa
 // once with the configured parameters: the cost of a real verification,
 // for logins that have no real hash to check.
 func (s *AuthService) verifyDummy(ctx context.Context, password string) error {
-	s.dummyOnce.Do(func() {
-		pw := make([]byte, 24)
-		_, _ = rand.Read(pw)
-		s.dummyHash, s.dummyErr = s.hasher.Hash(context.Background(), hex.EncodeToString(pw))
-	})
-	if s.dummyErr != nil {
-		return fmt.Errorf("dummy hash: %w", s.dummyErr)
+	dummy, err := s.dummy(ctx)
+	if err != nil {
+		return fmt.Errorf("dummy hash: %w", err)
 	}
 	// Only a busy hasher or a request that gave up is worth reporting: the
 	// answer is a failure anyway, but an overloaded service must say 503,
 	// as it would for a real account.
-	_, _, err := s.hasher.Verify(ctx, s.dummyHash, password)
+	_, _, err = s.hasher.Verify(ctx, dummy, password)
 	if errors.Is(err, domain.ErrUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
+}
+
+// dummy returns the dummy hash, making it on first use. A failure to make
+// it (a hasher busy with registrations, a request given up) is not kept:
+// the next login tries again, rather than every later login for an
+// unknown email failing fast, which would tell unknown emails apart.
+func (s *AuthService) dummy(ctx context.Context) (string, error) {
+	if h := s.dummyHash.Load(); h != nil {
+		return *h, nil
+	}
+	s.dummyMu.Lock()
+	defer s.dummyMu.Unlock()
+	if h := s.dummyHash.Load(); h != nil {
+		return *h, nil
+	}
+	pw := make([]byte, 24)
+	_, _ = rand.Read(pw)
+	h, err := s.hasher.Hash(ctx, hex.EncodeToString(pw))
+	if err != nil {
+		return "", err
+	}
+	s.dummyHash.Store(&h)
+	return h, nil
 }
 
 // rehash replaces a hash made with other parameters (or bcrypt) by one with

@@ -159,7 +159,7 @@ func (s *UserService) recordUpdate(ctx context.Context, actor *domain.Principal,
 // login events: a stolen access token guessing at the password is exactly
 // what the audit trail must show.
 func (s *UserService) checkCurrentPassword(ctx context.Context, actor *domain.Principal, u domain.User, password string) error {
-	failures, err := s.throttle.admit(ctx, u.Email)
+	rec, err := s.throttle.reserve(ctx, u.Email)
 	if err != nil {
 		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 			s.events.note(ctx, domain.LoginThrottledEvent(actor.UserID, u.ID, domain.CheckCurrentPassword, "", tooMany.RetryAfter))
@@ -168,14 +168,12 @@ func (s *UserService) checkCurrentPassword(ctx context.Context, actor *domain.Pr
 	}
 	ok, _, err := s.hasher.Verify(ctx, u.PasswordHash, password)
 	if err != nil {
-		return fmt.Errorf("verify current password: %w", err)
+		return s.throttle.unchecked(ctx, u.Email, fmt.Errorf("verify current password: %w", err))
 	}
 	if !ok {
-		err := s.throttle.failed(ctx, u.Email)
-		if errors.Is(err, domain.ErrInvalidCredentials) {
-			s.events.note(ctx, domain.LoginFailedEvent(actor.UserID, u.ID, domain.CheckCurrentPassword, domain.FailureWrongPassword))
-		}
+		err := s.throttle.failed(ctx, rec)
+		s.events.note(ctx, domain.LoginFailedEvent(actor.UserID, u.ID, domain.CheckCurrentPassword, domain.FailureWrongPassword))
 		return err
 	}
-	return s.throttle.succeeded(ctx, u.Email, failures)
+	return s.throttle.succeeded(ctx, u.Email)
 }

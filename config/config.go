@@ -70,10 +70,21 @@ const (
 type Config struct {
 	// HTTPAddr is the listen address, host:port.
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:":8080"`
-	// AdminAddr, when set, is a second listen address (host:port) that
+	// MetricsAddr, when set, is a second listen address (host:port) that
 	// serves GET /metrics, which the main address then does not. Empty
-	// serves the metrics on HTTPAddr.
+	// serves the metrics on HTTPAddr, to MetricsAllow only.
+	MetricsAddr string `env:"METRICS_ADDR" envDefault:""`
+	// AdminAddr is the former name of MetricsAddr, still read: set alone,
+	// it is MetricsAddr (ServeMetricsOn says which was used); set with
+	// MetricsAddr, it must be equal.
+	//
+	// Deprecated: use MetricsAddr.
 	AdminAddr string `env:"ADMIN_ADDR" envDefault:""`
+	// MetricsAllow are the client networks that may GET /metrics on
+	// HTTPAddr (the client IP as the per-IP limits see it); others get a
+	// 404. It does not apply to MetricsAddr, whose network placement is
+	// its protection.
+	MetricsAllow []netip.Prefix `env:"METRICS_ALLOW" envDefault:"127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"`
 	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are the
 	// http.Server timeouts; zero means none, except for ReadHeaderTimeout,
 	// which must be set because without it a slow client can hold a
@@ -141,9 +152,17 @@ type Config struct {
 	// successor; zero turns it off.
 	RefreshReuseGrace time.Duration `env:"REFRESH_REUSE_GRACE" envDefault:"10s"`
 
-	// AuthIPLimit is the number of /auth/* requests a client IP may make per
-	// minute; zero turns the limit off.
+	// AuthIPLimit is the number of requests a client IP may make per
+	// minute to /auth/* and the other routes that check or hash a
+	// password; zero turns the limit off.
 	AuthIPLimit int `env:"AUTH_IP_LIMIT" envDefault:"120"`
+	// RegisterIPLimit is the number of accounts a client IP may register
+	// per hour without being an admin; zero turns the limit off.
+	RegisterIPLimit int `env:"REGISTER_IP_LIMIT" envDefault:"20"`
+	// RateLimitIPv6Prefix is the prefix length by which the per-IP limits
+	// key IPv6 clients: 64 gives a host's (or a home's) /64 one
+	// allowance, 128 each address its own.
+	RateLimitIPv6Prefix int `env:"RATE_LIMIT_IPV6_PREFIX" envDefault:"64"`
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix `env:"TRUSTED_PROXIES" envDefault:""`
 
@@ -169,6 +188,30 @@ type Config struct {
 	Argon2MemoryKiB   uint32 `env:"ARGON2_MEMORY_KIB" envDefault:"19456"`
 	Argon2Iterations  uint32 `env:"ARGON2_ITERATIONS" envDefault:"2"`
 	Argon2Parallelism uint8  `env:"ARGON2_PARALLELISM" envDefault:"1"`
+}
+
+// ServeMetricsOn returns the address of the separate metrics listener
+// ("" for none: the metrics are served on HTTPAddr) and the variable that
+// set it, for messages: USERD_METRICS_ADDR, or the deprecated
+// USERD_ADMIN_ADDR when only that is set.
+func (c Config) ServeMetricsOn() (addr, setting string) {
+	switch {
+	case c.MetricsAddr != "":
+		return c.MetricsAddr, EnvPrefix + "METRICS_ADDR"
+	case c.AdminAddr != "":
+		return c.AdminAddr, EnvPrefix + "ADMIN_ADDR"
+	}
+	return "", ""
+}
+
+// Deprecations returns a warning for each deprecated setting in use, for
+// the log at start.
+func (c Config) Deprecations() []string {
+	var out []string
+	if c.AdminAddr != "" {
+		out = append(out, EnvPrefix+"ADMIN_ADDR is deprecated: set "+EnvPrefix+"METRICS_ADDR instead (same meaning)")
+	}
+	return out
 }
 
 // Source tells where the value of a setting came from.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/userd/userd/adapters/httpapi"
 )
 
 // env returns a getenv over m.
@@ -36,35 +38,42 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		HTTPAddr:           ":8080",
-		ReadHeaderTimeout:  5 * time.Second,
-		ReadTimeout:        15 * time.Second,
-		WriteTimeout:       30 * time.Second,
-		IdleTimeout:        120 * time.Second,
-		ShutdownTimeout:    15 * time.Second,
-		RequestTimeout:     10 * time.Second,
-		MaxInFlight:        256,
-		DBDriver:           DriverSQLite,
-		DBDSN:              "userd.db",
-		DBMaxOpenConns:     20,
-		DBMaxIdleConns:     20,
-		DBConnMaxLifetime:  30 * time.Minute,
-		DBAutoMigrate:      true,
-		BootstrapAdminName: "Administrator",
-		OpenRegistration:   true,
-		AccessTTL:          15 * time.Minute,
-		RefreshTTL:         720 * time.Hour,
-		RefreshFamilyTTL:   2160 * time.Hour,
-		RefreshReuseGrace:  10 * time.Second,
-		AuthIPLimit:        120,
-		Issuer:             "userd",
-		Audience:           "userd",
-		JWTAlgorithm:       JWTAlgorithmEdDSA,
-		LogLevel:           slog.LevelInfo,
-		LogFormat:          LogFormatJSON,
-		Argon2MemoryKiB:    19456,
-		Argon2Iterations:   2,
-		Argon2Parallelism:  1,
+		HTTPAddr:            ":8080",
+		ReadHeaderTimeout:   5 * time.Second,
+		ReadTimeout:         15 * time.Second,
+		WriteTimeout:        30 * time.Second,
+		IdleTimeout:         120 * time.Second,
+		ShutdownTimeout:     15 * time.Second,
+		RequestTimeout:      10 * time.Second,
+		MaxInFlight:         256,
+		DBDriver:            DriverSQLite,
+		DBDSN:               "userd.db",
+		DBMaxOpenConns:      20,
+		DBMaxIdleConns:      20,
+		DBConnMaxLifetime:   30 * time.Minute,
+		DBAutoMigrate:       true,
+		BootstrapAdminName:  "Administrator",
+		OpenRegistration:    true,
+		AccessTTL:           15 * time.Minute,
+		RefreshTTL:          720 * time.Hour,
+		RefreshFamilyTTL:    2160 * time.Hour,
+		RefreshReuseGrace:   10 * time.Second,
+		AuthIPLimit:         120,
+		RegisterIPLimit:     20,
+		RateLimitIPv6Prefix: 64,
+		MetricsAllow: []netip.Prefix{
+			netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
+			netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
+			netip.MustParsePrefix("192.168.0.0/16"), netip.MustParsePrefix("fc00::/7"),
+		},
+		Issuer:            "userd",
+		Audience:          "userd",
+		JWTAlgorithm:      JWTAlgorithmEdDSA,
+		LogLevel:          slog.LevelInfo,
+		LogFormat:         LogFormatJSON,
+		Argon2MemoryKiB:   19456,
+		Argon2Iterations:  2,
+		Argon2Parallelism: 1,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %#v\nwant %#v", c.Redacted(), want.Redacted())
@@ -522,6 +531,72 @@ func TestJWTHMACSecretNeverShown(t *testing.T) {
 	}
 }
 
+// USERD_METRICS_ADDR moves /metrics to a listener of its own;
+// USERD_ADMIN_ADDR, its former name, still does, and says so.
+func TestMetricsAddr(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env                       map[string]string
+		addr, setting, deprecated string
+	}{
+		{nil, "", "", ""},
+		{map[string]string{"USERD_METRICS_ADDR": "127.0.0.1:9100"}, "127.0.0.1:9100", "USERD_METRICS_ADDR", ""},
+		{map[string]string{"USERD_ADMIN_ADDR": "127.0.0.1:9100"}, "127.0.0.1:9100", "USERD_ADMIN_ADDR", "USERD_ADMIN_ADDR is deprecated"},
+		{map[string]string{"USERD_METRICS_ADDR": ":9100", "USERD_ADMIN_ADDR": ":9100"}, ":9100", "USERD_METRICS_ADDR", "USERD_ADMIN_ADDR is deprecated"},
+	} {
+		c, err := LoadFrom(env(tc.env))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.env, err)
+		}
+		addr, setting := c.ServeMetricsOn()
+		deprecations := strings.Join(c.Deprecations(), "; ")
+		if addr != tc.addr || setting != tc.setting || (tc.deprecated == "") != (deprecations == "") ||
+			!strings.Contains(deprecations, tc.deprecated) {
+			t.Errorf("%v: ServeMetricsOn = %q, %q; Deprecations %q", tc.env, addr, setting, deprecations)
+		}
+	}
+	for bad, named := range map[string]map[string]string{
+		"USERD_METRICS_ADDR: ":                                   {"USERD_METRICS_ADDR": "9100"},
+		"USERD_METRICS_ADDR: must differ from USERD_HTTP_ADDR":   {"USERD_METRICS_ADDR": ":8080"},
+		"USERD_ADMIN_ADDR: the deprecated name of USERD_METRICS": {"USERD_METRICS_ADDR": ":9100", "USERD_ADMIN_ADDR": ":9200"},
+	} {
+		if _, err := LoadFrom(env(named)); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("LoadFrom(%v) error = %v, want %q", named, err, bad)
+		}
+	}
+}
+
+func TestMetricsAllow(t *testing.T) {
+	t.Parallel()
+	c, err := LoadFrom(env(map[string]string{"USERD_METRICS_ALLOW": "0.0.0.0/0, ::/0"}))
+	if err != nil || len(c.MetricsAllow) != 2 || !c.MetricsAllow[0].Contains(netip.MustParseAddr("203.0.113.9")) {
+		t.Errorf("METRICS_ALLOW = %v, %v", c.MetricsAllow, err)
+	}
+	// The default is the HTTP adapter's own.
+	if got, want := Default().MetricsAllow, httpapi.DefaultMetricsAllow(); !slices.Equal(got, want) {
+		t.Errorf("default METRICS_ALLOW %v, httpapi.DefaultMetricsAllow %v", got, want)
+	}
+	for _, bad := range []string{"metrics_allow: ''\n", "metrics_allow: []\n"} {
+		if _, err := LoadFrom(env(map[string]string{EnvConfigFile: writeYAML(t, bad)})); err == nil || !strings.Contains(err.Error(), "must not be empty") {
+			t.Errorf("%q: error %v", bad, err)
+		}
+	}
+}
+
+func TestRateLimits(t *testing.T) {
+	t.Parallel()
+	c, err := LoadFrom(env(map[string]string{"USERD_REGISTER_IP_LIMIT": "0", "USERD_RATE_LIMIT_IPV6_PREFIX": "128"}))
+	if err != nil || c.RegisterIPLimit != 0 || c.RateLimitIPv6Prefix != 128 {
+		t.Errorf("limits: %d, %d, %v", c.RegisterIPLimit, c.RateLimitIPv6Prefix, err)
+	}
+	for _, bad := range []string{"31", "129", "0", "-1"} {
+		if _, err := LoadFrom(env(map[string]string{"USERD_RATE_LIMIT_IPV6_PREFIX": bad})); err == nil ||
+			!strings.Contains(err.Error(), "USERD_RATE_LIMIT_IPV6_PREFIX") {
+			t.Errorf("RATE_LIMIT_IPV6_PREFIX=%s: error %v", bad, err)
+		}
+	}
+}
+
 func TestAdminAddr(t *testing.T) {
 	t.Parallel()
 	c, err := LoadFrom(env(map[string]string{"USERD_ADMIN_ADDR": "127.0.0.1:9100"}))
@@ -542,6 +617,7 @@ func TestAdminAddr(t *testing.T) {
 		{"USERD_ADMIN_ADDR": "9100"},
 		{"USERD_ADMIN_ADDR": ":8080"},
 		{"USERD_ADMIN_ADDR": "127.0.0.1:9000", "USERD_HTTP_ADDR": "127.0.0.1:9000"},
+		{"USERD_ADMIN_ADDR": "127.0.0.1:9001", "USERD_METRICS_ADDR": "127.0.0.1:9002"},
 	} {
 		if _, err := LoadFrom(env(bad)); err == nil || !strings.Contains(err.Error(), "USERD_ADMIN_ADDR") {
 			t.Errorf("LoadFrom(%v) error = %v, want one naming USERD_ADMIN_ADDR", bad, err)

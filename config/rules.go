@@ -110,11 +110,29 @@ func parsePrefixes(v string) ([]netip.Prefix, error) {
 // validate.
 var rules = map[string]func(c *Config) error{
 	"HTTP_ADDR": func(c *Config) error { return hostPort(c.HTTPAddr) },
+	"METRICS_ADDR": func(c *Config) error {
+		if c.MetricsAddr == "" {
+			return nil
+		}
+		return hostPort(c.MetricsAddr)
+	},
 	"ADMIN_ADDR": func(c *Config) error {
 		if c.AdminAddr == "" {
 			return nil
 		}
 		return hostPort(c.AdminAddr)
+	},
+	"METRICS_ALLOW": func(c *Config) error {
+		if len(c.MetricsAllow) == 0 {
+			return errors.New("must not be empty: list the scrapers' networks (0.0.0.0/0,::/0 for every client), or serve the metrics on USERD_METRICS_ADDR")
+		}
+		return nil
+	},
+	"RATE_LIMIT_IPV6_PREFIX": func(c *Config) error {
+		if c.RateLimitIPv6Prefix < MinRateLimitIPv6Prefix || c.RateLimitIPv6Prefix > 128 {
+			return fmt.Errorf("%d is outside %d..128", c.RateLimitIPv6Prefix, MinRateLimitIPv6Prefix)
+		}
+		return nil
 	},
 	"READ_HEADER_TIMEOUT": func(c *Config) error { return positive(c.ReadHeaderTimeout) },
 	"SHUTDOWN_TIMEOUT":    func(c *Config) error { return positive(c.ShutdownTimeout) },
@@ -133,6 +151,11 @@ var rules = map[string]func(c *Config) error{
 	"ARGON2_ITERATIONS":  func(c *Config) error { return within(c.Argon2Iterations, 1, passwordhash.MaxIterations) },
 	"ARGON2_PARALLELISM": func(c *Config) error { return within(c.Argon2Parallelism, 1, passwordhash.MaxParallelism) },
 }
+
+// MinRateLimitIPv6Prefix is the shortest USERD_RATE_LIMIT_IPV6_PREFIX: a
+// /32 is a whole provider's allocation, and any shorter prefix would put
+// unrelated networks in one allowance.
+const MinRateLimitIPv6Prefix = 32
 
 func positive(d time.Duration) error {
 	if d <= 0 {
@@ -174,8 +197,12 @@ func (c *Config) validate() []error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	if c.AdminAddr != "" && c.AdminAddr == c.HTTPAddr {
-		add("%sADMIN_ADDR: must differ from %sHTTP_ADDR (%s); leave it unset to serve /metrics there", EnvPrefix, EnvPrefix, c.HTTPAddr)
+	if c.MetricsAddr != "" && c.AdminAddr != "" && c.MetricsAddr != c.AdminAddr {
+		add("%sADMIN_ADDR: the deprecated name of %sMETRICS_ADDR, which is set to another address (%s); unset %sADMIN_ADDR",
+			EnvPrefix, EnvPrefix, c.MetricsAddr, EnvPrefix)
+	}
+	if addr, setting := c.ServeMetricsOn(); addr != "" && addr == c.HTTPAddr {
+		add("%s: must differ from %sHTTP_ADDR (%s); leave it unset to serve /metrics there", setting, EnvPrefix, c.HTTPAddr)
 	}
 	if c.DBDriver != DriverMemory && c.DBDSN == "" {
 		add("%sDB_DSN: must be set for driver %s", EnvPrefix, c.DBDriver)

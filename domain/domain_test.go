@@ -178,6 +178,58 @@ func TestLoginAttempts_delay_doubles_from_30s_to_15m(t *testing.T) {
 	}
 }
 
+func TestLoginDelay_is_the_ladder_of_the_lock_out(t *testing.T) {
+	t.Parallel()
+	prev := time.Duration(0)
+	for failures := range 64 {
+		d := domain.LoginDelay(failures)
+		a := domain.LoginAttempts{Failures: failures, LastFailureAt: time.Unix(0, 0)}
+		if got := a.RetryAfter(time.Unix(0, 0)); got != d {
+			t.Errorf("%d failures: RetryAfter %v, LoginDelay %v", failures, got, d)
+		}
+		if d < prev || d > domain.LoginMaxDelay {
+			t.Errorf("LoginDelay(%d) = %v after %v: must not decrease nor pass the maximum", failures, d, prev)
+		}
+		prev = d
+	}
+	if prev != domain.LoginMaxDelay {
+		t.Errorf("the ladder ends at %v, want %v", prev, domain.LoginMaxDelay)
+	}
+}
+
+func TestLoginAttempts_Reserve(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_800_000_000, 0)
+	var a domain.LoginAttempts
+	// The budget: LoginFreeFailures checks, each counted up front.
+	for i := 1; i <= domain.LoginFreeFailures; i++ {
+		var wait time.Duration
+		if a, wait = a.Reserve(t0); wait != 0 || a.Failures != i || !a.LastFailureAt.Equal(t0) {
+			t.Fatalf("reservation %d: %+v, wait %v", i, a, wait)
+		}
+	}
+	// Locked: refused with the wait, nothing counted.
+	next, wait := a.Reserve(t0.Add(10 * time.Second))
+	if wait != 20*time.Second || next != a {
+		t.Fatalf("while locked: %+v, wait %v; want unchanged, 20s", next, wait)
+	}
+	// After the delay, one more check, which doubles the next delay.
+	next, wait = a.Reserve(t0.Add(30 * time.Second))
+	if wait != 0 || next.Failures != domain.LoginFreeFailures+1 || next.RetryAfter(t0.Add(30*time.Second)) != time.Minute {
+		t.Fatalf("after the delay: %+v, wait %v", next, wait)
+	}
+	// A lagging clock does not move the last failure backwards.
+	lagging, _ := domain.LoginAttempts{Failures: 2, LastFailureAt: t0}.Reserve(t0.Add(-time.Second))
+	if lagging.Failures != 3 || !lagging.LastFailureAt.Equal(t0) {
+		t.Fatalf("lagging clock: %+v", lagging)
+	}
+	// A window without failures starts the count over.
+	fresh, wait := next.Reserve(next.LastFailureAt.Add(domain.LoginFailureWindow + time.Microsecond))
+	if wait != 0 || fresh.Failures != 1 {
+		t.Fatalf("after the window: %+v, wait %v", fresh, wait)
+	}
+}
+
 func TestCommonPasswordList_is_loaded(t *testing.T) {
 	t.Parallel()
 	for _, pw := range []string{"password", "iloveyou", "qwertyuiop", "PASSWORD1"} {

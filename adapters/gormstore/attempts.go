@@ -3,6 +3,8 @@ package gormstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -20,49 +22,111 @@ var _ ports.LoginAttemptStore = (*LoginAttemptStore)(nil)
 // NewLoginAttemptStore returns the login-attempt store of db.
 func NewLoginAttemptStore(db *DB) *LoginAttemptStore { return &LoginAttemptStore{db: db} }
 
-// Get implements ports.LoginAttemptStore.
-func (s *LoginAttemptStore) Get(ctx context.Context, email domain.Email) (domain.LoginAttempts, error) {
-	var row loginAttemptRow
-	err := s.db.read.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return domain.LoginAttempts{Email: email}, nil
-	}
-	if err != nil {
-		return domain.LoginAttempts{}, storeError("login attempts", err)
-	}
-	return toDomainLoginAttempts(row), nil
-}
-
-// recordFailureSQL counts a failure in one statement, so concurrent
-// failures from any number of instances are all counted without a
-// transaction. The upsert syntax is shared by SQLite (3.35+, for
-// RETURNING) and PostgreSQL. The count restarts when the previous failure
-// is older than the window; last_failure_at never moves backwards, so a
-// failure reported late by an instance whose clock lags cannot shorten a
-// lock-out.
-const recordFailureSQL = `
+// reserveSQL is domain.LoginAttempts.Reserve as one statement, so that
+// reservations from any number of instances are decided one at a time by
+// the database, without a transaction: an upsert whose update runs only
+// when the email is not locked, and returns the row only then. The upsert
+// syntax (ON CONFLICT … DO UPDATE … WHERE, RETURNING) is shared by SQLite
+// (3.35+) and PostgreSQL; on PostgreSQL the conflicting row is locked and
+// the WHERE evaluated on its latest version, so concurrent reservations
+// queue on the row rather than reading a stale count.
+//
+// The policy is the domain's, written out from its constants and from
+// domain.LoginDelay when the package loads (lockedSQL), never copied: the
+// count restarts when the last failure is more than the window old; the
+// email is locked while the time is before the last failure plus the
+// delay of the count; last_failure_at never moves backwards, so a failure
+// reported late by an instance whose clock lags cannot shorten a lock-out.
+// excluded.last_failure_at is the time of the reservation.
+var reserveSQL = fmt.Sprintf(`
 INSERT INTO login_attempts (email, failures, last_failure_at) VALUES (?, 1, ?)
 ON CONFLICT (email) DO UPDATE SET
-	failures = CASE WHEN login_attempts.last_failure_at < ? THEN 1
-	                ELSE login_attempts.failures + 1 END,
+	failures = CASE WHEN %[1]s THEN 1 ELSE login_attempts.failures + 1 END,
 	last_failure_at = CASE WHEN login_attempts.last_failure_at > excluded.last_failure_at
 	                       THEN login_attempts.last_failure_at
 	                       ELSE excluded.last_failure_at END
-RETURNING email, failures, last_failure_at`
+WHERE %[1]s OR NOT (%[2]s)
+RETURNING email, failures, last_failure_at`,
+	lapsedSQL("login_attempts.last_failure_at", "excluded.last_failure_at"),
+	lockedSQL("login_attempts.failures", "login_attempts.last_failure_at", "excluded.last_failure_at"))
 
-// RecordFailure implements ports.LoginAttemptStore.
-func (s *LoginAttemptStore) RecordFailure(ctx context.Context, email domain.Email, at time.Time, window time.Duration) (domain.LoginAttempts, error) {
-	var rows []loginAttemptRow
-	err := s.db.gorm.WithContext(ctx).
-		Raw(recordFailureSQL, string(email), toMicros(at), toMicros(at.Add(-window))).
-		Scan(&rows).Error
-	if err != nil {
-		return domain.LoginAttempts{}, storeError("record login failure", err)
+// lapsedSQL is domain.LoginAttempts.Lapsed: the last failure is more than
+// the failure window before now.
+func lapsedSQL(last, now string) string {
+	return fmt.Sprintf("%s < %s - %d", last, now, domain.LoginFailureWindow.Microseconds())
+}
+
+// lockedSQL is the condition of domain.LoginAttempts.RetryAfter being
+// positive, with domain.LoginDelay unrolled into a CASE over the count
+// (times are microseconds): FALSE while the delay is zero, then now before
+// the last failure plus the delay, step by step up to the maximum. It
+// panics when LoginDelay does not reach LoginMaxDelay within 64 failures
+// or decreases, which TestLockedSQL would show first.
+func lockedSQL(failures, last, now string) string {
+	var b strings.Builder
+	b.WriteString("CASE")
+	prev := domain.LoginDelay(0)
+	step := func(d time.Duration) string {
+		if d == 0 {
+			return "FALSE"
+		}
+		return fmt.Sprintf("%s < %s + %d", now, last, d.Microseconds())
 	}
-	if len(rows) != 1 {
-		return domain.LoginAttempts{}, storeError("record login failure", errors.New("upsert returned no row"))
+	for f := 1; prev < domain.LoginMaxDelay; f++ {
+		if f > 64 {
+			panic("gormstore: domain.LoginDelay does not reach LoginMaxDelay")
+		}
+		d := domain.LoginDelay(f)
+		if d < prev {
+			panic("gormstore: domain.LoginDelay decreases")
+		}
+		if d != prev {
+			fmt.Fprintf(&b, " WHEN %s < %d THEN %s", failures, f, step(prev))
+			prev = d
+		}
 	}
-	return toDomainLoginAttempts(rows[0]), nil
+	fmt.Fprintf(&b, " ELSE %s END", step(prev))
+	return b.String()
+}
+
+// Reserve implements ports.LoginAttemptStore. A refused reservation
+// writes nothing; a second statement then reads the record to tell the
+// caller how long to wait. Should the lock have ended between the two (a
+// success elsewhere reset it, its delay ran out), the reservation is tried
+// again.
+func (s *LoginAttemptStore) Reserve(ctx context.Context, email domain.Email, at time.Time) (domain.LoginAttempts, error) {
+	for range 3 {
+		var rows []loginAttemptRow
+		err := s.db.gorm.WithContext(ctx).Raw(reserveSQL, string(email), toMicros(at)).Scan(&rows).Error
+		if err != nil {
+			return domain.LoginAttempts{}, storeError("reserve login attempt", err)
+		}
+		if len(rows) == 1 {
+			return toDomainLoginAttempts(rows[0]), nil
+		}
+		var row loginAttemptRow
+		err = s.db.read.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			continue
+		}
+		if err != nil {
+			return domain.LoginAttempts{}, storeError("login attempts", err)
+		}
+		if wait := toDomainLoginAttempts(row).RetryAfter(at); wait > 0 {
+			return domain.LoginAttempts{}, &domain.TooManyAttemptsError{RetryAfter: wait}
+		}
+	}
+	// Three races in a row: the email is contended; the lock-out is
+	// surely near. Refuse this one for a second.
+	return domain.LoginAttempts{}, &domain.TooManyAttemptsError{RetryAfter: time.Second}
+}
+
+// Release implements ports.LoginAttemptStore.
+func (s *LoginAttemptStore) Release(ctx context.Context, email domain.Email) error {
+	err := s.db.gorm.WithContext(ctx).Model(&loginAttemptRow{}).
+		Where("email = ? AND failures > 0", string(email)).
+		UpdateColumn("failures", gorm.Expr("failures - 1")).Error
+	return storeError("release login attempt", err)
 }
 
 // Reset implements ports.LoginAttemptStore.

@@ -168,7 +168,7 @@ func TestSQLiteBusyIsUnavailable(t *testing.T) {
 		})
 	}()
 	<-locked
-	_, err := NewLoginAttemptStore(waiter).RecordFailure(t.Context(), "ada@example.com", time.Now(), time.Hour)
+	_, err := NewLoginAttemptStore(waiter).Reserve(t.Context(), "ada@example.com", time.Now())
 	close(release)
 	if txErr := <-done; txErr != nil {
 		t.Fatalf("holder transaction: %v", txErr)

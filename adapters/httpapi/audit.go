@@ -2,9 +2,13 @@ package httpapi
 
 import (
 	"net/http"
+	"net/netip"
+	"slices"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/userd/userd/adapters/httpapi/ratelimit"
 
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
@@ -55,10 +59,33 @@ func (h *handler) listAudit(c *gin.Context) {
 	h.writeJSON(c, http.StatusOK, toAuditEventResponses(page.Items))
 }
 
-// serveMetrics serves the metrics exposition; it must never be cached.
+// serveMetrics serves the metrics exposition to the clients in the
+// allow-list, and to any other the 404 of an unknown route: what the
+// counters show (logins failing, token reuse detected, hashing saturated)
+// is for operators, not for an attacker timing its next try. It must
+// never be cached.
 func (h *handler) serveMetrics(next http.Handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		ip := ratelimit.ClientIP(c.Request, h.trustedProxies)
+		if !slices.ContainsFunc(h.metricsAllow, func(p netip.Prefix) bool { return ip.IsValid() && p.Contains(ip) }) {
+			h.noRoute(c)
+			return
+		}
 		c.Header("Cache-Control", "no-store")
 		next.ServeHTTP(c.Writer, c.Request)
+	}
+}
+
+// DefaultMetricsAllow returns the networks that may GET /metrics by
+// default: loopback and the private ranges (RFC 1918, IPv6 unique local
+// addresses), where a Prometheus scraper lives.
+func DefaultMetricsAllow() []netip.Prefix {
+	return []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"),
+		netip.MustParsePrefix("::1/128"),
+		netip.MustParsePrefix("10.0.0.0/8"),
+		netip.MustParsePrefix("172.16.0.0/12"),
+		netip.MustParsePrefix("192.168.0.0/16"),
+		netip.MustParsePrefix("fc00::/7"),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,9 +23,10 @@ import (
 
 // observation is the audit trail and the metrics of a test server.
 type observation struct {
-	audit    *memory.AuditLog
-	registry *prometheus.Registry
-	metrics  *metrics.Metrics
+	audit        *memory.AuditLog
+	registry     *prometheus.Registry
+	metrics      *metrics.Metrics
+	metricsAllow []netip.Prefix
 }
 
 // withAudit records security events in memory and serves GET /api/audit.
@@ -52,6 +54,17 @@ func withMetrics() serverOption {
 	}
 }
 
+// withMetricsAllow serves /metrics (withMetrics) to these networks only.
+func withMetricsAllow(prefixes ...string) serverOption {
+	return func(c *serverConfig) {
+		withMetrics()(c)
+		c.observe.metricsAllow = []netip.Prefix{}
+		for _, p := range prefixes {
+			c.observe.metricsAllow = append(c.observe.metricsAllow, netip.MustParsePrefix(p))
+		}
+	}
+}
+
 // wire gives the services the audit log and the counters, when set.
 func (o *observation) wire(deps *application.Deps) {
 	if o == nil {
@@ -73,6 +86,12 @@ func (o *observation) apply(opts *httpapi.Options) {
 	if o.metrics != nil {
 		opts.Metrics = o.metrics
 		opts.MetricsHandler = metrics.Handler(o.registry)
+		// The harness's requests come from httptest's 192.0.2.1, a
+		// public address: the tests that read /metrics are its scraper.
+		opts.MetricsAllow = append(httpapi.DefaultMetricsAllow(), netip.MustParsePrefix("192.0.2.1/32"))
+		if o.metricsAllow != nil {
+			opts.MetricsAllow = o.metricsAllow
+		}
 	}
 }
 

@@ -42,6 +42,8 @@ type serverConfig struct {
 	inFlight  int
 	maxBody   int64
 	ipLimit   int
+	regLimit  int
+	v6prefix  int
 	proxies   []netip.Prefix
 	// observe wires the audit trail and the metrics (withAudit,
 	// withMetrics in audit_test.go); nil leaves them out.
@@ -84,6 +86,13 @@ func withAuthIPLimit(n int, proxies ...string) serverOption {
 		}
 	}
 }
+
+// withRegisterIPLimit sets the hourly per-IP limit of self-service
+// registrations.
+func withRegisterIPLimit(n int) serverOption { return func(c *serverConfig) { c.regLimit = n } }
+
+// withIPv6Prefix sets the prefix length that keys IPv6 clients.
+func withIPv6Prefix(bits int) serverOption { return func(c *serverConfig) { c.v6prefix = bits } }
 
 // testServer is the real handler over the real application services and
 // the in-memory adapters, with a clock the test controls.
@@ -154,7 +163,8 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		health = store
 	}
 	hopts := httpapi.Options{
-		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
+		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, RegisterIPLimit: cfg.regLimit,
+		IPv6Prefix: cfg.v6prefix, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
 		MaxInFlight: cfg.inFlight, KeySet: issuer, Health: health,
 	}
 	cfg.observe.apply(&hopts)

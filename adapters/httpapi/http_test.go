@@ -271,9 +271,12 @@ func TestHeaders_requestID(t *testing.T) {
 		echoed     bool
 	}{
 		{"sane", "abc-123.DEF_x", true},
-		{"max_length", strings.Repeat("a", 128), true},
+		{"max_length", strings.Repeat("a", 64), true},
 		{"absent", "", false},
-		{"too_long", strings.Repeat("a", 129), false},
+		{"too_long", strings.Repeat("a", 65), false},
+		{"uuid", "3f1c9a8e-5b2d-4c7e-9a10-2b3c4d5e6f70", true},
+		{"slash", "a/b", false},
+		{"non_ascii", "ümlaut", false},
 		{"spaces", "bad id", false},
 		{"markup", "<script>", false},
 		{"newline_escape", "a%0Ab", false},

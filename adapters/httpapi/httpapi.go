@@ -36,8 +36,17 @@ type Options struct {
 	// means the system clock.
 	Clock ports.Clock
 	// AuthIPLimit is how many requests a minute one client IP may send to
-	// /auth/*; 0 turns the limit off.
+	// /auth/* and to the other routes that check or hash a password
+	// (POST /api/users; PUT /api/users/{id} with password or
+	// currentPassword); 0 turns the limit off.
 	AuthIPLimit int
+	// RegisterIPLimit is how many accounts one client IP may create an
+	// hour without being an admin (POST /api/users); 0 turns the limit
+	// off.
+	RegisterIPLimit int
+	// IPv6Prefix is the prefix length by which the per-IP limits key IPv6
+	// clients; 0 means ratelimit.DefaultIPv6Prefix (64), 128 each address.
+	IPv6Prefix int
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
 	TrustedProxies []netip.Prefix
 	// RequestTimeout bounds the work done for one request (database calls
@@ -53,8 +62,13 @@ type Options struct {
 	// method, status and latency).
 	Metrics RequestObserver
 	// MetricsHandler, when set, is served at GET /metrics; leave it nil
-	// when the metrics are served on a separate admin address.
+	// when the metrics are served on a separate address.
 	MetricsHandler http.Handler
+	// MetricsAllow are the client networks (the client IP as the per-IP
+	// limits see it, trusted proxies honoured) that may GET /metrics;
+	// others get the 404 of an unknown route. Nil means
+	// DefaultMetricsAllow.
+	MetricsAllow []netip.Prefix
 	// KeySet publishes the access-token verification keys at
 	// GET /.well-known/jwks.json; nil publishes an empty set.
 	KeySet KeySet
@@ -101,10 +115,12 @@ type handler struct {
 	log     *slog.Logger
 	maxBody int64
 
-	authLimiter    *ratelimit.Limiter
-	trustedProxies []netip.Prefix
-	requestTimeout time.Duration
-	admission      *admission
+	authLimiter     *ratelimit.Limiter
+	registerLimiter *ratelimit.Limiter
+	trustedProxies  []netip.Prefix
+	metricsAllow    []netip.Prefix
+	requestTimeout  time.Duration
+	admission       *admission
 
 	metrics RequestObserver
 	keySet  KeySet
@@ -137,8 +153,15 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	if h.maxBody <= 0 {
 		h.maxBody = DefaultMaxBodyBytes
 	}
-	h.authLimiter = ratelimit.New(opts.AuthIPLimit, h.clock.Now)
+	h.authLimiter = ratelimit.New(ratelimit.Config{Limit: opts.AuthIPLimit, Period: time.Minute,
+		IPv6Prefix: opts.IPv6Prefix, Now: h.clock.Now})
+	h.registerLimiter = ratelimit.New(ratelimit.Config{Limit: opts.RegisterIPLimit, Period: time.Hour,
+		IPv6Prefix: opts.IPv6Prefix, Now: h.clock.Now})
 	h.trustedProxies = opts.TrustedProxies
+	h.metricsAllow = opts.MetricsAllow
+	if h.metricsAllow == nil {
+		h.metricsAllow = DefaultMetricsAllow()
+	}
 	h.requestTimeout = opts.RequestTimeout
 	if h.requestTimeout <= 0 {
 		h.requestTimeout = DefaultRequestTimeout
@@ -185,15 +208,19 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 
 	// Header checks (406, 415, early 413) run before authentication: they
 	// are about the form of the request, which is wrong whoever sends it.
+	// The query string is checked after authentication, with the rest of
+	// the request's shape (the contract's order: 401 before 400).
 	api := e.Group("/api", h.apiHeaders)
 	required, optional := h.authenticate(true), h.authenticate(false)
-	api.GET("/users", required, h.listUsers)
-	api.GET("/users/me", required, h.me)
-	api.GET("/users/:id", required, h.getUser)
-	api.POST("/users", optional, h.createUser)
-	api.PUT("/users/:id", required, h.updateUser)
-	api.DELETE("/users/:id", required, h.deleteUser)
-	api.GET("/audit", required, h.listAudit)
+	api.GET("/users", required, h.validQuery, h.listUsers)
+	api.GET("/users/me", required, h.validQuery, h.me)
+	api.GET("/users/:id", required, h.validQuery, h.getUser)
+	// Creating a user hashes a password: the per-IP limits apply
+	// (limits.go), once the caller is known.
+	api.POST("/users", optional, h.validQuery, h.limitRegistration, h.createUser)
+	api.PUT("/users/:id", required, h.validQuery, h.updateUser)
+	api.DELETE("/users/:id", required, h.validQuery, h.deleteUser)
+	api.GET("/audit", required, h.validQuery, h.listAudit)
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
 	// would reach the :id routes and answer 400 invalid_id; they sit outside
@@ -206,7 +233,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	// Every request to /auth/* counts against its client's IP limit, even
 	// one with a wrong header: the limit is about volume, and it guards the
 	// password hashing behind login.
-	a := e.Group("/auth", h.limitAuthByIP, h.apiHeaders)
+	a := e.Group("/auth", h.limitAuthByIP, h.apiHeaders, h.validQuery)
 	a.POST("/login", h.login)
 	a.POST("/refreshtoken", h.refresh)
 	a.POST("/refresh-token", h.refresh)

@@ -77,6 +77,9 @@ func (h *handler) updateUser(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if !h.allowPasswordUpdate(c, req) {
+		return
+	}
 	u, err := h.users.Update(c.Request.Context(), principal(c), c.Param("id"), req.toInput())
 	if err != nil {
 		h.fail(c, err)

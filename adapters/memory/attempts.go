@@ -18,7 +18,8 @@ var _ ports.LoginAttemptStore = (*LoginAttemptStore)(nil)
 // NewLoginAttemptStore returns a login-attempt store over a store of its own.
 func NewLoginAttemptStore() *LoginAttemptStore { return NewStore().LoginAttempts() }
 
-// Get implements ports.LoginAttemptStore.
+// Get returns the record of email, a zero one (Failures 0) when there is
+// none. It is not part of the port: tests use it to look inside.
 func (r *LoginAttemptStore) Get(_ context.Context, email domain.Email) (domain.LoginAttempts, error) {
 	s := r.s
 	s.mu.Lock()
@@ -29,26 +30,35 @@ func (r *LoginAttemptStore) Get(_ context.Context, email domain.Email) (domain.L
 	return domain.LoginAttempts{Email: email}, nil
 }
 
-// RecordFailure implements ports.LoginAttemptStore. The last-failure time
-// never moves backwards, so a failure reported late by a node with a
-// lagging clock cannot shorten a lock-out.
-func (r *LoginAttemptStore) RecordFailure(_ context.Context, email domain.Email, at time.Time, window time.Duration) (domain.LoginAttempts, error) {
+// Reserve implements ports.LoginAttemptStore with the domain's rule, under
+// the store's lock.
+func (r *LoginAttemptStore) Reserve(_ context.Context, email domain.Email, at time.Time) (domain.LoginAttempts, error) {
 	at = normTime(at)
 	s := r.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.attempts[email]
-	switch {
-	case !ok || a.LastFailureAt.Before(at.Add(-window)):
-		a = domain.LoginAttempts{Email: email, Failures: 1, LastFailureAt: at}
-	default:
-		a.Failures++
-		if at.After(a.LastFailureAt) {
-			a.LastFailureAt = at
-		}
+	if !ok {
+		a = domain.LoginAttempts{Email: email}
 	}
-	s.attempts[email] = a
-	return a, nil
+	next, wait := a.Reserve(at)
+	if wait > 0 {
+		return domain.LoginAttempts{}, &domain.TooManyAttemptsError{RetryAfter: wait}
+	}
+	s.attempts[email] = next
+	return next, nil
+}
+
+// Release implements ports.LoginAttemptStore.
+func (r *LoginAttemptStore) Release(_ context.Context, email domain.Email) error {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a, ok := s.attempts[email]; ok && a.Failures > 0 {
+		a.Failures--
+		s.attempts[email] = a
+	}
+	return nil
 }
 
 // Reset implements ports.LoginAttemptStore.

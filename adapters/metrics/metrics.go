@@ -1,7 +1,8 @@
 // Package metrics is the Prometheus adapter of userd: it counts HTTP
 // requests for the HTTP adapter (httpapi.RequestObserver), security events
-// for the application (ports.SecurityMetrics), and exposes the database
-// pool's statistics, all on a registry of its caller's making (never the
+// for the application (ports.SecurityMetrics), the work of the password
+// hasher (CountingHasher, wrapped around it by cmd), and exposes the
+// database pool's statistics, all on a registry of its caller's making (never the
 // global one), served by Handler.
 //
 // Label values are bounded by construction: a route is a route pattern or
@@ -46,6 +47,7 @@ type Metrics struct {
 	refreshes     *prometheus.CounterVec
 	events        *prometheus.CounterVec
 	auditFailures prometheus.Counter
+	hashing       *prometheus.CounterVec
 }
 
 var _ ports.SecurityMetrics = (*Metrics)(nil)
@@ -88,8 +90,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "audit_write_failures_total",
 			Help: "Security events that could not be written to the audit trail (each is also logged as an error).",
 		}),
+		hashing: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "password_hashing_total",
+			Help: "Password hashing calls, by operation (hash: registration, password change, rehash; verify: login, current password, the dummy check of unknown emails) and result: done (computed), busy (no free slot in time), error (unreadable hash).",
+		}, []string{"op", "result"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -104,6 +110,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, t := range domain.AuditEventTypes {
 		m.events.WithLabelValues(string(t))
+	}
+	for _, op := range []string{HashOpHash, HashOpVerify} {
+		for _, r := range []string{HashDone, HashBusy, HashError} {
+			m.hashing.WithLabelValues(op, r)
+		}
 	}
 	return m, nil
 }

@@ -1,7 +1,10 @@
 package metrics_test
 
 import (
+	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -228,4 +231,47 @@ func value(t *testing.T, reg *prometheus.Registry, name string, labels ...string
 	}
 	t.Fatalf("no series %s%v", name, labels)
 	return 0
+}
+
+// stubHasher answers as a hasher would, with the error it is given.
+type stubHasher struct{ err error }
+
+func (s stubHasher) Hash(context.Context, string) (string, error) { return "h", s.err }
+func (s stubHasher) Verify(context.Context, string, string) (bool, bool, error) {
+	return s.err == nil, false, s.err
+}
+func (stubHasher) Normalize(pw string) string { return pw }
+func (stubHasher) CheckEncoded(string) error  { return nil }
+
+func TestCountHashing_counts_each_call_by_result(t *testing.T) {
+	t.Parallel()
+	m, reg := newMetrics(t)
+	if n := testutil.CollectAndCount(reg, "userd_password_hashing_total"); n != 6 {
+		t.Errorf("userd_password_hashing_total has %d series, want 6 from the start", n)
+	}
+	done := m.CountHashing(stubHasher{})
+	busy := m.CountHashing(stubHasher{err: fmt.Errorf("password hashing busy: %w", domain.ErrUnavailable)})
+	gaveUp := m.CountHashing(stubHasher{err: context.Canceled})
+	bad := m.CountHashing(stubHasher{err: errors.New("malformed password hash")})
+	for range 3 {
+		_, _, _ = done.Verify(t.Context(), "h", "pw")
+	}
+	_, _ = done.Hash(t.Context(), "pw")
+	_, _, _ = busy.Verify(t.Context(), "h", "pw")
+	_, _, _ = gaveUp.Verify(t.Context(), "h", "pw")
+	_, _ = busy.Hash(t.Context(), "pw")
+	_, _, _ = bad.Verify(t.Context(), "h", "pw")
+	_ = done.Normalize("pw")
+	_ = done.CheckEncoded("h")
+	for _, c := range []struct {
+		op, result string
+		want       float64
+	}{
+		{"verify", "done", 3}, {"verify", "busy", 2}, {"verify", "error", 1},
+		{"hash", "done", 1}, {"hash", "busy", 1}, {"hash", "error", 0},
+	} {
+		if got := value(t, reg, "userd_password_hashing_total", "op", c.op, "result", c.result); got != c.want {
+			t.Errorf("%s %s = %v, want %v", c.op, c.result, got, c.want)
+		}
+	}
 }

@@ -103,36 +103,59 @@ func (p Params) Validate() error {
 // Hasher hashes passwords with argon2id and verifies argon2id and bcrypt
 // hashes. It is safe for concurrent use.
 //
-// At most a fixed number of hashes run at once (by default one per CPU):
-// each argon2id computation takes Params.Memory (19 MiB by default) and
-// saturates a core, so running more at once only adds memory, not
+// At most a fixed number of computations run at once (by default one per
+// CPU): each argon2id computation takes Params.Memory (19 MiB by default)
+// and saturates a core, so running more at once only adds memory, not
 // throughput. Callers beyond the limit wait their turn for at most the
-// configured wait, then get domain.ErrUnavailable: under a flood of logins
-// the service answers 503 instead of queueing without bound.
+// configured wait, then get domain.ErrUnavailable: under a flood the
+// service answers 503 instead of queueing without bound.
+//
+// The slots are split so that login cannot be starved: Hash (registration,
+// password change, rehash) may hold at most all but the share reserved for
+// Verify (login, the current password of an update), VerifyReserve of n.
+// A flood of registrations then fills its own slots and waits, while
+// logins still find a slot free. With one slot there would be nothing to
+// split, so one CPU gets two slots, one of them Verify's: a login runs
+// beside at most one hash, both at half speed, instead of queueing behind
+// every registration.
 type Hasher struct {
 	params Params
-	slots  chan struct{}
-	wait   time.Duration
+	// slots bounds every computation; hashSlots bounds Hash further, to
+	// len(slots) minus the share of Verify. Hash takes hashSlots first.
+	slots     chan struct{}
+	hashSlots chan struct{}
+	wait      time.Duration
 }
 
 // DefaultMaxWait is how long a hash waits for a free slot by default.
 const DefaultMaxWait = 5 * time.Second
 
+// VerifyReserve returns how many of n slots only Verify may use: half,
+// rounded down, and at least one. Verifications (logins) outnumber hashes
+// (registrations, password changes) in normal traffic, and login is what
+// every user needs; half the CPU is what an attacker flooding
+// registrations can take at most.
+func VerifyReserve(n int) int { return max(1, n/2) }
+
 // Option tunes a Hasher.
 type Option func(*Hasher)
 
-// WithConcurrency lets at most n hashes run at once, each waiting at most
-// maxWait for its turn. n < 1 means one per CPU; maxWait <= 0 means
-// DefaultMaxWait.
+// WithConcurrency lets at most n computations run at once, VerifyReserve(n)
+// of them for Verify only (n = 1 means two slots, one of them Verify's:
+// see Hasher), each caller waiting at most maxWait for its turn. n < 1
+// means one per CPU; maxWait <= 0 means DefaultMaxWait.
 func WithConcurrency(n int, maxWait time.Duration) Option {
 	return func(h *Hasher) {
 		if n < 1 {
 			n = runtime.GOMAXPROCS(0)
 		}
+		if n == 1 {
+			n = 2
+		}
 		if maxWait <= 0 {
 			maxWait = DefaultMaxWait
 		}
-		h.slots, h.wait = make(chan struct{}, n), maxWait
+		h.slots, h.hashSlots, h.wait = make(chan struct{}, n), make(chan struct{}, n-VerifyReserve(n)), maxWait
 	}
 }
 
@@ -147,36 +170,54 @@ func New(p Params, opts ...Option) *Hasher {
 	return h
 }
 
-// acquire takes a hashing slot, or fails with domain.ErrUnavailable after
-// the maximum wait, or with ctx's error as soon as the request is given up:
-// a client that left must not keep its place in the queue, nor have its
-// password hashed for nobody.
-func (h *Hasher) acquire(ctx context.Context) error {
+// Capacity returns how many computations may run at once, and how many of
+// them may be hashes.
+func (h *Hasher) Capacity() (total, hashes int) { return cap(h.slots), cap(h.hashSlots) }
+
+// acquire takes a slot of each semaphore in order, waiting for all of them
+// together at most the maximum wait, then failing with
+// domain.ErrUnavailable; or with ctx's error as soon as the request is
+// given up: a client that left must not keep its place in the queue, nor
+// have its password hashed for nobody. On failure it holds nothing.
+func (h *Hasher) acquire(ctx context.Context, sems ...chan struct{}) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("password hashing: %w", err)
 	}
-	select {
-	case h.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	t := time.NewTimer(h.wait)
-	defer t.Stop()
-	select {
-	case h.slots <- struct{}{}:
-		if err := ctx.Err(); err != nil {
-			<-h.slots
-			return fmt.Errorf("password hashing: %w", err)
+	var timeout <-chan time.Time
+	for i, sem := range sems {
+		select {
+		case sem <- struct{}{}:
+			continue
+		default:
 		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("password hashing: %w", ctx.Err())
-	case <-t.C:
-		return fmt.Errorf("password hashing busy: %w", domain.ErrUnavailable)
+		if timeout == nil {
+			t := time.NewTimer(h.wait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case sem <- struct{}{}:
+			if err := ctx.Err(); err != nil {
+				release(sems[:i+1]...)
+				return fmt.Errorf("password hashing: %w", err)
+			}
+		case <-ctx.Done():
+			release(sems[:i]...)
+			return fmt.Errorf("password hashing: %w", ctx.Err())
+		case <-timeout:
+			release(sems[:i]...)
+			return fmt.Errorf("password hashing busy: %w", domain.ErrUnavailable)
+		}
 	}
+	return nil
 }
 
-func (h *Hasher) release() { <-h.slots }
+// release gives back a slot of each semaphore.
+func release(sems ...chan struct{}) {
+	for _, sem := range sems {
+		<-sem
+	}
+}
 
 // Normalize returns password in Unicode NFKC, the form Hash hashes: "ﬁ"
 // and "fi", or full-width and ASCII digits, are one password.
@@ -192,10 +233,10 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	salt := make([]byte, p.SaltLen)
 	// crypto/rand.Read never returns an error since Go 1.24; it panics instead.
 	_, _ = rand.Read(salt)
-	if err := h.acquire(ctx); err != nil {
+	if err := h.acquire(ctx, h.hashSlots, h.slots); err != nil {
 		return "", err
 	}
-	defer h.release()
+	defer release(h.hashSlots, h.slots)
 	key := argon2.IDKey([]byte(h.Normalize(password)), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2Version, p.Memory, p.Iterations, p.Parallelism,
@@ -235,10 +276,10 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, bo
 		return false, false, fmt.Errorf("%w: unknown algorithm", ErrMalformedHash)
 	}
 
-	if err := h.acquire(ctx); err != nil {
+	if err := h.acquire(ctx, h.slots); err != nil {
 		return false, false, err
 	}
-	defer h.release()
+	defer release(h.slots)
 	normalized := h.Normalize(password)
 	ok, rehash, err := verify(normalized)
 	if ok || err != nil || normalized == password {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -252,20 +253,26 @@ func BenchmarkHash(b *testing.B) {
 func TestHasher_bounds_concurrent_hashes(t *testing.T) {
 	t.Parallel()
 	h := New(Params{Memory: 8 * 1024, Iterations: 3, Parallelism: 1, SaltLen: 16, KeyLen: 32},
-		WithConcurrency(1, 5*time.Millisecond))
+		WithConcurrency(2, 5*time.Millisecond))
 	enc, err := h.Hash(context.Background(), "a long enough secret")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Hold the only slot: every other caller times out.
-	if err := h.acquire(context.Background()); err != nil {
-		t.Fatal(err)
+	// Hold every slot: every other caller times out.
+	for range 2 {
+		if err := h.acquire(context.Background(), h.slots); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := h.Hash(context.Background(), "another secret"); !errors.Is(err, domain.ErrUnavailable) {
 		t.Fatalf("Hash with no free slot = %v, want ErrUnavailable", err)
 	}
 	if _, _, err := h.Verify(context.Background(), enc, "a long enough secret"); !errors.Is(err, domain.ErrUnavailable) {
 		t.Fatalf("Verify with no free slot = %v, want ErrUnavailable", err)
+	}
+	// The Hash that timed out holds nothing: its hash slot is free again.
+	if n := len(h.hashSlots); n != 0 {
+		t.Fatalf("%d hash slots held after a timed-out Hash", n)
 	}
 	// A request given up while waiting leaves the queue at once.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -281,8 +288,78 @@ func TestHasher_bounds_concurrent_hashes(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a cancelled request kept waiting for a slot")
 	}
-	h.release()
+	release(h.slots)
 	if ok, _, err := h.Verify(context.Background(), enc, "a long enough secret"); err != nil || !ok {
 		t.Fatalf("Verify after release = %v, %v", ok, err)
+	}
+}
+
+func TestHasher_capacity_split(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int][2]int{1: {2, 1}, 2: {2, 1}, 3: {3, 2}, 4: {4, 2}, 5: {5, 3}, 8: {8, 4}, 16: {16, 8}} {
+		total, hashes := New(DefaultParams(), WithConcurrency(n, 0)).Capacity()
+		if total != want[0] || hashes != want[1] {
+			t.Errorf("WithConcurrency(%d): %d slots, %d for hashes; want %d, %d", n, total, hashes, want[0], want[1])
+		}
+	}
+	if total, hashes := New(DefaultParams()).Capacity(); total < 2 || hashes < 1 || hashes >= total {
+		t.Errorf("default: %d slots, %d for hashes", total, hashes)
+	}
+}
+
+// Registrations and password changes cannot take the slots of login: with
+// every hash slot busy, Hash waits and times out while Verify still runs
+// at once; verifications may use every slot.
+func TestHasher_hashes_never_take_the_verify_share(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 2, 4} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			t.Parallel()
+			h := New(Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32}, WithConcurrency(n, 20*time.Millisecond))
+			enc, err := h.Hash(context.Background(), "a long enough secret")
+			if err != nil {
+				t.Fatal(err)
+			}
+			total, hashes := h.Capacity()
+			// A flood of hashes holds all it may.
+			for range hashes {
+				if err := h.acquire(context.Background(), h.hashSlots, h.slots); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := h.Hash(context.Background(), "another secret"); !errors.Is(err, domain.ErrUnavailable) {
+				t.Fatalf("Hash beyond its share = %v, want ErrUnavailable", err)
+			}
+			// Every reserved slot still serves a login, without waiting.
+			h.wait = time.Minute
+			for range total - hashes {
+				if err := h.acquire(context.Background(), h.slots); err != nil {
+					t.Fatal(err)
+				}
+			}
+			release(h.slots)
+			start := time.Now()
+			if ok, _, err := h.Verify(context.Background(), enc, "a long enough secret"); err != nil || !ok {
+				t.Fatalf("Verify beside a hash flood = %v, %v", ok, err)
+			}
+			if waited := time.Since(start); waited > 10*time.Second {
+				t.Fatalf("Verify waited %v", waited)
+			}
+			// Verifications alone may take every slot.
+			for range hashes {
+				release(h.hashSlots, h.slots)
+			}
+			for range total - hashes - 1 {
+				release(h.slots)
+			}
+			for range total - 1 {
+				if err := h.acquire(context.Background(), h.slots); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ok, _, err := h.Verify(context.Background(), enc, "a long enough secret"); err != nil || !ok {
+				t.Fatalf("Verify in the last slot = %v, %v", ok, err)
+			}
+		})
 	}
 }

@@ -147,24 +147,27 @@ type handlerParams struct {
 	// Issuer publishes the JWK set.
 	Issuer *jwtissuer.Issuer
 	// Registry is served at /metrics on the main address unless
-	// USERD_ADMIN_ADDR moves it to an address of its own.
+	// USERD_METRICS_ADDR moves it to an address of its own.
 	Registry *prometheus.Registry
 }
 
 func newHandler(p handlerParams) http.Handler {
 	opts := httpapi.Options{
-		Logger:         p.Log,
-		Clock:          p.Clock,
-		AuthIPLimit:    p.Config.AuthIPLimit,
-		TrustedProxies: p.Config.TrustedProxies,
-		RequestTimeout: p.Config.RequestTimeout,
-		MaxInFlight:    p.Config.MaxInFlight,
-		Metrics:        p.Metrics,
-		KeySet:         p.Issuer,
-		Health:         p.Health,
+		Logger:          p.Log,
+		Clock:           p.Clock,
+		AuthIPLimit:     p.Config.AuthIPLimit,
+		RegisterIPLimit: p.Config.RegisterIPLimit,
+		IPv6Prefix:      p.Config.RateLimitIPv6Prefix,
+		TrustedProxies:  p.Config.TrustedProxies,
+		RequestTimeout:  p.Config.RequestTimeout,
+		MaxInFlight:     p.Config.MaxInFlight,
+		Metrics:         p.Metrics,
+		KeySet:          p.Issuer,
+		Health:          p.Health,
 	}
-	if p.Config.AdminAddr == "" {
+	if addr, _ := p.Config.ServeMetricsOn(); addr == "" {
 		opts.MetricsHandler = metrics.Handler(p.Registry)
+		opts.MetricsAllow = p.Config.MetricsAllow
 	}
 	return httpapi.New(p.Services, opts)
 }

@@ -14,16 +14,16 @@ import (
 )
 
 // httpModule serves the API on USERD_HTTP_ADDR and, when it is set, the
-// metrics on USERD_ADMIN_ADDR: each listens at start, shuts down
+// metrics on USERD_METRICS_ADDR: each listens at start, shuts down
 // gracefully at stop.
 var httpModule = fx.Module("http",
 	fx.Provide(newHandler),
-	fx.Invoke(serveAPI, serveAdmin),
+	fx.Invoke(serveAPI, serveMetrics),
 )
 
 // listener is what newListener needs to know of one address.
 type listener struct {
-	// name starts the log lines: "userd", "userd admin".
+	// name starts the log lines: "userd", "userd metrics".
 	name string
 	// setting is the configuration key of addr, named in errors.
 	setting string

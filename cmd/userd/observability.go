@@ -27,6 +27,13 @@ var metricsModule = fx.Module("metrics",
 	fx.Invoke(registerDBStats),
 )
 
+// countHashing wraps the password hasher in the metrics' counter, so that
+// /metrics shows how many passwords were hashed and compared. Only `serve`
+// counts; the one-shot commands hash with the bare hasher.
+func countHashing(h ports.PasswordHasher, m *metrics.Metrics) ports.PasswordHasher {
+	return m.CountHashing(h)
+}
+
 type dbStatsParams struct {
 	fx.In
 	Registry *prometheus.Registry
@@ -41,17 +48,20 @@ func registerDBStats(p dbStatsParams) error {
 	return p.Registry.Register(metrics.NewDBStatsCollector(p.DB))
 }
 
-// serveAdmin serves GET /metrics on USERD_ADMIN_ADDR when it is set, so
-// that the metrics can stay off the public listener. It is not counted in
-// the request metrics: scrapes are not traffic.
-func serveAdmin(lc fx.Lifecycle, cfg config.Config, reg *prometheus.Registry, log *slog.Logger) {
-	if cfg.AdminAddr == "" {
+// serveMetrics serves GET /metrics on USERD_METRICS_ADDR (or its
+// deprecated name USERD_ADMIN_ADDR) when it is set, so that the metrics
+// can stay off the public listener. Whoever reaches the address is
+// served: USERD_METRICS_ALLOW guards the main listener only. It is not
+// counted in the request metrics: scrapes are not traffic.
+func serveMetrics(lc fx.Lifecycle, cfg config.Config, reg *prometheus.Registry, log *slog.Logger) {
+	addr, setting := cfg.ServeMetricsOn()
+	if addr == "" {
 		return
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler(reg))
 	newListener(lc, cfg, log, listener{
-		name: "userd admin", setting: "USERD_ADMIN_ADDR", addr: cfg.AdminAddr, handler: mux,
+		name: "userd metrics", setting: setting, addr: addr, handler: mux,
 		attrs: []any{slog.String("serves", "/metrics")},
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/logbuf"
 )
 
 func get(t *testing.T, url string) (int, string, string) {
@@ -28,17 +29,20 @@ func get(t *testing.T, url string) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Content-Type"), string(body)
 }
 
-// /metrics is on the main listener by default, and only on the admin one
-// when USERD_ADMIN_ADDR is set; either way it shows the request counts, the
-// pool of a SQL store, and the Go runtime and process collectors.
+// /metrics is on the main listener by default (to USERD_METRICS_ALLOW:
+// the tests connect from loopback), and only on a listener of its own when
+// USERD_METRICS_ADDR, or its deprecated name USERD_ADMIN_ADDR, is set;
+// either way it shows the request counts, the pool of a SQL store, and the
+// Go runtime and process collectors.
 func TestServer_serves_metrics(t *testing.T) {
 	for _, tc := range []struct {
 		name, driver string
-		admin        bool
+		admin        string // the variable of the metrics listener, if any
 	}{
-		{"main_listener_sqlite", "sqlite", false},
-		{"admin_listener_sqlite", "sqlite", true},
-		{"main_listener_memory", "memory", false},
+		{"main_listener_sqlite", "sqlite", ""},
+		{"metrics_listener_sqlite", "sqlite", "USERD_METRICS_ADDR"},
+		{"admin_listener_sqlite", "sqlite", "USERD_ADMIN_ADDR"},
+		{"main_listener_memory", "memory", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := freeAddr(t)
@@ -48,13 +52,17 @@ func TestServer_serves_metrics(t *testing.T) {
 				"USERD_HTTP_ADDR": addr,
 			}
 			metricsAddr := addr
-			if tc.admin {
+			if tc.admin != "" {
 				metricsAddr = freeAddr(t)
-				env["USERD_ADMIN_ADDR"] = metricsAddr
+				env[tc.admin] = metricsAddr
 			}
-			app := fxtest.New(t, serverOptions(testConfig(t, env), io.Discard))
+			logs := &logbuf.Buffer{}
+			app := fxtest.New(t, serverOptions(testConfig(t, env), logs))
 			app.RequireStart()
 			defer app.RequireStop()
+			if deprecated := strings.Contains(logs.String(), "USERD_ADMIN_ADDR is deprecated"); deprecated != (tc.admin == "USERD_ADMIN_ADDR") {
+				t.Errorf("deprecation warning logged: %v; log:\n%s", deprecated, logs)
+			}
 
 			if code, _, _ := get(t, "http://"+addr+"/healthz"); code != http.StatusOK {
 				t.Fatalf("healthz = %d", code)
@@ -78,15 +86,29 @@ func TestServer_serves_metrics(t *testing.T) {
 					t.Errorf("the exposition lacks %q", w)
 				}
 			}
-			if tc.admin {
+			if tc.admin != "" {
 				if code, _, _ := get(t, "http://"+addr+"/metrics"); code != http.StatusNotFound {
-					t.Errorf("GET /metrics on the main listener = %d, want 404 with USERD_ADMIN_ADDR set", code)
+					t.Errorf("GET /metrics on the main listener = %d, want 404 with %s set", code, tc.admin)
 				}
 				if code, _, _ := get(t, "http://"+metricsAddr+"/healthz"); code != http.StatusNotFound {
 					t.Errorf("the admin listener serves /healthz: %d", code)
 				}
 			}
 		})
+	}
+}
+
+// A client outside USERD_METRICS_ALLOW gets a 404 on the main listener;
+// the tests' loopback is outside this list.
+func TestServer_metrics_allow_list(t *testing.T) {
+	addr := freeAddr(t)
+	app := fxtest.New(t, serverOptions(testConfig(t, map[string]string{
+		"USERD_DB_DRIVER": "memory", "USERD_HTTP_ADDR": addr, "USERD_METRICS_ALLOW": "10.0.0.0/8",
+	}), io.Discard))
+	app.RequireStart()
+	defer app.RequireStop()
+	if code, ct, _ := get(t, "http://"+addr+"/metrics"); code != http.StatusNotFound || ct != "application/problem+json" {
+		t.Fatalf("GET /metrics from outside the allow-list: %d %q", code, ct)
 	}
 }
 
@@ -112,6 +134,10 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = resp.Body.Close()
+	// The application's hasher is the counted one.
+	if _, _, body := get(t, "http://"+addr+"/metrics"); !strings.Contains(body, `userd_password_hashing_total{op="verify",result="done"} 1`) {
+		t.Errorf("the login's password check is not counted:\n%s", grepLines(body, "userd_password_hashing_total"))
+	}
 	app.RequireStop()
 
 	code, out, errOut := runCLI(t, "", "keys", "rotate")
@@ -144,4 +170,15 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 	if failed := events[1]; failed.ClientIP != "127.0.0.1" || failed.RequestID == "" || failed.SubjectID != events[0].SubjectID {
 		t.Errorf("failed login %+v", failed)
 	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -77,6 +77,10 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		storeModule(cfg),
 		appModule,
 		metricsModule,
+		// At the root, so that the application's hasher is the counted
+		// one: a decoration applies to its scope and those below it.
+		fx.Decorate(countHashing),
+		fx.Invoke(warnDeprecated),
 		// Modules before httpModule: start hooks run in the order they
 		// were added, fx runs modules' invokes before the root's, and the
 		// keys must be loaded and the bootstrap admin exist before the
@@ -85,6 +89,13 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
 		httpModule,
 	)
+}
+
+// warnDeprecated logs, once at start, each deprecated setting in use.
+func warnDeprecated(cfg config.Config, log *slog.Logger) {
+	for _, w := range cfg.Deprecations() {
+		log.Warn(w)
+	}
 }
 
 // baseModule supplies the configuration and the logger.

@@ -80,7 +80,7 @@ func TestWithApp_starts_runs_and_stops(t *testing.T) {
 	}
 }
 
-// newListener builds both servers, the API's and the admin one: the same
+// newListener builds both servers, the API's and the metrics one: the same
 // limits, listening at start, shutting down at stop.
 func TestListener_serves_and_stops(t *testing.T) {
 	cfg := testConfig(t, map[string]string{
@@ -122,7 +122,8 @@ func TestListener_taken_port_fails_start(t *testing.T) {
 	}
 	defer mustClose(t, taken)
 	for _, tc := range []struct{ setting, other string }{
-		{"USERD_HTTP_ADDR", "USERD_ADMIN_ADDR"},
+		{"USERD_HTTP_ADDR", "USERD_METRICS_ADDR"},
+		{"USERD_METRICS_ADDR", "USERD_HTTP_ADDR"},
 		{"USERD_ADMIN_ADDR", "USERD_HTTP_ADDR"},
 	} {
 		t.Run(tc.setting, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -10,137 +11,185 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// LoginAttemptStore runs the contract of ports.LoginAttemptStore.
+// LoginAttemptStore runs the contract of ports.LoginAttemptStore: the
+// domain's lock-out (domain.LoginAttempts.Reserve), applied atomically.
 func LoginAttemptStore(t *testing.T, newStore func(t *testing.T) ports.LoginAttemptStore) {
-	const window = domain.LoginFailureWindow
+	const (
+		email  = domain.Email("ada@example.com")
+		budget = domain.LoginFreeFailures
+	)
 
-	t.Run("unknown_email", func(t *testing.T) {
+	t.Run("reservations_count_up_front_until_locked", func(t *testing.T) {
 		t.Parallel()
-		store := newStore(t)
-		got, err := store.Get(t.Context(), "nobody@example.com")
-		if err != nil {
-			t.Fatalf("Get: %v", err)
+		ctx, store := t.Context(), newStore(t)
+		for i := 1; i <= budget; i++ {
+			when := at(time.Duration(i)*time.Second + time.Duration(i)*time.Microsecond)
+			checkAttempts(t, reserve(t, store, email, when), email, i, when)
 		}
-		if got.Failures != 0 || !got.LastFailureAt.IsZero() {
-			t.Errorf("Get(unknown) = %+v, want a zero record", got)
+		last := at(budget*time.Second + budget*time.Microsecond)
+		// Locked: refused with the wait, whatever the password would be.
+		wantLocked(t, store, email, last.Add(10*time.Second), domain.LoginBaseDelay-10*time.Second)
+		// Counts are per email.
+		checkAttempts(t, reserve(t, store, "bob@example.com", at(time.Minute)), "bob@example.com", 1, at(time.Minute))
+		if _, err := store.Reserve(ctx, email, last.Add(time.Second)); err == nil {
+			t.Fatal("another email's reservation unlocked ada's")
 		}
 	})
 
-	t.Run("record_failures", func(t *testing.T) {
+	t.Run("refused_reservations_count_nothing", func(t *testing.T) {
 		t.Parallel()
-		ctx, store := t.Context(), newStore(t)
-		const email = domain.Email("ada@example.com")
-		for i := 1; i <= 3; i++ {
-			when := at(time.Duration(i)*time.Second + time.Duration(i)*time.Microsecond)
-			got, err := store.RecordFailure(ctx, email, when, window)
-			if err != nil {
-				t.Fatalf("RecordFailure: %v", err)
-			}
-			checkAttempts(t, got, email, i, when)
+		store := newStore(t)
+		for range budget {
+			reserve(t, store, email, at(0))
 		}
-		got, err := store.Get(ctx, email)
-		if err != nil {
-			t.Fatalf("Get: %v", err)
+		for i := range 10 {
+			wantLocked(t, store, email, at(time.Duration(i)*time.Second), domain.LoginDelay(budget)-time.Duration(i)*time.Second)
 		}
-		checkAttempts(t, got, email, 3, at(3*time.Second+3*time.Microsecond))
+		// The delay runs from the last counted failure, and the next
+		// failure doubles it.
+		checkAttempts(t, reserve(t, store, email, at(domain.LoginDelay(budget))), email, budget+1, at(domain.LoginDelay(budget)))
+		wantLocked(t, store, email, at(domain.LoginDelay(budget)), domain.LoginDelay(budget+1))
+	})
 
-		// Counts are per email.
-		got, err = store.RecordFailure(ctx, "bob@example.com", at(time.Minute), window)
-		if err != nil {
-			t.Fatalf("RecordFailure: %v", err)
+	t.Run("delay_caps_at_the_maximum", func(t *testing.T) {
+		t.Parallel()
+		store := newStore(t)
+		now := at(0)
+		for i := 1; i <= budget+12; i++ {
+			checkAttempts(t, reserve(t, store, email, now), email, i, now)
+			if delay := domain.LoginDelay(i); delay > 0 {
+				wantLocked(t, store, email, now, delay)
+				now = now.Add(delay)
+				wantLocked(t, store, email, now.Add(-time.Microsecond), time.Microsecond)
+			}
 		}
-		checkAttempts(t, got, "bob@example.com", 1, at(time.Minute))
-		if got, err = store.Get(ctx, email); err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		checkAttempts(t, got, email, 3, at(3*time.Second+3*time.Microsecond))
+		wantLocked(t, store, email, now.Add(-domain.LoginMaxDelay), domain.LoginMaxDelay)
 	})
 
 	t.Run("window_restarts_count", func(t *testing.T) {
 		t.Parallel()
-		ctx, store := t.Context(), newStore(t)
-		const email = domain.Email("ada@example.com")
-		record := func(when time.Time, want int) {
-			t.Helper()
-			got, err := store.RecordFailure(ctx, email, when, window)
-			if err != nil {
-				t.Fatalf("RecordFailure: %v", err)
-			}
-			checkAttempts(t, got, email, want, when)
-		}
-		record(at(0), 1)
-		record(at(time.Minute), 2)
-		// A failure exactly one window after the last one still counts…
-		record(at(time.Minute+window), 3)
+		store := newStore(t)
+		const window = domain.LoginFailureWindow
+		checkAttempts(t, reserve(t, store, email, at(0)), email, 1, at(0))
+		checkAttempts(t, reserve(t, store, email, at(time.Minute)), email, 2, at(time.Minute))
+		// A check exactly one window after the last failure still counts…
+		checkAttempts(t, reserve(t, store, email, at(time.Minute+window)), email, 3, at(time.Minute+window))
 		// …one a microsecond later starts over.
-		record(at(time.Minute+2*window+time.Microsecond), 1)
-		record(at(time.Minute+2*window+time.Second), 2)
+		checkAttempts(t, reserve(t, store, email, at(time.Minute+2*window+time.Microsecond)), email, 1, at(time.Minute+2*window+time.Microsecond))
+		// So does a locked email, a window after its last failure.
+		const carol = domain.Email("carol@example.com")
+		for range budget {
+			reserve(t, store, carol, at(0))
+		}
+		wantLocked(t, store, carol, at(0), domain.LoginBaseDelay)
+		checkAttempts(t, reserve(t, store, carol, at(window+time.Second)), carol, 1, at(window+time.Second))
+	})
+
+	t.Run("lagging_clock_does_not_move_the_last_failure_back", func(t *testing.T) {
+		t.Parallel()
+		store := newStore(t)
+		reserve(t, store, email, at(time.Minute))
+		checkAttempts(t, reserve(t, store, email, at(time.Minute-time.Second)), email, 2, at(time.Minute))
+	})
+
+	t.Run("release_gives_one_back", func(t *testing.T) {
+		t.Parallel()
+		ctx, store := t.Context(), newStore(t)
+		for range budget {
+			reserve(t, store, email, at(0))
+		}
+		// The last check was never made: it is given back, and the
+		// email is not locked.
+		if err := store.Release(ctx, email); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		checkAttempts(t, reserve(t, store, email, at(time.Second)), email, budget, at(time.Second))
+		for range budget + 2 {
+			if err := store.Release(ctx, email); err != nil {
+				t.Fatalf("Release: %v", err)
+			}
+		}
+		// Never below zero.
+		checkAttempts(t, reserve(t, store, email, at(2*time.Second)), email, 1, at(2*time.Second))
+		if err := store.Release(ctx, "nobody@example.com"); err != nil {
+			t.Errorf("Release(unknown): %v", err)
+		}
 	})
 
 	t.Run("reset", func(t *testing.T) {
 		t.Parallel()
 		ctx, store := t.Context(), newStore(t)
-		const email = domain.Email("ada@example.com")
-		for i := range 4 {
-			if _, err := store.RecordFailure(ctx, email, at(time.Duration(i)*time.Second), window); err != nil {
-				t.Fatalf("RecordFailure: %v", err)
-			}
+		for i := range budget {
+			reserve(t, store, email, at(time.Duration(i)*time.Second))
 		}
 		if err := store.Reset(ctx, email); err != nil {
 			t.Fatalf("Reset: %v", err)
 		}
-		got, err := store.Get(ctx, email)
-		if err != nil {
-			t.Fatalf("Get: %v", err)
-		}
-		if got.Failures != 0 {
-			t.Errorf("Get after Reset = %+v, want no failures", got)
-		}
-		got, err = store.RecordFailure(ctx, email, at(time.Minute), window)
-		if err != nil {
-			t.Fatalf("RecordFailure: %v", err)
-		}
-		checkAttempts(t, got, email, 1, at(time.Minute))
+		checkAttempts(t, reserve(t, store, email, at(time.Minute)), email, 1, at(time.Minute))
 		if err := store.Reset(ctx, "nobody@example.com"); err != nil {
 			t.Errorf("Reset(unknown): %v", err)
 		}
 	})
 
-	t.Run("concurrent_failures", func(t *testing.T) {
+	t.Run("concurrent_reservations_admit_exactly_the_budget", func(t *testing.T) {
 		t.Parallel()
 		ctx, store := t.Context(), newStore(t)
-		const (
-			email   = domain.Email("ada@example.com")
-			workers = 20
-		)
+		const workers = 40
 		counts := make([]int, workers)
 		errs := make([]error, workers)
+		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for i := range workers {
 			wg.Go(func() {
-				got, err := store.RecordFailure(ctx, email, at(time.Second), window)
+				<-start
+				got, err := store.Reserve(ctx, email, at(time.Second))
 				counts[i], errs[i] = got.Failures, err
 			})
 		}
+		close(start)
 		wg.Wait()
-		for _, err := range errs {
+		var admitted []int
+		for i, err := range errs {
+			if _, locked := errors.AsType[*domain.TooManyAttemptsError](err); locked {
+				continue
+			}
 			if err != nil {
-				t.Fatalf("RecordFailure: %v", err)
+				t.Fatalf("Reserve: %v", err)
 			}
+			admitted = append(admitted, counts[i])
 		}
-		got, err := store.Get(ctx, email)
-		if err != nil {
-			t.Fatalf("Get: %v", err)
+		// Each admitted check saw its own count: the budget, once each.
+		slices.Sort(admitted)
+		want := make([]int, budget)
+		for i := range want {
+			want[i] = i + 1
 		}
-		checkAttempts(t, got, email, workers, at(time.Second))
-		// Each failure saw its own count: the increments were atomic.
-		slices.Sort(counts)
-		for i, c := range counts {
-			if c != i+1 {
-				t.Fatalf("counts returned = %v, want 1…%d once each", counts, workers)
-			}
+		if !slices.Equal(admitted, want) {
+			t.Fatalf("%d of %d concurrent reservations admitted with counts %v, want %v", len(admitted), workers, admitted, want)
 		}
+		wantLocked(t, store, email, at(time.Second), domain.LoginBaseDelay)
 	})
+}
+
+// reserve reserves a check and fails the test unless it is admitted.
+func reserve(t *testing.T, store ports.LoginAttemptStore, email domain.Email, when time.Time) domain.LoginAttempts {
+	t.Helper()
+	got, err := store.Reserve(t.Context(), email, when)
+	if err != nil {
+		t.Fatalf("Reserve(%s, %s): %v", email, when.Format(time.RFC3339Nano), err)
+	}
+	return got
+}
+
+// wantLocked reserves a check and fails the test unless it is refused
+// with the wait.
+func wantLocked(t *testing.T, store ports.LoginAttemptStore, email domain.Email, when time.Time, wait time.Duration) {
+	t.Helper()
+	_, err := store.Reserve(t.Context(), email, when)
+	tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err)
+	if !ok || tooMany.RetryAfter != wait {
+		t.Fatalf("Reserve(%s, %s) = %v, want locked for %v", email, when.Format(time.RFC3339Nano), err, wait)
+	}
 }
 
 func checkAttempts(t *testing.T, got domain.LoginAttempts, email domain.Email, failures int, last time.Time) {

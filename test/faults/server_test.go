@@ -44,13 +44,14 @@ type server struct {
 }
 
 // serverEnv is the configuration every case starts from: an admin, no
-// per-IP limit (every request comes from 127.0.0.1), cheap password
+// per-IP limits (every request comes from 127.0.0.1), cheap password
 // hashing, warnings and errors only in the log (one access line per
 // request would dwarf everything else; a 5xx is logged at error level).
 func serverEnv(addr string) map[string]string {
 	return map[string]string{
 		"USERD_HTTP_ADDR":                addr,
 		"USERD_AUTH_IP_LIMIT":            "0",
+		"USERD_REGISTER_IP_LIMIT":        "0",
 		"USERD_ARGON2_MEMORY_KIB":        "64",
 		"USERD_ARGON2_ITERATIONS":        "1",
 		"USERD_BOOTSTRAP_ADMIN_EMAIL":    adminEmail,

@@ -127,6 +127,7 @@ func newCluster(t *testing.T) *cluster {
 			"USERD_SECRET_KEY="+secretKey,
 			"USERD_HTTP_ADDR="+addr,
 			"USERD_AUTH_IP_LIMIT=0", // every request comes from 127.0.0.1
+			"USERD_REGISTER_IP_LIMIT=0",
 			"USERD_ARGON2_MEMORY_KIB=64",
 			"USERD_ARGON2_ITERATIONS=1",
 			"USERD_BOOTSTRAP_ADMIN_EMAIL="+adminEmail,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the Postman collection docs/userd.postman_collection.json with newman
 # against a freshly built userd: a free 127.0.0.1 port, a scratch SQLite
-# database, a bootstrap admin and no per-IP limit on /auth/*. Exits with
+# database, a bootstrap admin and no per-IP limits (everything comes from
+# 127.0.0.1, and each pass registers users). Exits with
 # newman's status. `make postman` and .ci/run call it.
 #
 # Settings (environment):
@@ -61,7 +62,7 @@ env -i PATH="$PATH" HOME="$HOME" TMPDIR="${TMPDIR:-/tmp}" \
   USERD_HTTP_ADDR=127.0.0.1:0 \
   USERD_DB_DRIVER=sqlite USERD_DB_DSN="$tmp/userd.db" \
   USERD_BOOTSTRAP_ADMIN_EMAIL="$ADMIN_EMAIL" USERD_BOOTSTRAP_ADMIN_PASSWORD="$ADMIN_PASSWORD" \
-  USERD_AUTH_IP_LIMIT=0 USERD_LOG_FORMAT=json \
+  USERD_AUTH_IP_LIMIT=0 USERD_REGISTER_IP_LIMIT=0 USERD_LOG_FORMAT=json \
   "$tmp/userd" serve >"$tmp/server.log" 2>&1 &
 pid=$!
 

@@ -22,7 +22,7 @@ func addr(n uint32) netip.Addr {
 // on remembered clients).
 func BenchmarkAllow(b *testing.B) {
 	b.Run("one_client", func(b *testing.B) {
-		l := New(1<<30, nil)
+		l := New(Config{Limit: 1 << 30})
 		ip := addr(1)
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -31,7 +31,7 @@ func BenchmarkAllow(b *testing.B) {
 		})
 	})
 	b.Run("1000_clients", func(b *testing.B) {
-		l := New(1<<30, nil)
+		l := New(Config{Limit: 1 << 30})
 		var seed atomic.Uint32
 		b.RunParallel(func(pb *testing.PB) {
 			n := seed.Add(7919)
@@ -42,7 +42,7 @@ func BenchmarkAllow(b *testing.B) {
 		})
 	})
 	b.Run("refused", func(b *testing.B) {
-		l := New(1, nil)
+		l := New(Config{Limit: 1})
 		ip := addr(1)
 		l.Allow(ip)
 		b.RunParallel(func(pb *testing.PB) {
@@ -52,7 +52,7 @@ func BenchmarkAllow(b *testing.B) {
 		})
 	})
 	b.Run("new_clients", func(b *testing.B) {
-		l := New(120, nil)
+		l := New(Config{Limit: 120})
 		var next atomic.Uint32
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

@@ -1,0 +1,117 @@
+package attack
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/userd/userd/test/userdproc"
+)
+
+// budget is the contract's number of wrong passwords before the lock-out.
+const budget = 5
+
+// Medium finding "the lock-out can be outrun": 60 concurrent wrong guesses
+// for one email got 60 password checks. Now at most the budget is checked,
+// counted by the node's own metrics, and the rest are refused unchecked.
+func TestAttack_concurrent_guesses_for_one_email_check_at_most_five_passwords(t *testing.T) {
+	t.Parallel()
+	n := userdproc.New(t, binary, baseEnv(t.TempDir()))
+	n.Start()
+	register(t, n.Base, "victim@example.com", nil)
+	before, _ := checksCounter(t, n.Base)
+	replies := race(60, func(int) reply {
+		return send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": "wrong-Guess-123"}, "")
+	})
+	wantAtMostBudgetChecked(t, "one node", replies, before, n.Base)
+	// Locked, even for the right password, which is not checked either.
+	if r := send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, ""); r.code() != "too_many_attempts" {
+		t.Errorf("the right password after the race: %d %s, want 429 too_many_attempts", r.status, r.body)
+	}
+}
+
+// The same across two nodes sharing one PostgreSQL schema: the
+// reservation is decided by the database, not by a node.
+func TestAttack_concurrent_guesses_across_two_postgres_nodes_check_at_most_five_passwords(t *testing.T) {
+	t.Parallel()
+	dsn := postgresSchema(t)
+	nodes := []*userdproc.Node{
+		userdproc.New(t, binary, postgresEnv(t.TempDir(), dsn)),
+		userdproc.New(t, binary, postgresEnv(t.TempDir(), dsn)),
+	}
+	// One after the other: both migrate the schema, the second finds it done.
+	for _, n := range nodes {
+		n.Start()
+	}
+	register(t, nodes[0].Base, "victim@example.com", nil)
+	before, _ := checksCounter(t, nodes[0].Base, nodes[1].Base)
+	replies := race(60, func(i int) reply {
+		return send(t, http.MethodPost, nodes[i%2].Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": "wrong-Guess-123"}, "")
+	})
+	wantAtMostBudgetChecked(t, "two PostgreSQL nodes", replies, before, nodes[0].Base, nodes[1].Base)
+	for i, n := range nodes {
+		if r := send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, ""); r.code() != "too_many_attempts" {
+			t.Errorf("node %d, the right password after the race: %d %s", i, r.status, r.body)
+		}
+	}
+}
+
+// wantAtMostBudgetChecked checks the answers to 60 wrong guesses, and the
+// passwords the nodes checked for them: the budget at most.
+func wantAtMostBudgetChecked(t *testing.T, where string, replies []reply, before float64, nodes ...string) {
+	t.Helper()
+	got := tally(replies)
+	after, counted := checksCounter(t, nodes...)
+	t.Logf("%d concurrent guesses on %s: %v; %v passwords checked", len(replies), where, got, after-before)
+	if got["401 invalid_credentials"] > budget || got["401 invalid_credentials"]+got["429 too_many_attempts"] != len(replies) {
+		t.Errorf("answers %v: want at most %d × 401, the rest 429 too_many_attempts", got, budget)
+	}
+	switch {
+	case !counted:
+		t.Errorf("the nodes do not count password checks (%s)", passwordChecks)
+	case after-before > budget:
+		t.Errorf("%v passwords checked for %d concurrent guesses, want at most %d", after-before, len(replies), budget)
+	}
+}
+
+// Medium finding, second half: PUT with currentPassword had no per-IP
+// limit, so a stolen token could guess from one address at any rate the
+// per-email lock-out allowed, for every account it held a token of. Now
+// those PUTs spend the address's /auth allowance.
+func TestAttack_current_password_guesses_from_one_ip_are_rate_limited(t *testing.T) {
+	t.Parallel()
+	env := baseEnv(t.TempDir())
+	env["USERD_TRUSTED_PROXIES"] = "127.0.0.1/32"
+	env["USERD_AUTH_IP_LIMIT"] = "3"
+	n := userdproc.New(t, binary, env)
+	n.Start()
+	// The victims sign up and sign in from their own addresses.
+	var ids, bearers []string
+	for i := range 2 {
+		email := fmt.Sprintf("victim%d@example.com", i)
+		victim := from(fmt.Sprintf("203.0.113.%d", 10+i))
+		register(t, n.Base, email, victim)
+		r := sendWith(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "", victim)
+		var tok tokens
+		if r.status != http.StatusOK || jsonInto(r.body, &tok) != nil {
+			t.Fatalf("login %s: %d %s", email, r.status, r.body)
+		}
+		ids, bearers = append(ids, tok.User.ID), append(bearers, tok.AccessToken)
+	}
+	// The thief holds both tokens and guesses from one address.
+	thief := from("198.51.100.7")
+	guess := map[string]string{"password": "new-Passphrase-99", "currentPassword": "wrong-Guess-123"}
+	var got []string
+	for i := range 6 {
+		r := sendWith(t, http.MethodPut, n.Base+"/api/users/"+ids[i%2], guess, bearers[i%2], thief)
+		got = append(got, fmt.Sprintf("%d %s", r.status, r.code()))
+		if i >= 3 && (r.status != http.StatusTooManyRequests || r.code() != "rate_limited" || r.header.Get("Retry-After") == "") {
+			t.Errorf("guess %d from one address past its allowance of 3: %d %s, want 429 rate_limited with Retry-After", i+1, r.status, r.body)
+		}
+	}
+	t.Logf("currentPassword guesses from one address: %v", got)
+	// The same allowance as login's.
+	if r := sendWith(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim0@example.com", "password": userPassword}, "", thief); r.code() != "rate_limited" {
+		t.Errorf("login from the thief's address: %d %s, want 429 rate_limited", r.status, r.body)
+	}
+}

@@ -1,0 +1,186 @@
+package attack
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver that makes the test schemas
+)
+
+// sendWith is send with extra request headers (X-Forwarded-For through a
+// trusted proxy, X-Request-Id).
+func sendWith(t testing.TB, method, url string, body any, token string, headers map[string]string) reply {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer func() { _ = res.Body.Close() }() // read whole below
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// from makes the request come from client through the trusted proxy
+// 127.0.0.1 (USERD_TRUSTED_PROXIES=127.0.0.1/32).
+func from(client string) map[string]string { return map[string]string{"X-Forwarded-For": client} }
+
+// metric reads one sample of the node's /metrics (asked from loopback,
+// which the default USERD_METRICS_ALLOW admits): the series whose name
+// and labels, in the exposition's order, start the line. ok is false when
+// there is none.
+func metric(t testing.TB, base, series string) (v float64, ok bool) {
+	t.Helper()
+	r := send(t, http.MethodGet, base+"/metrics", nil, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", r.status, r.body)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(r.body))
+	for sc.Scan() {
+		if text, found := strings.CutPrefix(sc.Text(), series+" "); found {
+			f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+			if err != nil {
+				t.Fatalf("%s: %v", sc.Text(), err)
+			}
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// checksCounter reads the password checks of the nodes, summed; ok is
+// false when a node does not count them.
+func checksCounter(t testing.TB, nodes ...string) (sum float64, ok bool) {
+	t.Helper()
+	for _, base := range nodes {
+		v, found := metric(t, base, passwordChecks)
+		if !found {
+			return 0, false
+		}
+		sum += v
+	}
+	return sum, true
+}
+
+// passwordChecks is the number of passwords a node compared (logins,
+// current passwords, the dummy check of unknown emails).
+const passwordChecks = `userd_password_hashing_total{op="verify",result="done"}`
+
+// register creates a customer through open registration.
+func register(t testing.TB, base, email string, headers map[string]string) {
+	t.Helper()
+	r := sendWith(t, http.MethodPost, base+"/api/users", map[string]string{"name": "Victim", "email": email, "password": userPassword}, "", headers)
+	if r.status != http.StatusCreated {
+		t.Fatalf("register %s: %d %s", email, r.status, r.body)
+	}
+}
+
+// race sends n requests at once and returns the replies.
+func race(n int, do func(i int) reply) []reply {
+	out := make([]reply, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			out[i] = do(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+// tally counts replies by status and problem code.
+func tally(replies []reply) map[string]int {
+	m := map[string]int{}
+	for _, r := range replies {
+		m[strconv.Itoa(r.status)+" "+r.code()]++
+	}
+	return m
+}
+
+// postgresSchema makes an empty schema in USERD_TEST_POSTGRES_DSN, dropped
+// when the test ends, and returns a DSN that selects it. Without the
+// variable it skips the test, or fails it when CI=true.
+func postgresSchema(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("USERD_TEST_POSTGRES_DSN")
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("USERD_TEST_POSTGRES_DSN not set in CI: the PostgreSQL attack tests must run")
+		}
+		t.Skip("USERD_TEST_POSTGRES_DSN not set: PostgreSQL attack tests skipped")
+	}
+	db, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() }) // after the drop below
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "userd_attack_" + hex.EncodeToString(b)
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := db.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" {
+		return strings.TrimSpace(base) + " search_path=" + schema // key=value form
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// postgresEnv is baseEnv for a node on the PostgreSQL database dsn: the
+// one place where the attack suite configures PostgreSQL nodes, so that a
+// setting every such node needs is added once.
+func postgresEnv(dir, dsn string) map[string]string {
+	env := baseEnv(dir)
+	env["USERD_DB_DRIVER"] = "postgres"
+	env["USERD_DB_DSN"] = dsn
+	return env
+}
+
+func jsonInto(b []byte, v any) error { return json.Unmarshal(b, v) }
