@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver that makes the test schemas
+	"github.com/userd/userd/adapters/secretbox"
 )
 
 // sendWith is send with extra request headers (X-Forwarded-For through a
@@ -180,7 +181,13 @@ func postgresEnv(dir, dsn string) map[string]string {
 	env := baseEnv(dir)
 	env["USERD_DB_DRIVER"] = "postgres"
 	env["USERD_DB_DSN"] = dsn
+	// Every node of one deployment shares the secret key; one key for the
+	// suite is enough (each test has a schema of its own).
+	env["USERD_SECRET_KEY"] = suiteSecretKey
 	return env
 }
+
+// suiteSecretKey is the secret key of the suite's PostgreSQL nodes.
+var suiteSecretKey = secretbox.EncodeKey(secretbox.NewKey())
 
 func jsonInto(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -576,38 +575,4 @@ func buildCommit(t *testing.T, commit string) string {
 		t.Fatalf("build userd at %s: %v\n%s", commit, err, out)
 	}
 	return bin
-}
-
-// postgresSchema returns a DSN of USERD_TEST_POSTGRES_DSN whose
-// search_path selects a new schema, dropped at the end of the test.
-// Without the variable the test is skipped, except in CI.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("USERD_TEST_POSTGRES_DSN")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_POSTGRES_DSN not set in CI: the PostgreSQL attacks must run")
-		}
-		t.Skip("USERD_TEST_POSTGRES_DSN not set: PostgreSQL attacks skipped")
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := "userd_attack_" + strings.ReplaceAll(uuid.NewString()[:13], "-", "")
-	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE") // a scratch schema; a leftover harms nothing
-		_ = admin.Close()
-	})
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		t.Fatalf("USERD_TEST_POSTGRES_DSN must be a postgres:// URL here")
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
