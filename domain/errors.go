@@ -43,6 +43,21 @@ var (
 	ErrRefreshTokenReused = errors.New("refresh token reused")
 	// ErrRefreshFamilyRevoked: a rotation raced a revocation of the family.
 	ErrRefreshFamilyRevoked = errors.New("refresh token family revoked")
+	// ErrLastAdmin: the change would leave no enabled admin (disabling,
+	// demoting or deleting the last one).
+	ErrLastAdmin = errors.New("the last enabled admin cannot be disabled, demoted or deleted")
+	// ErrAccountDisabled: the account is disabled; the password was right.
+	ErrAccountDisabled = errors.New("account disabled")
+	// ErrEmailNotVerified: the deployment requires a verified email to sign
+	// in and the account's is not; the password was right.
+	ErrEmailNotVerified = errors.New("email not verified")
+	// ErrInvalidLinkToken: a link token that is unknown, expired, used, of
+	// another purpose, or sent to an email the account no longer has. One
+	// error for all of them.
+	ErrInvalidLinkToken = errors.New("invalid or expired token")
+	// ErrMailRejected: the mail server refused a message for good (a 5xx
+	// answer): sending it again would not help.
+	ErrMailRejected = errors.New("mail rejected")
 	// ErrKeyExists: a server key with that id is stored already (another
 	// node created it first).
 	ErrKeyExists = errors.New("key already exists")

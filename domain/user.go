@@ -15,12 +15,23 @@ type User struct {
 	Email        Email
 	PasswordHash string
 	Profiles     Profiles
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// EmailVerified is true once the user proved control of the current
+	// address (a verification link, or a completed password reset); any
+	// change of email clears it.
+	EmailVerified bool
+	// Disabled accounts cannot sign in, refresh or use a token; only an
+	// admin changes it.
+	Disabled  bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // IsAdmin reports whether the user holds ROLE_ADMIN.
 func (u *User) IsAdmin() bool { return u.Profiles.Has(ProfileAdmin) }
+
+// IsEnabledAdmin reports whether the user is an admin who can act as one:
+// the accounts the last-admin rule counts.
+func (u *User) IsEnabledAdmin() bool { return u.IsAdmin() && !u.Disabled }
 
 // Name limits, counted in characters after trimming.
 const (

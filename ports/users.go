@@ -37,11 +37,16 @@ type UserRepository interface {
 	// Update loads the user, lets fn change it, and stores the result
 	// atomically: no concurrent update is lost. The id and CreatedAt are
 	// kept whatever fn does. It returns the stored user,
-	// domain.ErrUserNotFound, domain.ErrEmailTaken, or fn's error unchanged
-	// (in which case nothing is written). fn runs inside the store's
-	// transaction or lock: it must be quick and must not call the store.
+	// domain.ErrUserNotFound, domain.ErrEmailTaken, domain.ErrLastAdmin
+	// when the change would leave no enabled admin (the user was one and
+	// is not after fn: disabled or demoted, with no other enabled admin),
+	// or fn's error unchanged; in each case nothing is written. fn runs
+	// inside the store's transaction or lock: it must be quick and must not
+	// call the store. Concurrent changes never leave zero enabled admins.
 	Update(ctx context.Context, id domain.UserID, fn func(*domain.User) error) (domain.User, error)
-	// Delete removes the user and, with it, every refresh-token family of
-	// the user. It returns domain.ErrUserNotFound when there is none.
+	// Delete removes the user and, with it, every refresh-token family and
+	// link token of the user. It returns domain.ErrUserNotFound when there
+	// is none, and domain.ErrLastAdmin when the user is the last enabled
+	// admin.
 	Delete(ctx context.Context, id domain.UserID) error
 }

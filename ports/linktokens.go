@@ -1,0 +1,29 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/userd/userd/domain"
+)
+
+// LinkTokenStore keeps the hashes of the tokens sent in links (email
+// verification, password reset). Every method may return an error wrapping
+// domain.ErrUnavailable.
+type LinkTokenStore interface {
+	// Issue stores a new token.
+	Issue(ctx context.Context, t domain.LinkToken) error
+	// Use marks the token with the hash used at now and returns it, provided
+	// it is of purpose, unused and not expired; anything else is
+	// domain.ErrInvalidLinkToken and changes nothing. Two concurrent uses of
+	// one token never both succeed. The caller checks the token against the
+	// account (domain.LinkToken.Usable) within the same transaction.
+	Use(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error)
+	// Void marks every unused token of the user and purpose used at now:
+	// a new reset link voids the earlier ones.
+	Void(ctx context.Context, user domain.UserID, purpose domain.LinkPurpose, now time.Time) error
+	// Requested returns how many requested tokens (Requested set, any
+	// purpose) the user was sent since since, and when the last one was:
+	// the account's mail budget.
+	Requested(ctx context.Context, user domain.UserID, since time.Time) (int, time.Time, error)
+}
