@@ -85,7 +85,8 @@ type MailBudget struct {
 	MaxPerHour  int
 }
 
-// Default mail budget (USERD_MAIL_MIN_INTERVAL, USERD_MAIL_MAX_PER_HOUR).
+// DefaultMailBudget is the budget of USERD_MAIL_MIN_INTERVAL and
+// USERD_MAIL_MAX_PER_HOUR when they are not set.
 var DefaultMailBudget = MailBudget{MinInterval: time.Minute, MaxPerHour: 5}
 
 // Allows reports whether one more requested message may be sent at now,
