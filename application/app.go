@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
 
@@ -18,10 +19,17 @@ type Deps struct {
 	Issuer   ports.TokenIssuer
 	Codec    ports.RefreshTokenCodec
 	Keys     ports.AccessTokenKeys
-	Audit    ports.AuditLog
-	Metrics  ports.SecurityMetrics
-	Clock    ports.Clock
-	Log      *slog.Logger
+	// Tx runs a change and the messages it causes as one transaction.
+	Tx     ports.Transactor
+	Outbox ports.Outbox
+	Links  ports.LinkTokenStore
+	Mailer ports.Mailer
+	Audit  ports.AuditLog
+	// OutboxMetrics, when set, counts what the sender does.
+	OutboxMetrics ports.OutboxMetrics
+	Metrics       ports.SecurityMetrics
+	Clock         ports.Clock
+	Log           *slog.Logger
 }
 
 // Config holds the switches and lifetimes that shape the use cases.
@@ -38,6 +46,19 @@ type Config struct {
 	// RefreshReuseGrace is how long a used refresh token may be presented
 	// again for the same successor; 0 turns the grace off.
 	RefreshReuseGrace time.Duration
+	// RequireEmailVerification refuses a login (with the right password)
+	// to an account whose email is not verified.
+	RequireEmailVerification bool
+	// VerifyEmailURL and ResetPasswordURL are the links of the messages,
+	// up to the query: "?token=T" is appended.
+	VerifyEmailURL   string
+	ResetPasswordURL string
+	// VerifyEmailTTL and ResetPasswordTTL are the lifetimes of the link
+	// tokens; zero means the domain's defaults.
+	VerifyEmailTTL   time.Duration
+	ResetPasswordTTL time.Duration
+	// MailBudget bounds the messages the request routes send an account.
+	MailBudget domain.MailBudget
 }
 
 // Services are the use cases, grouped by what they serve. Every driving
@@ -49,23 +70,34 @@ type Services struct {
 	Audit  *AuditService
 	Import *ImportService
 	Keys   *KeyService
+	// Mail serves the links by mail: verification and password reset.
+	Mail *MailService
+	// Delivery sends what the outbox holds; the server runs it.
+	Delivery *DeliveryService
 }
 
 // base is what every service shares: the ports, the configuration, the
 // events recorder and the lock-out.
 type base struct {
-	users    ports.UserRepository
-	tokens   ports.RefreshTokenStore
-	hasher   ports.PasswordHasher
-	issuer   ports.TokenIssuer
-	codec    ports.RefreshTokenCodec
-	keys     ports.AccessTokenKeys
-	audit    ports.AuditLog
-	clock    ports.Clock
-	log      *slog.Logger
-	cfg      Config
-	events   *events
-	throttle passwordThrottle
+	users  ports.UserRepository
+	tx     ports.Transactor
+	outbox ports.Outbox
+	links  ports.LinkTokenStore
+	mailer ports.Mailer
+	// delivery is the sender, which use cases that queue a message wake.
+	delivery      *DeliveryService
+	outboxMetrics ports.OutboxMetrics
+	tokens        ports.RefreshTokenStore
+	hasher        ports.PasswordHasher
+	issuer        ports.TokenIssuer
+	codec         ports.RefreshTokenCodec
+	keys          ports.AccessTokenKeys
+	audit         ports.AuditLog
+	clock         ports.Clock
+	log           *slog.Logger
+	cfg           Config
+	events        *events
+	throttle      passwordThrottle
 }
 
 // New builds the use cases over the ports. It does no I/O: the adapters
@@ -78,7 +110,8 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	}{
 		{"Users", deps.Users != nil}, {"Tokens", deps.Tokens != nil}, {"Attempts", deps.Attempts != nil},
 		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
-		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil},
+		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Tx", deps.Tx != nil},
+		{"Outbox", deps.Outbox != nil}, {"Links", deps.Links != nil}, {"Mailer", deps.Mailer != nil},
 	}
 	var errs []error
 	for _, r := range required {
@@ -93,17 +126,27 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.VerifyEmailTTL <= 0 {
+		cfg.VerifyEmailTTL = domain.DefaultVerifyEmailTTL
+	}
+	if cfg.ResetPasswordTTL <= 0 {
+		cfg.ResetPasswordTTL = domain.DefaultResetPasswordTTL
+	}
 	b := &base{
-		users: deps.Users, tokens: deps.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
+		users: deps.Users, tx: deps.Tx, outbox: deps.Outbox, links: deps.Links, mailer: deps.Mailer,
+		outboxMetrics: deps.OutboxMetrics,
+		tokens:        deps.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
 		codec: deps.Codec, keys: deps.Keys, audit: deps.Audit, clock: deps.Clock, log: log, cfg: cfg,
 		events:   newEvents(deps.Audit, deps.Metrics, deps.Clock, log),
 		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
 	}
 	return &Services{
-		Users:  &UserService{b},
-		Auth:   &AuthService{base: b},
-		Audit:  &AuditService{b},
-		Import: &ImportService{b},
-		Keys:   &KeyService{b},
+		Users:    &UserService{b},
+		Auth:     &AuthService{base: b},
+		Audit:    &AuditService{b},
+		Import:   &ImportService{b},
+		Keys:     &KeyService{b},
+		Mail:     &MailService{b},
+		Delivery: newDeliveryService(b),
 	}, nil
 }

@@ -11,8 +11,9 @@ import (
 // returns ErrUnauthenticated for an anonymous caller, and otherwise reads
 // the caller's account and returns it, or domain.ErrInvalidToken when the
 // account is gone or its profiles differ from those the access token
-// carries. A token thus loses its power the moment its user is deleted,
-// demoted or promoted, not when it expires. Use cases that need the
+// carries, or the account is disabled. A token thus loses its power the
+// moment its user is deleted, disabled, demoted or promoted, not when it
+// expires. Use cases that need the
 // caller's own record reuse this read, so the hot path (own record, /me)
 // pays no extra database round trip.
 func (b *base) signedIn(ctx context.Context, actor *domain.Principal) (domain.User, error) {
@@ -26,7 +27,7 @@ func (b *base) signedIn(ctx context.Context, actor *domain.Principal) (domain.Us
 	if err != nil {
 		return domain.User{}, err
 	}
-	if !u.Profiles.Equal(actor.Profiles) {
+	if !u.Profiles.Equal(actor.Profiles) || u.Disabled {
 		return domain.User{}, domain.ErrInvalidToken
 	}
 	return u, nil

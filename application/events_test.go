@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -394,6 +395,31 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	e.clock.Advance(time.Minute)
 	_, _ = e.auth.Refresh(requestCtx, pair.RefreshToken) // reuse
 	wantErr(t, e.auth.Logout(requestCtx, next.RefreshToken), nil)
+
+	// The links by mail: their tokens, and the new password set with one,
+	// are secrets too. The notice of the password change is refused by the
+	// server, for good.
+	e.mailer.fail = func(m domain.Mail) error {
+		if m.Template == domain.MailPasswordChanged {
+			return fmt.Errorf("550 no such user: %w", domain.ErrMailRejected)
+		}
+		return nil
+	}
+	const third = "third-Secret-Phrase-7"
+	secrets = append(secrets, third)
+	verify := linkToken(t, onlyMail(t, e.deliver(t), domain.MailVerifyEmail))
+	secrets = append(secrets, verify)
+	_, err = e.env.svc.Mail.ConfirmEmail(requestCtx, verify)
+	wantErr(t, err, nil)
+	grace, _ := e.seed(t, "grace@example.com")
+	wantErr(t, e.env.svc.Mail.RequestEmailVerification(requestCtx, grace.Email.String()), nil)
+	secrets = append(secrets, linkToken(t, onlyMail(t, e.deliver(t), domain.MailVerifyEmail)))
+	wantErr(t, e.env.svc.Mail.RequestPasswordReset(requestCtx, "ada@example.com"), nil)
+	reset := linkToken(t, onlyMail(t, e.deliver(t), domain.MailResetPassword))
+	secrets = append(secrets, reset)
+	wantErr(t, e.env.svc.Mail.ResetPassword(requestCtx, reset, third), nil)
+	e.deliver(t) // the notice, given up
+
 	wantErr(t, e.users.Delete(requestCtx, admin, u.ID.String()), nil)
 	_, err = e.keys.RotateAsOperator(ctx, domain.RotateWhenPublished)
 	wantErr(t, err, nil)
@@ -497,4 +523,29 @@ func TestEvents_without_audit_log_records_nothing(t *testing.T) {
 	if len(page.Items) != 0 || page.Next != "" {
 		t.Errorf("page %+v, want empty", page)
 	}
+}
+
+// onlyMail returns the one message of the template among sent.
+func onlyMail(t *testing.T, sent []domain.Mail, template domain.MailTemplate) domain.Mail {
+	t.Helper()
+	var found []domain.Mail
+	for _, m := range sent {
+		if m.Template == template {
+			found = append(found, m)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d %s messages among %d sent, want 1", len(found), template, len(sent))
+	}
+	return found[0]
+}
+
+// linkToken is the token of the link a message carries.
+func linkToken(t *testing.T, m domain.Mail) string {
+	t.Helper()
+	u, err := url.Parse(m.Data["link"])
+	if err != nil || u.Query().Get("token") == "" {
+		t.Fatalf("message %s has no link with a token: %q", m.Template, m.Data["link"])
+	}
+	return u.Query().Get("token")
 }

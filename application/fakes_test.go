@@ -115,6 +115,7 @@ type env struct {
 	audit  *memory.AuditLog
 	counts *memory.SecurityMetrics
 	logs   *logbuf.Buffer
+	mailer *fakeMailer
 }
 
 type envOption func(*application.Config, *application.Deps)
@@ -153,8 +154,36 @@ func testDeps(t testing.TB, store *memory.Store, clk ports.Clock, audit *memory.
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
 		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: startedCodec(t, store.Keys(testBox), clk),
 		Keys: &fakeKeys{clock: clk}, Audit: audit, Metrics: counts, Clock: clk,
+		Tx: store, Outbox: store.Outbox(testBox), Links: store.LinkTokens(), Mailer: &fakeMailer{},
 		Log: slog.New(slog.NewJSONHandler(logs, nil)),
 	}
+}
+
+// fakeMailer keeps what it is given to send; fail, when set, decides the
+// answer to each message instead.
+type fakeMailer struct {
+	mu   sync.Mutex
+	sent []domain.Mail
+	fail func(domain.Mail) error
+}
+
+func (m *fakeMailer) Send(_ context.Context, mail domain.Mail) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		if err := m.fail(mail); err != nil {
+			return err
+		}
+	}
+	m.sent = append(m.sent, mail)
+	return nil
+}
+
+// Sent returns the messages sent so far.
+func (m *fakeMailer) Sent() []domain.Mail {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.sent)
 }
 
 // startedCodec is the token adapter's refresh-token codec, its key loaded
@@ -182,7 +211,26 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatalf("application.New: %v", err)
 	}
 	e.svc, e.users, e.auth, e.keys = svc, svc.Users, svc.Auth, svc.Keys
+	e.mailer = deps.Mailer.(*fakeMailer)
 	return e
+}
+
+// deliver runs the sender until the outbox has nothing due, and returns
+// the messages sent meanwhile.
+func (e *env) deliver(t *testing.T) []domain.Mail {
+	t.Helper()
+	before := len(e.mailer.Sent())
+	for range 20 {
+		n, err := e.svc.Delivery.RunOnce(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return e.mailer.Sent()[before:]
+		}
+	}
+	t.Fatal("the outbox never emptied")
+	return nil
 }
 
 var ctx = context.Background()

@@ -42,6 +42,9 @@ type ImportRecord struct {
 	Email        string
 	PasswordHash string
 	Profiles     []string
+	// EmailVerified says the address was verified by the system the users
+	// come from; the account then starts verified.
+	EmailVerified bool
 }
 
 // ImportPhase names what an import is doing, for progress reports.
@@ -123,10 +126,11 @@ type ImportService struct{ *base }
 
 // importCandidate is a record that passed validation, ready to store.
 type importCandidate struct {
-	line  int
-	email domain.Email
-	user  domain.NewUser
-	hash  string
+	line     int
+	email    domain.Email
+	user     domain.NewUser
+	hash     string
+	verified bool
 }
 
 // progressEvery is how many records the checking phase handles between two
@@ -275,7 +279,7 @@ func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.Vali
 		verr = dropField(verr, domain.FieldProfiles)
 		verr.Add(domain.FieldProfiles, unknown)
 	}
-	c.email, c.user = nu.Email, nu
+	c.email, c.user, c.verified = nu.Email, nu, rec.EmailVerified
 	if rec.PasswordHash == "" {
 		verr.Add(ImportFieldPasswordHash, "must not be empty")
 	} else if err := s.hasher.CheckEncoded(rec.PasswordHash); err != nil {
@@ -389,6 +393,7 @@ func (s *ImportService) newUsers(batch []importCandidate) []domain.User {
 	users := make([]domain.User, len(batch))
 	for i, c := range batch {
 		users[i] = c.user.User(c.hash, now)
+		users[i].EmailVerified = c.verified
 	}
 	return users
 }

@@ -95,6 +95,11 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	if err := s.throttle.succeeded(ctx, email); err != nil {
 		return TokenPair{}, err
 	}
+	// The password was right: only now may the answer tell what stands in
+	// the way, which would otherwise tell a guesser about the account.
+	if err := s.mayOpenSession(ctx, user); err != nil {
+		return TokenPair{}, err
+	}
 	if rehash {
 		user = s.rehash(ctx, user, in.Password)
 	}
@@ -105,6 +110,21 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	s.log.LogAttrs(ctx, slog.LevelInfo, "login succeeded", slog.String("user_id", user.ID.String()))
 	s.events.note(ctx, domain.LoginSucceededEvent(user.ID))
 	return pair, nil
+}
+
+// mayOpenSession refuses a session to a disabled account, and to one whose
+// email is not verified when the deployment requires it; each refusal is a
+// failed login in the audit trail.
+func (s *AuthService) mayOpenSession(ctx context.Context, u domain.User) error {
+	switch {
+	case u.Disabled:
+		s.events.note(ctx, domain.LoginFailedEvent("", u.ID, domain.CheckLogin, domain.FailureAccountDisabled))
+		return domain.ErrAccountDisabled
+	case s.cfg.RequireEmailVerification && !u.EmailVerified:
+		s.events.note(ctx, domain.LoginFailedEvent("", u.ID, domain.CheckLogin, domain.FailureEmailNotVerified))
+		return domain.ErrEmailNotVerified
+	}
+	return nil
 }
 
 // loginFailed reports a failure, counted against the email when the

@@ -130,7 +130,7 @@ func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, famil
 
 func (s *AuthService) refreshedPair(ctx context.Context, family domain.RefreshFamily, refresh string, expires time.Time) (TokenPair, error) {
 	user, err := s.users.ByID(ctx, family.UserID)
-	if errors.Is(err, domain.ErrUserNotFound) {
+	if errors.Is(err, domain.ErrUserNotFound) || (err == nil && user.Disabled) {
 		return TokenPair{}, domain.ErrRefreshTokenInvalid
 	}
 	if err != nil {

@@ -39,7 +39,9 @@ func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in 
 	if err := actor.CanRegister(nu.Profiles, s.cfg.OpenRegistration); err != nil {
 		return domain.User{}, err
 	}
-	u, err := s.create(ctx, nu, in.Password)
+	// The address is proven by the link of the verification message sent
+	// with the account, whoever registers it.
+	u, err := s.create(ctx, nu, in.Password, false)
 	if err != nil {
 		return domain.User{}, err
 	}
@@ -69,7 +71,8 @@ func (s *UserService) EnsureAdmin(ctx context.Context, name, email, password str
 	} else if !errors.Is(err, domain.ErrUserNotFound) {
 		return domain.User{}, false, err
 	}
-	u, err := s.create(ctx, nu, password)
+	// The operator vouches for the address: the admin starts verified.
+	u, err := s.create(ctx, nu, password, true)
 	if errors.Is(err, domain.ErrEmailTaken) {
 		// Another node bootstrapped the same admin at the same moment (or
 		// someone registered the address meanwhile).
@@ -103,15 +106,30 @@ func (s *UserService) validateNewUser(name, email, password string, profiles dom
 	return nu, verr.Err()
 }
 
-// create hashes the password and stores the new account.
-func (s *UserService) create(ctx context.Context, nu domain.NewUser, password string) (domain.User, error) {
+// create hashes the password and stores the new account; unless its
+// email counts as verified from the start, a verification message goes
+// with it, in the same transaction.
+func (s *UserService) create(ctx context.Context, nu domain.NewUser, password string, verified bool) (domain.User, error) {
 	hash, err := s.hasher.Hash(ctx, password)
 	if err != nil {
 		return domain.User{}, fmt.Errorf("hash password: %w", err)
 	}
 	u := nu.User(hash, s.clock.Now())
-	if err := s.users.Create(ctx, u); err != nil {
+	u.EmailVerified = verified
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		if err := s.users.Create(ctx, u); err != nil {
+			return err
+		}
+		if verified {
+			return nil
+		}
+		return s.sendLink(ctx, u, domain.LinkVerifyEmail, false, domain.RequestMetaFrom(ctx).Lang)
+	})
+	if err != nil {
 		return domain.User{}, fmt.Errorf("create user: %w", err)
+	}
+	if !verified {
+		s.delivery.wake()
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "user created", slog.String("user_id", u.ID.String()),
 		slog.Any("profiles", u.Profiles.Strings()))

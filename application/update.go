@@ -16,6 +16,8 @@ type UpdateInput struct {
 	Email           *string
 	Password        *string
 	Profiles        []string
+	EmailVerified   *bool
+	Disabled        *bool
 	CurrentPassword *string
 }
 
@@ -23,7 +25,7 @@ type UpdateInput struct {
 const FieldCurrentPassword = "currentPassword"
 
 // Update replaces the fields present in the input, for an admin or the user
-// itself (domain.CanUpdateUser, CanChangeProfiles). A change of password,
+// itself (domain.CanUpdateUser, CanChangeAccount). A change of password,
 // email or profiles ends every session of the user.
 func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID string, in UpdateInput) (domain.User, error) {
 	self, err := s.signedIn(ctx, actor)
@@ -42,26 +44,65 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	if err != nil {
 		return domain.User{}, err
 	}
-	var changes domain.Changes
-	updated, err := s.users.Update(ctx, id, func(u *domain.User) error {
-		if in.CurrentPassword != nil && u.PasswordHash != current.PasswordHash {
-			// The password changed since it was verified above.
-			return domain.ErrInvalidCredentials
-		}
-		// The profiles may have changed since they were judged above.
-		if err := actor.CanChangeProfiles(u.Profiles, change.Profiles); err != nil {
+	var (
+		changes domain.Changes
+		updated domain.User
+	)
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		updated, err = s.users.Update(ctx, id, func(u *domain.User) error {
+			if in.CurrentPassword != nil && u.PasswordHash != current.PasswordHash {
+				// The password changed since it was verified above.
+				return domain.ErrInvalidCredentials
+			}
+			// The account may have changed since it was judged above.
+			if err := actor.CanChangeAccount(*u, change); err != nil {
+				return err
+			}
+			changes = u.Apply(change, hash, s.clock.Now())
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		changes = u.Apply(change, hash, s.clock.Now())
-		return nil
+		return s.followUpdate(ctx, updated, change, changes)
 	})
 	if err != nil {
 		return domain.User{}, err
 	}
-	if err := s.recordUpdate(ctx, actor, id, changes); err != nil {
-		return domain.User{}, err
-	}
+	s.recordUpdate(ctx, actor, id, changes)
 	return updated, nil
+}
+
+// followUpdate does what a change causes, in its transaction: the
+// sessions end when they must; a new email gets a verification link (unless
+// an admin verified it in the same change) and the old one a notice; a new
+// password, a notice.
+func (s *UserService) followUpdate(ctx context.Context, u domain.User, change domain.UserChange, changes domain.Changes) error {
+	if changes.EndsSessions {
+		if err := s.tokens.RevokeUser(ctx, u.ID, s.clock.Now()); err != nil {
+			return fmt.Errorf("revoke sessions: %w", err)
+		}
+	}
+	lang := domain.RequestMetaFrom(ctx).Lang
+	if changes.OldEmail != "" {
+		if !u.EmailVerified {
+			if err := s.sendLink(ctx, u, domain.LinkVerifyEmail, false, lang); err != nil {
+				return err
+			}
+		}
+		notice := domain.Mail{To: changes.OldEmail, User: u.ID, Name: u.Name, Template: domain.MailEmailChanged,
+			Lang: lang, Data: map[string]string{"new_email": u.Email.String()}}
+		if err := s.enqueueMail(ctx, notice, false); err != nil {
+			return err
+		}
+	}
+	if change.Password != nil {
+		notice := domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: domain.MailPasswordChanged, Lang: lang}
+		if err := s.enqueueMail(ctx, notice, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseUpdate checks the form of an update: the id, the body's id, the
@@ -81,7 +122,8 @@ func (s *UserService) parseUpdate(rawID string, in UpdateInput) (domain.UserID, 
 		normalized := s.hasher.Normalize(*in.Password)
 		password = &normalized
 	}
-	change, err := domain.ParseUserChange(in.Name, in.Email, password, in.Profiles)
+	change, err := domain.ParseUserChange(domain.UserChangeInput{Name: in.Name, Email: in.Email, Password: password,
+		Profiles: in.Profiles, EmailVerified: in.EmailVerified, Disabled: in.Disabled})
 	if err != nil {
 		return "", domain.UserChange{}, err
 	}
@@ -102,7 +144,7 @@ func (s *UserService) authorizeUpdate(ctx context.Context, actor *domain.Princip
 			return domain.User{}, err
 		}
 	}
-	if err := actor.CanChangeProfiles(current.Profiles, change.Profiles); err != nil {
+	if err := actor.CanChangeAccount(current, change); err != nil {
 		return domain.User{}, err
 	}
 	return current, nil
@@ -138,20 +180,18 @@ func (s *UserService) prepareCredentials(ctx context.Context, actor *domain.Prin
 	return hash, nil
 }
 
-// recordUpdate audits the change and ends the sessions it must end.
-func (s *UserService) recordUpdate(ctx context.Context, actor *domain.Principal, id domain.UserID, changes domain.Changes) error {
+// recordUpdate audits a committed change and wakes the sender for the
+// messages it queued.
+func (s *UserService) recordUpdate(ctx context.Context, actor *domain.Principal, id domain.UserID, changes domain.Changes) {
 	if len(changes.Fields) > 0 {
 		s.events.note(ctx, domain.UserUpdatedEvent(actor.UserID, id, changes.Fields))
+		s.delivery.wake()
 	}
 	if changes.EndsSessions {
-		if err := s.tokens.RevokeUser(ctx, id, s.clock.Now()); err != nil {
-			return fmt.Errorf("revoke sessions: %w", err)
-		}
 		s.events.note(ctx, domain.SessionRevokedEvent(actor.UserID, id, domain.EndedByCredentialChange, ""))
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "user updated", slog.String("user_id", id.String()),
 		slog.Bool("sessions_revoked", changes.EndsSessions))
-	return nil
 }
 
 // checkCurrentPassword verifies the currentPassword of an update under the

@@ -138,6 +138,28 @@ type Config struct {
 
 	// OpenRegistration lets anyone create a ROLE_CUSTOMER account.
 	OpenRegistration bool `env:"OPEN_REGISTRATION" envDefault:"true"`
+	// RequireEmailVerification refuses a login, with the right password,
+	// to an account whose email is not verified (403 email_not_verified).
+	RequireEmailVerification bool `env:"REQUIRE_EMAIL_VERIFICATION" envDefault:"false"`
+	// PublicURL is where browsers reach userd: the base of the links userd
+	// mails and of the WebAuthn defaults (a later issue). Scheme and host,
+	// maybe a path prefix; no query.
+	PublicURL string `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
+	// VerifyEmailURL and ResetPasswordURL, when set, replace the links'
+	// URL up to the query (PublicURL + /account/verify-email or
+	// /account/reset-password), for apps with pages of their own;
+	// "token=T" is appended.
+	VerifyEmailURL   string `env:"VERIFY_EMAIL_URL" envDefault:""`
+	ResetPasswordURL string `env:"RESET_PASSWORD_URL" envDefault:""`
+	// EmailVerificationTTL and PasswordResetTTL are the lifetimes of the
+	// links' tokens.
+	EmailVerificationTTL time.Duration `env:"EMAIL_VERIFICATION_TTL" envDefault:"24h"`
+	PasswordResetTTL     time.Duration `env:"PASSWORD_RESET_TTL" envDefault:"30m"`
+	// MailMinInterval and MailMaxPerHour bound the messages the request
+	// routes send one account: at most one per MailMinInterval and
+	// MailMaxPerHour an hour; zero turns a bound off.
+	MailMinInterval time.Duration `env:"MAIL_MIN_INTERVAL" envDefault:"1m"`
+	MailMaxPerHour  int           `env:"MAIL_MAX_PER_HOUR" envDefault:"5"`
 	// RequireCurrentPassword makes a non-admin send currentPassword to
 	// change its own password or email.
 	RequireCurrentPassword bool `env:"REQUIRE_CURRENT_PASSWORD" envDefault:"false"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -148,8 +149,13 @@ var rules = map[string]func(c *Config) error{
 	"ARGON2_MEMORY_KIB": func(c *Config) error {
 		return within(c.Argon2MemoryKiB, passwordhash.MinMemoryKiBPerLane, passwordhash.MaxMemoryKiB)
 	},
-	"ARGON2_ITERATIONS":  func(c *Config) error { return within(c.Argon2Iterations, 1, passwordhash.MaxIterations) },
-	"ARGON2_PARALLELISM": func(c *Config) error { return within(c.Argon2Parallelism, 1, passwordhash.MaxParallelism) },
+	"ARGON2_ITERATIONS":      func(c *Config) error { return within(c.Argon2Iterations, 1, passwordhash.MaxIterations) },
+	"PUBLIC_URL":             func(c *Config) error { return baseURL(c.PublicURL, true) },
+	"VERIFY_EMAIL_URL":       func(c *Config) error { return baseURL(c.VerifyEmailURL, false) },
+	"RESET_PASSWORD_URL":     func(c *Config) error { return baseURL(c.ResetPasswordURL, false) },
+	"EMAIL_VERIFICATION_TTL": func(c *Config) error { return positive(c.EmailVerificationTTL) },
+	"PASSWORD_RESET_TTL":     func(c *Config) error { return positive(c.PasswordResetTTL) },
+	"ARGON2_PARALLELISM":     func(c *Config) error { return within(c.Argon2Parallelism, 1, passwordhash.MaxParallelism) },
 }
 
 // MinRateLimitIPv6Prefix is the shortest USERD_RATE_LIMIT_IPV6_PREFIX: a
@@ -181,6 +187,23 @@ func within[T uint8 | uint32](v, lo, hi T) error {
 func nonEmpty(v string) error {
 	if strings.TrimSpace(v) == "" {
 		return errors.New("must not be empty")
+	}
+	return nil
+}
+
+// baseURL accepts an absolute http(s) URL without a fragment, the base of
+// a link; empty is accepted unless required. A base with a query keeps it:
+// token=T is added to it.
+func baseURL(v string, required bool) error {
+	if v == "" {
+		if required {
+			return errors.New("must not be empty")
+		}
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%q is not an absolute http or https URL (without credentials or a fragment)", v)
 	}
 	return nil
 }

@@ -38,6 +38,20 @@ const (
 	AuditSessionRevoked AuditEventType = "session.revoked"
 	// AuditKeyRotated: a new access-token signing key was added.
 	AuditKeyRotated AuditEventType = "key.rotated"
+	// AuditEmailVerificationRequested: a verification link was sent at
+	// someone's request (not at registration or a change of email).
+	AuditEmailVerificationRequested AuditEventType = "email_verification.requested"
+	// AuditEmailVerificationCompleted: a verification link was used; the
+	// account's email is verified.
+	AuditEmailVerificationCompleted AuditEventType = "email_verification.completed"
+	// AuditPasswordResetRequested: a reset link was sent.
+	AuditPasswordResetRequested AuditEventType = "password_reset.requested"
+	// AuditPasswordResetCompleted: a reset link set a new password; the
+	// account's sessions ended.
+	AuditPasswordResetCompleted AuditEventType = "password_reset.completed"
+	// AuditMailGivenUp: a message could not be delivered and was given up
+	// (refused by the server, or still failing after a day).
+	AuditMailGivenUp AuditEventType = "mail.given_up"
 )
 
 // AuditEventTypes lists every event type, in the order above.
@@ -45,6 +59,8 @@ var AuditEventTypes = []AuditEventType{
 	AuditUserCreated, AuditUserUpdated, AuditUserDeleted,
 	AuditLoginSucceeded, AuditLoginFailed, AuditLoginThrottled,
 	AuditRefreshReuseDetected, AuditSessionRevoked, AuditKeyRotated,
+	AuditEmailVerificationRequested, AuditEmailVerificationCompleted,
+	AuditPasswordResetRequested, AuditPasswordResetCompleted, AuditMailGivenUp,
 }
 
 // AuditEvent is one entry of the audit trail. It never holds a password, a

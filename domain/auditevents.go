@@ -48,6 +48,11 @@ const (
 	// FailureMalformedEmail: the string could not be an email at all; not
 	// even it is kept.
 	FailureMalformedEmail LoginFailure = "malformed_email"
+	// FailureAccountDisabled: the password was right, the account disabled.
+	FailureAccountDisabled LoginFailure = "account_disabled"
+	// FailureEmailNotVerified: the password was right, the deployment
+	// requires a verified email and the account's is not.
+	FailureEmailNotVerified LoginFailure = "email_not_verified"
 )
 
 // SessionEnd says why sessions were ended.
@@ -60,8 +65,10 @@ const (
 	// EndedByReuse: a refresh token was reused; its family is burnt.
 	EndedByReuse SessionEnd = "reuse"
 	// EndedByCredentialChange: the account's password, email or profiles
-	// changed; every session ends.
+	// changed, or it was disabled; every session ends.
 	EndedByCredentialChange SessionEnd = "credential_change" //nolint:gosec // G101: the name of a reason sessions end, not a credential
+	// EndedByPasswordReset: a reset link set a new password.
+	EndedByPasswordReset SessionEnd = "password_reset"
 )
 
 // UserCreatedEvent records that actor (empty for an anonymous or operator
@@ -126,6 +133,36 @@ func SessionRevokedEvent(actor, subject UserID, why SessionEnd, family string) A
 func KeyRotatedEvent(actor UserID, kid, algorithm string, origin Origin) AuditEvent {
 	return AuditEvent{Type: AuditKeyRotated, ActorID: actor,
 		Detail: detail("kid", kid, "algorithm", algorithm, "origin", string(origin))}
+}
+
+// EmailVerificationRequestedEvent: a verification link was sent to
+// subject at someone's request.
+func EmailVerificationRequestedEvent(subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditEmailVerificationRequested, SubjectID: subject}
+}
+
+// EmailVerificationCompletedEvent: subject used a verification link.
+func EmailVerificationCompletedEvent(subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditEmailVerificationCompleted, ActorID: subject, SubjectID: subject}
+}
+
+// PasswordResetRequestedEvent: a reset link was sent to subject.
+func PasswordResetRequestedEvent(subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditPasswordResetRequested, SubjectID: subject}
+}
+
+// PasswordResetCompletedEvent: subject set a new password with a reset
+// link.
+func PasswordResetCompletedEvent(subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditPasswordResetCompleted, ActorID: subject, SubjectID: subject}
+}
+
+// MailGivenUpEvent: a message of the template to subject (empty when the
+// address is no account's) was given up; why is "rejected" (the server
+// refused it) or "expired" (still failing after a day).
+func MailGivenUpEvent(subject UserID, template MailTemplate, why string) AuditEvent {
+	return AuditEvent{Type: AuditMailGivenUp, SubjectID: subject,
+		Detail: detail("template", string(template), "reason", why)}
 }
 
 // detail joins key=value words, leaving out empty values.

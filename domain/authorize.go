@@ -46,11 +46,14 @@ func (p *Principal) selfOrAdmin(id UserID) error {
 	return ErrForbidden
 }
 
-// CanChangeProfiles lets only an admin change an account's profiles; a
-// non-admin may send the account's current profiles unchanged. requested
-// nil asks for no change.
-func (p *Principal) CanChangeProfiles(current, requested Profiles) error {
-	if requested == nil || p.IsAdmin() || requested.Equal(current) {
+// CanChangeAccount lets only an admin change what an account may do: its
+// profiles, whether its email counts as verified, whether it is disabled.
+// A non-admin may send the account's current values unchanged.
+func (p *Principal) CanChangeAccount(current User, c UserChange) error {
+	same := (c.Profiles == nil || c.Profiles.Equal(current.Profiles)) &&
+		(c.EmailVerified == nil || *c.EmailVerified == current.EmailVerified) &&
+		(c.Disabled == nil || *c.Disabled == current.Disabled)
+	if same || p.IsAdmin() {
 		return nil
 	}
 	return p.RequireAdmin()

@@ -99,27 +99,34 @@ func TestCanReadUser_and_CanUpdateUser(t *testing.T) {
 	}
 }
 
-func TestCanChangeProfiles(t *testing.T) {
+func TestCanChangeAccount(t *testing.T) {
 	t.Parallel()
+	yes, no := true, false
+	cust := domain.User{ID: selfID, Profiles: customers}
 	for _, tc := range []struct {
-		name               string
-		actor              *domain.Principal
-		current, requested domain.Profiles
-		want               error
+		name    string
+		actor   *domain.Principal
+		current domain.User
+		change  domain.UserChange
+		want    error
 	}{
-		{"no_change_asked", customer, customers, nil, nil},
-		{"customer_sends_own_profiles", customer, customers, domain.Profiles{domain.ProfileCustomer, domain.ProfileCustomer}, nil},
-		{"customer_escalates", customer, customers, admins, domain.ErrForbidden},
-		{"customer_adds_admin", customer, customers, both, domain.ErrForbidden},
-		{"customer_drops_a_profile", customer, both, customers, domain.ErrForbidden},
-		{"admin_promotes", admin, customers, both, nil},
-		{"admin_demotes", admin, admins, customers, nil},
-		{"anonymous_changes", anonymous, customers, admins, domain.ErrUnauthenticated},
+		{"no_change_asked", customer, cust, domain.UserChange{}, nil},
+		{"customer_sends_own_profiles", customer, cust, domain.UserChange{Profiles: domain.Profiles{domain.ProfileCustomer, domain.ProfileCustomer}}, nil},
+		{"customer_escalates", customer, cust, domain.UserChange{Profiles: admins}, domain.ErrForbidden},
+		{"customer_adds_admin", customer, cust, domain.UserChange{Profiles: both}, domain.ErrForbidden},
+		{"customer_drops_a_profile", customer, domain.User{Profiles: both}, domain.UserChange{Profiles: customers}, domain.ErrForbidden},
+		{"customer_sends_own_status", customer, cust, domain.UserChange{EmailVerified: &no, Disabled: &no}, nil},
+		{"customer_verifies_own_email", customer, cust, domain.UserChange{EmailVerified: &yes}, domain.ErrForbidden},
+		{"customer_disables_itself", customer, cust, domain.UserChange{Disabled: &yes}, domain.ErrForbidden},
+		{"admin_promotes", admin, cust, domain.UserChange{Profiles: both}, nil},
+		{"admin_demotes", admin, domain.User{Profiles: admins}, domain.UserChange{Profiles: customers}, nil},
+		{"admin_verifies_and_disables", admin, cust, domain.UserChange{EmailVerified: &yes, Disabled: &yes}, nil},
+		{"anonymous_changes", anonymous, cust, domain.UserChange{Profiles: admins}, domain.ErrUnauthenticated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := tc.actor.CanChangeProfiles(tc.current, tc.requested); !sameErr(got, tc.want) {
-				t.Fatalf("CanChangeProfiles(%v, %v) = %v, want %v", tc.current, tc.requested, got, tc.want)
+			if got := tc.actor.CanChangeAccount(tc.current, tc.change); !sameErr(got, tc.want) {
+				t.Fatalf("CanChangeAccount(%+v) = %v, want %v", tc.change, got, tc.want)
 			}
 		})
 	}

@@ -11,15 +11,27 @@ type UserChange struct {
 	// ports.PasswordHasher.Normalize); its hash is given to Apply.
 	Password *string
 	Profiles Profiles
+	// EmailVerified and Disabled are the account's status, which only an
+	// admin changes (domain.CanChangeAccount).
+	EmailVerified *bool
+	Disabled      *bool
 }
 
-// ParseUserChange validates the fields of an update as the client sent
-// them; nil means absent. password must already be in the form it is
-// hashed. An unknown profile is ErrInvalidProfile; every other problem is
-// reported in one *ValidationError. The password's email rule is checked
-// later, by CheckPasswordFor, once the account's email is known.
-func ParseUserChange(name, email, password *string, profiles []string) (UserChange, error) {
-	var c UserChange
+// UserChangeInput is an update as the client sent it: nil fields are
+// absent. Password must already be in the form it is hashed.
+type UserChangeInput struct {
+	Name, Email, Password   *string
+	Profiles                []string
+	EmailVerified, Disabled *bool
+}
+
+// ParseUserChange validates the fields of an update. An unknown profile is
+// ErrInvalidProfile; every other problem is reported in one
+// *ValidationError. The password's email rule is checked later, by
+// CheckPasswordFor, once the account's email is known.
+func ParseUserChange(in UserChangeInput) (UserChange, error) {
+	name, email, password, profiles := in.Name, in.Email, in.Password, in.Profiles
+	c := UserChange{EmailVerified: in.EmailVerified, Disabled: in.Disabled}
 	if profiles != nil {
 		ps, err := ParseProfiles(profiles)
 		if err != nil {
@@ -92,9 +104,18 @@ type Changes struct {
 	// password, profiles); empty when nothing did.
 	Fields []string
 	// EndsSessions is true when the change must end every session of the
-	// account: a new password, email or profiles.
+	// account: a new password, email or profiles, or the account disabled.
 	EndsSessions bool
+	// OldEmail is the address the account had before a change of email
+	// (empty when the email did not change): it is told of the change.
+	OldEmail Email
 }
+
+// Field names of the account's status.
+const (
+	FieldEmailVerified = "emailVerified"
+	FieldDisabled      = "disabled"
+)
 
 // Apply makes the change to u, at now: passwordHash replaces the hash when
 // c has a new password (a new password always counts as a change, even if
@@ -106,9 +127,13 @@ func (u *User) Apply(c UserChange, passwordHash string, now time.Time) Changes {
 		ch.Fields = append(ch.Fields, FieldName)
 	}
 	if c.Email != nil && *c.Email != u.Email {
+		ch.OldEmail = u.Email
 		u.Email = *c.Email
 		ch.Fields = append(ch.Fields, FieldEmail)
 		ch.EndsSessions = true
+		// The new address is not proven, unless an admin says so in the
+		// same change (below).
+		u.EmailVerified = false
 	}
 	if c.Password != nil {
 		u.PasswordHash = passwordHash
@@ -119,6 +144,17 @@ func (u *User) Apply(c UserChange, passwordHash string, now time.Time) Changes {
 		u.Profiles = c.Profiles
 		ch.Fields = append(ch.Fields, FieldProfiles)
 		ch.EndsSessions = true
+	}
+	if c.EmailVerified != nil && *c.EmailVerified != u.EmailVerified {
+		u.EmailVerified = *c.EmailVerified
+		ch.Fields = append(ch.Fields, FieldEmailVerified)
+	}
+	if c.Disabled != nil && *c.Disabled != u.Disabled {
+		u.Disabled = *c.Disabled
+		ch.Fields = append(ch.Fields, FieldDisabled)
+		if u.Disabled {
+			ch.EndsSessions = true
+		}
 	}
 	u.UpdatedAt = now
 	return ch

@@ -71,10 +71,16 @@ func WellFormedLinkToken(s string) bool {
 }
 
 // Usable reports whether t may still be used at now by the account u: not
-// used, not expired, for u, and sent to the email u has now (a token sent to
-// an address the account no longer has is void).
+// used, not expired, and BelongsTo u.
 func (t LinkToken) Usable(u User, now time.Time) bool {
-	return t.UsedAt == nil && now.Before(t.ExpiresAt) && t.UserID == u.ID && t.Email == u.Email
+	return t.UsedAt == nil && now.Before(t.ExpiresAt) && t.BelongsTo(u)
+}
+
+// BelongsTo reports whether t was sent to u as u is now: for its id, and to
+// the email it has now (a token sent to an address the account no longer
+// has is void).
+func (t LinkToken) BelongsTo(u User) bool {
+	return t.UserID == u.ID && t.Email == u.Email
 }
 
 // MailBudget is how many messages the request routes may send an account:

@@ -113,7 +113,7 @@ func TestParseUserChange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := domain.ParseUserChange(tc.userName, tc.email, tc.pass, tc.profiles)
+			c, err := domain.ParseUserChange(domain.UserChangeInput{Name: tc.userName, Email: tc.email, Password: tc.pass, Profiles: tc.profiles})
 			if tc.wantFields != nil {
 				var verr *domain.ValidationError
 				if !errors.As(err, &verr) || !slices.Equal(fields(*verr), tc.wantFields) {
@@ -188,6 +188,39 @@ func TestUser_Apply(t *testing.T) {
 			}
 			if (tc.change.Password != nil) != (u.PasswordHash == "new-hash") {
 				t.Fatalf("hash %q after change %+v", u.PasswordHash, tc.change)
+			}
+		})
+	}
+}
+
+func TestUser_Apply_account_status(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	yes, no := true, false
+	newEmail := domain.Email("king@example.com")
+	verified := domain.User{ID: selfID, Email: "ada@example.com", EmailVerified: true, Profiles: customers}
+	for _, tc := range []struct {
+		name         string
+		before       domain.User
+		change       domain.UserChange
+		wantVerified bool
+		wantDisabled bool
+		wantEnds     bool
+		wantOld      domain.Email
+	}{
+		{"new_email_is_unverified", verified, domain.UserChange{Email: &newEmail}, false, false, true, "ada@example.com"},
+		{"admin_verifies_the_new_email_at_once", verified, domain.UserChange{Email: &newEmail, EmailVerified: &yes}, true, false, true, "ada@example.com"},
+		{"same_email_stays_verified", verified, domain.UserChange{Email: &verified.Email}, true, false, false, ""},
+		{"disabling_ends_sessions", verified, domain.UserChange{Disabled: &yes}, true, true, true, ""},
+		{"enabling_ends_nothing", domain.User{Disabled: true}, domain.UserChange{Disabled: &no}, false, false, false, ""},
+		{"unverifying", verified, domain.UserChange{EmailVerified: &no}, false, false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			u := tc.before
+			ch := u.Apply(tc.change, "", now)
+			if u.EmailVerified != tc.wantVerified || u.Disabled != tc.wantDisabled || ch.EndsSessions != tc.wantEnds || ch.OldEmail != tc.wantOld {
+				t.Fatalf("after %+v: verified=%v disabled=%v ends=%v old=%q", tc.change, u.EmailVerified, u.Disabled, ch.EndsSessions, ch.OldEmail)
 			}
 		})
 	}

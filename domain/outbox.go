@@ -103,7 +103,10 @@ const (
 // English) and the values the template fills in. Name is the account's
 // display name.
 type Mail struct {
-	To       Email
+	To Email
+	// User is the account the message is about (for the audit trail when
+	// it is given up); empty when none is.
+	User     UserID
 	Name     string
 	Template MailTemplate
 	Lang     string

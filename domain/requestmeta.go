@@ -9,6 +9,9 @@ import "context"
 type RequestMeta struct {
 	RequestID string
 	ClientIP  string
+	// Lang is the request's Accept-Language, as the client sent it (cut
+	// to a sane length): the language of any message the request causes.
+	Lang string
 }
 
 type requestMetaKey struct{}

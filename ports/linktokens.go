@@ -13,6 +13,10 @@ import (
 type LinkTokenStore interface {
 	// Issue stores a new token.
 	Issue(ctx context.Context, t domain.LinkToken) error
+	// Peek returns the token with the hash, provided it is of purpose,
+	// unused and not expired, without using it; anything else is
+	// domain.ErrInvalidLinkToken.
+	Peek(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error)
 	// Use marks the token with the hash used at now and returns it, provided
 	// it is of purpose, unused and not expired; anything else is
 	// domain.ErrInvalidLinkToken and changes nothing. Two concurrent uses of

@@ -14,6 +14,17 @@ type SecurityMetrics interface {
 	AuditWriteFailed()
 }
 
+// OutboxMetrics counts what the sender does with the outbox's messages,
+// by kind. Cheap, safe for concurrent use, infallible.
+type OutboxMetrics interface {
+	// Delivered counts a message sent (or, for a request, handled).
+	Delivered(kind domain.OutboxKind)
+	// Retried counts a failed attempt that will be tried again.
+	Retried(kind domain.OutboxKind)
+	// GivenUp counts a message abandoned: refused for good, or too old.
+	GivenUp(kind domain.OutboxKind)
+}
+
 // RefreshOutcome is how a refresh request ended, the label under which
 // SecurityMetrics.Refresh counts it.
 type RefreshOutcome string

@@ -39,7 +39,25 @@ type updateUserRequest struct {
 	Email           *string  `json:"email"`
 	Password        *string  `json:"password"`
 	Profiles        []string `json:"profiles"`
+	EmailVerified   *bool    `json:"emailVerified"`
+	Disabled        *bool    `json:"disabled"`
 	CurrentPassword *string  `json:"currentPassword"`
+}
+
+// emailRequest asks for a link by mail.
+type emailRequest struct {
+	Email *string `json:"email"`
+}
+
+// tokenRequest uses a verification link's token.
+type tokenRequest struct {
+	Token *string `json:"token"`
+}
+
+// resetRequest uses a reset link's token to set a password.
+type resetRequest struct {
+	Token    *string `json:"token"`
+	Password *string `json:"password"`
 }
 
 func (r createUserRequest) toInput() application.RegisterInput {
@@ -59,6 +77,8 @@ func (r updateUserRequest) toInput() application.UpdateInput {
 		Email:           r.Email,
 		Password:        r.Password,
 		Profiles:        r.Profiles,
+		EmailVerified:   r.EmailVerified,
+		Disabled:        r.Disabled,
 		CurrentPassword: r.CurrentPassword,
 	}
 }
@@ -73,22 +93,28 @@ func deref(s *string) string {
 // userResponse is the user representation of the contract. It has no
 // password field to leak from.
 type userResponse struct {
-	ID        string   `json:"id"`
-	Name      string   `json:"name"`
-	Email     string   `json:"email"`
-	Profiles  []string `json:"profiles"`
-	CreatedAt string   `json:"createdAt"`
-	UpdatedAt string   `json:"updatedAt"`
+	ID            string   `json:"id"`
+	Name          string   `json:"name"`
+	Email         string   `json:"email"`
+	Profiles      []string `json:"profiles"`
+	EmailVerified bool     `json:"emailVerified"`
+	// MFAEnabled reads false until second factors exist (a later issue).
+	MFAEnabled bool   `json:"mfaEnabled"`
+	Disabled   bool   `json:"disabled"`
+	CreatedAt  string `json:"createdAt"`
+	UpdatedAt  string `json:"updatedAt"`
 }
 
 func toUserResponse(u domain.User) userResponse {
 	return userResponse{
-		ID:        u.ID.String(),
-		Name:      u.Name,
-		Email:     u.Email.String(),
-		Profiles:  u.Profiles.Strings(),
-		CreatedAt: formatTime(u.CreatedAt),
-		UpdatedAt: formatTime(u.UpdatedAt),
+		ID:            u.ID.String(),
+		Name:          u.Name,
+		Email:         u.Email.String(),
+		Profiles:      u.Profiles.Strings(),
+		EmailVerified: u.EmailVerified,
+		Disabled:      u.Disabled,
+		CreatedAt:     formatTime(u.CreatedAt),
+		UpdatedAt:     formatTime(u.UpdatedAt),
 	}
 }
 

@@ -107,6 +107,7 @@ const DefaultRequestTimeout = 10 * time.Second
 
 // handler carries what every route needs.
 type handler struct {
+	mail    *application.MailService
 	users   *application.UserService
 	auth    *application.AuthService
 	audit   *application.AuditService
@@ -142,7 +143,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	// debug warnings, which would otherwise go to stdout past our logger.
 	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 
-	h := &handler{users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
+	h := &handler{mail: svc.Mail, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
 		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
 	if h.clock == nil {
 		h.clock = systemClock{}
@@ -238,6 +239,10 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	a.POST("/refreshtoken", h.refresh)
 	a.POST("/refresh-token", h.refresh)
 	a.POST("/logout", h.logout)
+	a.POST("/email-verification", h.requestEmailVerification)
+	a.POST("/email-verification/confirm", h.confirmEmail)
+	a.POST("/password-reset", h.requestPasswordReset)
+	a.POST("/password-reset/confirm", h.resetPassword)
 	return e
 }
 

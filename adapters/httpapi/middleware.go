@@ -83,6 +83,7 @@ func (h *handler) requestID(c *gin.Context) {
 	if ip := ratelimit.ClientIP(c.Request, h.trustedProxies); ip.IsValid() {
 		meta.ClientIP = ip.String()
 	}
+	meta.Lang = acceptLanguage(c.Request)
 	c.Request = c.Request.WithContext(domain.WithRequestMeta(c.Request.Context(), meta))
 	c.Next()
 }
@@ -348,4 +349,23 @@ func (h *handler) deadline(c *gin.Context) {
 	defer cancel()
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()
+}
+
+// maxAcceptLanguage bounds the Accept-Language kept for the messages a
+// request causes: long enough for any real preference list.
+const maxAcceptLanguage = 256
+
+// acceptLanguage is the request's Accept-Language, cut to a sane length
+// and to printable ASCII (the mail adapter parses it).
+func acceptLanguage(r *http.Request) string {
+	v := r.Header.Get("Accept-Language")
+	if len(v) > maxAcceptLanguage {
+		v = v[:maxAcceptLanguage]
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < ' ' || v[i] > '~' {
+			return ""
+		}
+	}
+	return v
 }

@@ -20,10 +20,9 @@ func NewLoginAttemptStore() *LoginAttemptStore { return NewStore().LoginAttempts
 
 // Get returns the record of email, a zero one (Failures 0) when there is
 // none. It is not part of the port: tests use it to look inside.
-func (r *LoginAttemptStore) Get(_ context.Context, email domain.Email) (domain.LoginAttempts, error) {
+func (r *LoginAttemptStore) Get(ctx context.Context, email domain.Email) (domain.LoginAttempts, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	if a, ok := s.attempts[email]; ok {
 		return a, nil
 	}
@@ -32,11 +31,10 @@ func (r *LoginAttemptStore) Get(_ context.Context, email domain.Email) (domain.L
 
 // Reserve implements ports.LoginAttemptStore with the domain's rule, under
 // the store's lock.
-func (r *LoginAttemptStore) Reserve(_ context.Context, email domain.Email, at time.Time) (domain.LoginAttempts, error) {
+func (r *LoginAttemptStore) Reserve(ctx context.Context, email domain.Email, at time.Time) (domain.LoginAttempts, error) {
 	at = normTime(at)
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	a, ok := s.attempts[email]
 	if !ok {
 		a = domain.LoginAttempts{Email: email}
@@ -50,10 +48,9 @@ func (r *LoginAttemptStore) Reserve(_ context.Context, email domain.Email, at ti
 }
 
 // Release implements ports.LoginAttemptStore.
-func (r *LoginAttemptStore) Release(_ context.Context, email domain.Email) error {
+func (r *LoginAttemptStore) Release(ctx context.Context, email domain.Email) error {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	if a, ok := s.attempts[email]; ok && a.Failures > 0 {
 		a.Failures--
 		s.attempts[email] = a
@@ -62,10 +59,9 @@ func (r *LoginAttemptStore) Release(_ context.Context, email domain.Email) error
 }
 
 // Reset implements ports.LoginAttemptStore.
-func (r *LoginAttemptStore) Reset(_ context.Context, email domain.Email) error {
+func (r *LoginAttemptStore) Reset(ctx context.Context, email domain.Email) error {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	delete(s.attempts, email)
 	return nil
 }

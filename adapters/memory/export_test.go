@@ -1,6 +1,10 @@
 package memory
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/userd/userd/domain"
+)
 
 // StoredSecret returns the secret of key id as the store keeps it, for the
 // contract suite's checks of sealing.
@@ -17,4 +21,12 @@ func (r *KeyStore) SetStoredSecret(id string, stored []byte) {
 	k := r.s.keys[id]
 	k.Secret = slices.Clone(stored)
 	r.s.keys[id] = k
+}
+
+// StoredPayload returns the payload of message id as the store keeps it,
+// for the contract suite's checks of sealing.
+func (o *Outbox) StoredPayload(id domain.OutboxID) []byte {
+	o.s.mu.Lock()
+	defer o.s.mu.Unlock()
+	return slices.Clone(o.s.outbox[id].m.Payload)
 }

@@ -26,10 +26,9 @@ func NewKeyStore(box ports.SecretBox) *KeyStore { return NewStore().Keys(box) }
 
 // Keys implements ports.KeyStore. A secret that does not open fails the
 // whole read with the box's error.
-func (r *KeyStore) Keys(_ context.Context, purpose domain.KeyPurpose) ([]domain.SigningKey, error) {
+func (r *KeyStore) Keys(ctx context.Context, purpose domain.KeyPurpose) ([]domain.SigningKey, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	out := []domain.SigningKey{}
 	for _, k := range s.keys {
 		if k.Purpose != purpose {
@@ -50,14 +49,13 @@ func (r *KeyStore) Keys(_ context.Context, purpose domain.KeyPurpose) ([]domain.
 }
 
 // AddKey implements ports.KeyStore: the secret is sealed before it is kept.
-func (r *KeyStore) AddKey(_ context.Context, k domain.SigningKey) error {
+func (r *KeyStore) AddKey(ctx context.Context, k domain.SigningKey) error {
 	sealed, err := r.box.Seal(k.Secret, []byte(k.ID))
 	if err != nil {
 		return fmt.Errorf("add key %q: %w", k.ID, err)
 	}
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	if _, ok := s.keys[k.ID]; ok {
 		return fmt.Errorf("add key %q: %w", k.ID, domain.ErrKeyExists)
 	}
@@ -71,10 +69,9 @@ func (r *KeyStore) AddKey(_ context.Context, k domain.SigningKey) error {
 // current key and returns how many it changed; a secret that does not
 // open changes nothing. It is the SQL store's, for the contract suite:
 // the memory store is lost at exit, so it has no command.
-func (r *KeyStore) Reencrypt(_ context.Context) (int, error) {
+func (r *KeyStore) Reencrypt(ctx context.Context) (int, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	resealed := map[string][]byte{}
 	for id, k := range s.keys {
 		secret, err := r.box.Open(k.Secret, []byte(id))

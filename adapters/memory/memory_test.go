@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/userd/userd/adapters/memory"
+	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 	"github.com/userd/userd/test/contract"
 )
@@ -54,4 +56,47 @@ func TestHealthChecker(t *testing.T) {
 func TestAuditLog(t *testing.T) {
 	t.Parallel()
 	contract.AuditLog(t, func(*testing.T) ports.AuditLog { return memory.NewAuditLog() })
+}
+
+func TestOutbox(t *testing.T) {
+	t.Parallel()
+	contract.Outbox(t, func(*testing.T) contract.OutboxStorage {
+		s := memory.NewStore()
+		// The box does not matter to the raw access.
+		raw := s.Outbox(nil)
+		return contract.OutboxStorage{
+			Open:   func(_ *testing.T, box ports.SecretBox) ports.Outbox { return s.Outbox(box) },
+			Stored: func(_ *testing.T, id domain.OutboxID) []byte { return raw.StoredPayload(id) },
+		}
+	})
+}
+
+func TestLinkTokenStore(t *testing.T) {
+	t.Parallel()
+	contract.LinkTokenStore(t, func(*testing.T) (ports.UserRepository, ports.LinkTokenStore) {
+		s := memory.NewStore()
+		return s.Users(), s.LinkTokens()
+	})
+}
+
+func TestTransactor(t *testing.T) {
+	t.Parallel()
+	contract.Transactor(t, func(t *testing.T) contract.TxStores {
+		s := memory.NewStore()
+		box, err := secretbox.New(secretbox.NewKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return contract.TxStores{
+			Tx: s, Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Keys: s.Keys(box),
+			Audit: memory.NewAuditLog(), Outbox: s.Outbox(box), Links: s.LinkTokens(),
+		}
+	})
+}
+
+func TestUserAccountStatus(t *testing.T) {
+	t.Parallel()
+	contract.UserAccountStatus(t, func(*testing.T) ports.UserRepository {
+		return memory.NewUserRepository()
+	})
 }

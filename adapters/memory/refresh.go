@@ -27,13 +27,12 @@ func NewRefreshTokenStore() *RefreshTokenStore { return NewStore().RefreshTokens
 
 // CreateFamily implements ports.RefreshTokenStore. It returns
 // domain.ErrUserNotFound when the family's user does not exist.
-func (r *RefreshTokenStore) CreateFamily(_ context.Context, f domain.RefreshFamily, first domain.RefreshToken) error {
+func (r *RefreshTokenStore) CreateFamily(ctx context.Context, f domain.RefreshFamily, first domain.RefreshToken) error {
 	if first.FamilyID != f.ID || first.UserID != f.UserID {
 		return fmt.Errorf("create refresh family: %w", errFamilyMismatch)
 	}
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	if _, ok := s.users[f.UserID]; !ok {
 		return fmt.Errorf("create refresh family: %w", domain.ErrUserNotFound)
 	}
@@ -49,10 +48,9 @@ func (r *RefreshTokenStore) CreateFamily(_ context.Context, f domain.RefreshFami
 }
 
 // Lookup implements ports.RefreshTokenStore.
-func (r *RefreshTokenStore) Lookup(_ context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
+func (r *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	t, ok := s.tokens[hash]
 	if !ok {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", domain.ErrRefreshTokenInvalid)
@@ -62,10 +60,9 @@ func (r *RefreshTokenStore) Lookup(_ context.Context, hash string) (domain.Refre
 
 // Rotate implements ports.RefreshTokenStore. It returns
 // domain.ErrRefreshTokenInvalid when no token has usedHash.
-func (r *RefreshTokenStore) Rotate(_ context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error) {
+func (r *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	used, ok := s.tokens[usedHash]
 	if !ok {
 		return false, fmt.Errorf("rotate refresh token: %w", domain.ErrRefreshTokenInvalid)
@@ -91,10 +88,9 @@ func (r *RefreshTokenStore) Rotate(_ context.Context, usedHash string, usedAt ti
 
 // RevokeFamily implements ports.RefreshTokenStore. A family keeps the time
 // it was first revoked.
-func (r *RefreshTokenStore) RevokeFamily(_ context.Context, familyID string, at time.Time) error {
+func (r *RefreshTokenStore) RevokeFamily(ctx context.Context, familyID string, at time.Time) error {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	if f, ok := s.families[familyID]; ok && f.RevokedAt == nil {
 		f.RevokedAt = normTimePtr(&at)
 		s.families[familyID] = f
@@ -103,10 +99,9 @@ func (r *RefreshTokenStore) RevokeFamily(_ context.Context, familyID string, at 
 }
 
 // RevokeUser implements ports.RefreshTokenStore.
-func (r *RefreshTokenStore) RevokeUser(_ context.Context, userID domain.UserID, at time.Time) error {
+func (r *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) error {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	for id, f := range s.families {
 		if f.UserID == userID && f.RevokedAt == nil {
 			f.RevokedAt = normTimePtr(&at)

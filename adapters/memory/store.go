@@ -7,13 +7,20 @@
 //
 // Values are copied on the way in and out, so a caller can never change
 // stored state through a slice or pointer it handed over or got back.
+//
+// WithinTx holds the store's lock for the whole of its function: the
+// methods called with the context it passes on see that they run inside
+// it and do not lock again; a failed function's changes are undone by
+// putting back the state the store had when it began.
 package memory
 
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/userd/userd/domain"
@@ -44,9 +51,17 @@ type Store struct {
 	attempts map[domain.Email]domain.LoginAttempts
 
 	keys map[string]domain.SigningKey
+
+	// outbox holds the messages, their payloads sealed when secret.
+	outbox map[domain.OutboxID]outboxEntry
+	// links holds the link tokens by hash.
+	links map[string]domain.LinkToken
 }
 
-var _ ports.HealthChecker = (*Store)(nil)
+var (
+	_ ports.HealthChecker = (*Store)(nil)
+	_ ports.Transactor    = (*Store)(nil)
+)
 
 // NewStore returns an empty store.
 func NewStore() *Store {
@@ -57,6 +72,8 @@ func NewStore() *Store {
 		tokens:   make(map[string]domain.RefreshToken),
 		attempts: make(map[domain.Email]domain.LoginAttempts),
 		keys:     make(map[string]domain.SigningKey),
+		outbox:   make(map[domain.OutboxID]outboxEntry),
+		links:    make(map[string]domain.LinkToken),
 	}
 }
 
@@ -74,8 +91,109 @@ func (s *Store) LoginAttempts() *LoginAttemptStore { return &LoginAttemptStore{s
 // box. Views with different boxes share the keys.
 func (s *Store) Keys(box ports.SecretBox) *KeyStore { return &KeyStore{s: s, box: box} }
 
+// Outbox returns the store's outbox, sealing and opening secret payloads
+// with box. Views with different boxes share the messages.
+func (s *Store) Outbox(box ports.SecretBox) *Outbox { return &Outbox{s: s, box: box} }
+
+// LinkTokens returns the store's link-token store. Its tokens can only
+// reference users of the same Store.
+func (s *Store) LinkTokens() *LinkTokenStore { return &LinkTokenStore{s: s} }
+
 // Ping always succeeds: memory is always there.
 func (s *Store) Ping(context.Context) error { return nil }
+
+// txKey is the context key of the transaction WithinTx runs.
+type txKey struct{}
+
+// tx is a transaction of WithinTx: the store whose lock it holds, until
+// done.
+type tx struct {
+	s    *Store
+	done atomic.Bool
+}
+
+// inTx reports whether ctx is inside a running WithinTx of s, which holds
+// the lock already.
+func (s *Store) inTx(ctx context.Context) bool {
+	t, ok := ctx.Value(txKey{}).(*tx)
+	return ok && t.s == s && !t.done.Load()
+}
+
+// lock takes the store's lock for one method and returns what releases
+// it; inside a WithinTx of the store, which holds the lock for the whole
+// transaction, it takes nothing (sync.Mutex is not reentrant).
+func (s *Store) lock(ctx context.Context) (unlock func()) {
+	if s.inTx(ctx) {
+		return func() {}
+	}
+	s.mu.Lock()
+	return s.mu.Unlock
+}
+
+// WithinTx implements ports.Transactor: fn runs under the store's lock,
+// so that no other call sees its changes until it returns, and a copy of
+// the state taken before it runs is put back when it fails (or panics).
+// The copy costs time in proportion to what the store holds: fine for
+// tests and demos, which is what this store is for. fn must call the
+// store from its own goroutine only: the calls made with its context do
+// not lock.
+func (s *Store) WithinTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s.inTx(ctx) {
+		return fn(ctx)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := &tx{s: s}
+	// Deferred calls run last first: the state is put back, then the
+	// context stops counting as inside, then the lock is released.
+	defer t.done.Store(true)
+	saved := s.snapshot()
+	committed := false
+	defer func() {
+		if !committed {
+			s.restore(saved)
+		}
+	}()
+	if err := fn(context.WithValue(ctx, txKey{}, t)); err != nil {
+		return err
+	}
+	committed = true
+	return nil
+}
+
+// state is a copy of every map of the store. Stored values are replaced,
+// never changed in place, so copies of the maps are copies of the state.
+type state struct {
+	users    map[domain.UserID]domain.User
+	byEmail  map[domain.Email]domain.UserID
+	ids      []domain.UserID
+	families map[string]domain.RefreshFamily
+	tokens   map[string]domain.RefreshToken
+	attempts map[domain.Email]domain.LoginAttempts
+	keys     map[string]domain.SigningKey
+	outbox   map[domain.OutboxID]outboxEntry
+	links    map[string]domain.LinkToken
+}
+
+func (s *Store) snapshot() state {
+	return state{
+		users:    maps.Clone(s.users),
+		byEmail:  maps.Clone(s.byEmail),
+		ids:      slices.Clone(s.ids),
+		families: maps.Clone(s.families),
+		tokens:   maps.Clone(s.tokens),
+		attempts: maps.Clone(s.attempts),
+		keys:     maps.Clone(s.keys),
+		outbox:   maps.Clone(s.outbox),
+		links:    maps.Clone(s.links),
+	}
+}
+
+func (s *Store) restore(st state) {
+	s.users, s.byEmail, s.ids = st.users, st.byEmail, st.ids
+	s.families, s.tokens, s.attempts, s.keys = st.families, st.tokens, st.attempts, st.keys
+	s.outbox, s.links = st.outbox, st.links
+}
 
 // normTime drops what the SQL store cannot keep (sub-microsecond digits,
 // the location, the monotonic reading), so that code tested against this
@@ -124,4 +242,18 @@ func copyKey(k domain.SigningKey) domain.SigningKey {
 	k.Secret = slices.Clone(k.Secret)
 	k.CreatedAt = normTime(k.CreatedAt)
 	return k
+}
+
+func copyOutboxMessage(m domain.OutboxMessage) domain.OutboxMessage {
+	m.Payload = slices.Clone(m.Payload)
+	m.CreatedAt = normTime(m.CreatedAt)
+	m.NextAttemptAt = normTime(m.NextAttemptAt)
+	return m
+}
+
+func copyLinkToken(t domain.LinkToken) domain.LinkToken {
+	t.CreatedAt = normTime(t.CreatedAt)
+	t.ExpiresAt = normTime(t.ExpiresAt)
+	t.UsedAt = normTimePtr(t.UsedAt)
+	return t
 }

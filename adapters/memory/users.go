@@ -19,10 +19,9 @@ var _ ports.UserRepository = (*UserRepository)(nil)
 func NewUserRepository() *UserRepository { return NewStore().Users() }
 
 // Create implements ports.UserRepository.
-func (r *UserRepository) Create(_ context.Context, u domain.User) error {
+func (r *UserRepository) Create(ctx context.Context, u domain.User) error {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	if _, taken := s.byEmail[u.Email]; taken {
 		return fmt.Errorf("create user: %w", domain.ErrEmailTaken)
 	}
@@ -39,10 +38,9 @@ func (r *UserRepository) Create(_ context.Context, u domain.User) error {
 // CreateMany implements ports.UserRepository: every check is made under
 // the store's lock before anything is stored, so the users appear all at
 // once or not at all.
-func (r *UserRepository) CreateMany(_ context.Context, users []domain.User) error {
+func (r *UserRepository) CreateMany(ctx context.Context, users []domain.User) error {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	emails := make(map[domain.Email]struct{}, len(users))
 	ids := make(map[domain.UserID]struct{}, len(users))
 	for _, u := range users {
@@ -69,10 +67,9 @@ func (r *UserRepository) CreateMany(_ context.Context, users []domain.User) erro
 }
 
 // ByID implements ports.UserRepository.
-func (r *UserRepository) ByID(_ context.Context, id domain.UserID) (domain.User, error) {
+func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	u, ok := s.users[id]
 	if !ok {
 		return domain.User{}, fmt.Errorf("user by id: %w", domain.ErrUserNotFound)
@@ -81,10 +78,9 @@ func (r *UserRepository) ByID(_ context.Context, id domain.UserID) (domain.User,
 }
 
 // ByEmail implements ports.UserRepository.
-func (r *UserRepository) ByEmail(_ context.Context, email domain.Email) (domain.User, error) {
+func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domain.User, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	id, ok := s.byEmail[email]
 	if !ok {
 		return domain.User{}, fmt.Errorf("user by email: %w", domain.ErrUserNotFound)
@@ -93,11 +89,10 @@ func (r *UserRepository) ByEmail(_ context.Context, email domain.Email) (domain.
 }
 
 // List implements ports.UserRepository. A Limit below 1 is taken as 1.
-func (r *UserRepository) List(_ context.Context, q ports.UserListQuery) ([]domain.User, error) {
+func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
 	limit := max(q.Page.Limit, 1)
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	if q.Email != "" {
 		id, ok := s.byEmail[q.Email]
 		if !ok || id <= q.Page.After {
@@ -123,11 +118,12 @@ func (r *UserRepository) List(_ context.Context, q ports.UserListQuery) ([]domai
 }
 
 // Update implements ports.UserRepository. fn runs under the store's lock,
-// so it must not call the store.
-func (r *UserRepository) Update(_ context.Context, id domain.UserID, fn func(*domain.User) error) (domain.User, error) {
+// so it must not call the store. The last-admin rule is checked under the
+// same lock, so two admins demoting each other at once cannot both
+// succeed.
+func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*domain.User) error) (domain.User, error) {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	old, ok := s.users[id]
 	if !ok {
 		return domain.User{}, fmt.Errorf("update user: %w", domain.ErrUserNotFound)
@@ -138,6 +134,9 @@ func (r *UserRepository) Update(_ context.Context, id domain.UserID, fn func(*do
 	}
 	u.ID, u.CreatedAt = old.ID, old.CreatedAt
 	u = copyUser(u)
+	if old.IsEnabledAdmin() && !u.IsEnabledAdmin() && !s.otherEnabledAdmin(id) {
+		return domain.User{}, fmt.Errorf("update user: %w", domain.ErrLastAdmin)
+	}
 	if u.Email != old.Email {
 		if _, taken := s.byEmail[u.Email]; taken {
 			return domain.User{}, fmt.Errorf("update user: %w", domain.ErrEmailTaken)
@@ -150,14 +149,17 @@ func (r *UserRepository) Update(_ context.Context, id domain.UserID, fn func(*do
 }
 
 // Delete implements ports.UserRepository. Like the SQL foreign keys, it
-// deletes the user's refresh-token families and their tokens with it.
-func (r *UserRepository) Delete(_ context.Context, id domain.UserID) error {
+// deletes the user's refresh-token families and their tokens, and the
+// user's link tokens, with it.
+func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.lock(ctx)()
 	u, ok := s.users[id]
 	if !ok {
 		return fmt.Errorf("delete user: %w", domain.ErrUserNotFound)
+	}
+	if u.IsEnabledAdmin() && !s.otherEnabledAdmin(id) {
+		return fmt.Errorf("delete user: %w", domain.ErrLastAdmin)
 	}
 	delete(s.users, id)
 	delete(s.byEmail, u.Email)
@@ -174,5 +176,22 @@ func (r *UserRepository) Delete(_ context.Context, id domain.UserID) error {
 			delete(s.tokens, hash)
 		}
 	}
+	for hash, t := range s.links {
+		if t.UserID == id {
+			delete(s.links, hash)
+		}
+	}
 	return nil
+}
+
+// otherEnabledAdmin reports whether a user other than id is an enabled
+// admin: the last-admin rule. The caller holds the lock, which keeps the
+// answer true until it writes.
+func (s *Store) otherEnabledAdmin(id domain.UserID) bool {
+	for _, u := range s.users {
+		if u.ID != id && u.IsEnabledAdmin() {
+			return true
+		}
+	}
+	return false
 }

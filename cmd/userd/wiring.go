@@ -134,7 +134,10 @@ var memoryModule = fx.Module("memory",
 		fx.Annotate((*memory.Store).LoginAttempts, fx.As(new(ports.LoginAttemptStore))),
 		fx.Annotate((*memory.Store).Keys, fx.As(new(ports.KeyStore))),
 		fx.Annotate(memory.NewAuditLog, fx.As(new(ports.AuditLog))),
-		fx.Annotate(func(s *memory.Store) *memory.Store { return s }, fx.As(new(ports.HealthChecker))),
+		fx.Annotate((*memory.Store).Outbox, fx.As(new(ports.Outbox))),
+		fx.Annotate((*memory.Store).LinkTokens, fx.As(new(ports.LinkTokenStore))),
+		fx.Annotate(func(s *memory.Store) *memory.Store { return s },
+			fx.As(new(ports.HealthChecker)), fx.As(new(ports.Transactor))),
 	),
 	fx.Invoke(func(log *slog.Logger) {
 		log.Warn("USERD_DB_DRIVER=memory: nothing is kept across restarts")

@@ -72,14 +72,15 @@ func checkUser(t *testing.T, got, want domain.User) {
 	t.Helper()
 	if got.ID != want.ID || got.Name != want.Name || got.Email != want.Email ||
 		got.PasswordHash != want.PasswordHash || !got.Profiles.Equal(want.Profiles) ||
+		got.EmailVerified != want.EmailVerified || got.Disabled != want.Disabled ||
 		!sameTime(got.CreatedAt, want.CreatedAt) || !sameTime(got.UpdatedAt, want.UpdatedAt) {
 		t.Errorf("user mismatch:\n got %s\nwant %s", fmtUser(got), fmtUser(want))
 	}
 }
 
 func fmtUser(u domain.User) string {
-	return fmt.Sprintf("{ID:%s Name:%q Email:%s Hash:%q Profiles:%v Created:%s Updated:%s}",
-		u.ID, u.Name, u.Email, u.PasswordHash, u.Profiles,
+	return fmt.Sprintf("{ID:%s Name:%q Email:%s Hash:%q Profiles:%v Verified:%v Disabled:%v Created:%s Updated:%s}",
+		u.ID, u.Name, u.Email, u.PasswordHash, u.Profiles, u.EmailVerified, u.Disabled,
 		u.CreatedAt.Format(time.RFC3339Nano), u.UpdatedAt.Format(time.RFC3339Nano))
 }
 

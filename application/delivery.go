@@ -1,0 +1,238 @@
+package application
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// Sender loop settings.
+const (
+	// deliveryBatch is how many messages one claim takes.
+	deliveryBatch = 50
+	// deliveryLease hides a claimed message from other senders while this
+	// one works on it: longer than a batch of sends can take, short enough
+	// that a node that died leaves its messages to others soon.
+	deliveryLease = 2 * time.Minute
+	// deliveryPoll is how often an idle sender looks for due messages
+	// queued by other nodes or due for a retry; messages queued by this
+	// node wake it at once.
+	deliveryPoll = time.Second
+	// sendTimeout bounds one send.
+	sendTimeout = 30 * time.Second
+)
+
+// DeliveryService sends what the outbox holds: messages by mail, and the
+// requests for links, which it answers (or not) by sending one. Every node
+// runs one (Run); the outbox's claims keep two from taking one message.
+type DeliveryService struct {
+	*base
+	wakeup chan struct{}
+}
+
+func newDeliveryService(b *base) *DeliveryService {
+	d := &DeliveryService{base: b, wakeup: make(chan struct{}, 1)}
+	b.delivery = d
+	return d
+}
+
+// wake makes an idle Run look at the outbox now.
+func (d *DeliveryService) wake() {
+	select {
+	case d.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// Run sends what is due until ctx ends: a batch at a time, at once while
+// batches come full, then when woken or every deliveryPoll.
+func (d *DeliveryService) Run(ctx context.Context) {
+	for {
+		n, err := d.RunOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d.log.LogAttrs(ctx, slog.LevelWarn, "outbox claim failed", slog.String("error", err.Error()))
+		}
+		if n == deliveryBatch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wakeup:
+		case <-time.After(deliveryPoll):
+		}
+	}
+}
+
+// RunOnce claims the due messages (one batch) and handles each; it
+// returns how many it claimed.
+func (d *DeliveryService) RunOnce(ctx context.Context) (int, error) {
+	msgs, err := d.outbox.Claim(ctx, d.clock.Now(), deliveryLease, deliveryBatch)
+	if err != nil {
+		return 0, fmt.Errorf("claim outbox messages: %w", err)
+	}
+	for _, m := range msgs {
+		if ctx.Err() != nil {
+			// The lease gives the rest back to whoever claims next.
+			break
+		}
+		d.handle(ctx, m)
+	}
+	return len(msgs), nil
+}
+
+// handle sends or answers one message and records the outcome.
+func (d *DeliveryService) handle(ctx context.Context, m domain.OutboxMessage) {
+	var err error
+	switch m.Kind {
+	case domain.OutboxMail:
+		err = d.sendMail(ctx, m)
+	case domain.OutboxMailRequest:
+		err = d.answerRequest(ctx, m)
+	default:
+		// Written by a newer version of userd: leave it to a node that
+		// knows it, and say so.
+		d.log.LogAttrs(ctx, slog.LevelWarn, "outbox message of an unknown kind left alone",
+			slog.String("kind", string(m.Kind)), slog.String("outbox_id", string(m.ID)))
+		return
+	}
+	if err != nil && ctx.Err() == nil {
+		d.log.LogAttrs(ctx, slog.LevelWarn, "outbox message not handled", slog.String("kind", string(m.Kind)),
+			slog.String("outbox_id", string(m.ID)), slog.String("error", err.Error()))
+	}
+}
+
+// sendMail sends one message and deletes it, schedules another attempt,
+// or gives it up.
+func (d *DeliveryService) sendMail(ctx context.Context, m domain.OutboxMessage) error {
+	var mail domain.Mail
+	if err := json.Unmarshal(m.Payload, &mail); err != nil {
+		// Nothing will ever send it: give it up now.
+		d.giveUp(ctx, m, domain.Mail{}, "unreadable")
+		return fmt.Errorf("read message: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	err := d.mailer.Send(sctx, mail)
+	cancel()
+	switch {
+	case err == nil:
+		d.count(func(mx ports.OutboxMetrics) { mx.Delivered(m.Kind) })
+		return d.outbox.Done(context.WithoutCancel(ctx), m.ID)
+	case errors.Is(err, domain.ErrMailRejected):
+		d.giveUp(ctx, m, mail, "rejected")
+		return err
+	case ctx.Err() != nil:
+		// Stopping: the lease hands the message to the next claim.
+		return nil
+	}
+	now := d.clock.Now()
+	next, tooOld := domain.NextAttempt(m.CreatedAt, now, m.Attempts+1)
+	if tooOld {
+		d.giveUp(ctx, m, mail, "expired")
+		return err
+	}
+	d.count(func(mx ports.OutboxMetrics) { mx.Retried(m.Kind) })
+	if rerr := d.outbox.Retry(context.WithoutCancel(ctx), m.ID, next, m.Attempts+1, err.Error()); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// giveUp abandons a message: deleted (its token dies with it), logged as
+// an error, counted and recorded in the audit trail.
+func (d *DeliveryService) giveUp(ctx context.Context, m domain.OutboxMessage, mail domain.Mail, why string) {
+	ctx = context.WithoutCancel(ctx)
+	if err := d.outbox.Done(ctx, m.ID); err != nil {
+		d.log.LogAttrs(ctx, slog.LevelError, "outbox message given up but not deleted",
+			slog.String("outbox_id", string(m.ID)), slog.String("error", err.Error()))
+	}
+	d.count(func(mx ports.OutboxMetrics) { mx.GivenUp(m.Kind) })
+	d.log.LogAttrs(ctx, slog.LevelError, "mail given up", slog.String("outbox_id", string(m.ID)),
+		slog.String("template", string(mail.Template)), slog.String("user_id", mail.User.String()),
+		slog.String("reason", why), slog.Int("attempts", m.Attempts+1), slog.String("last_error", m.LastError))
+	d.events.note(ctx, domain.MailGivenUpEvent(mail.User, mail.Template, why))
+}
+
+// answerRequest looks at a request for a link: for an account that may
+// have one, within its mail budget, it issues the token and queues the
+// message, in one transaction with the request's removal.
+func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMessage) error {
+	var req domain.MailRequest
+	if err := json.Unmarshal(m.Payload, &req); err != nil {
+		d.log.LogAttrs(ctx, slog.LevelError, "unreadable mail request dropped", slog.String("outbox_id", string(m.ID)))
+		return d.outbox.Done(context.WithoutCancel(ctx), m.ID)
+	}
+	var sent *domain.User
+	err := d.tx.WithinTx(ctx, func(ctx context.Context) error {
+		sent = nil
+		u, err := d.users.ByEmail(ctx, req.Email)
+		switch {
+		case errors.Is(err, domain.ErrUserNotFound):
+			return d.outbox.Done(ctx, m.ID)
+		case err != nil:
+			return err
+		}
+		if !d.wantsLink(u, req.Purpose) {
+			return d.outbox.Done(ctx, m.ID)
+		}
+		now := d.clock.Now()
+		count, last, err := d.links.Requested(ctx, u.ID, now.Add(-time.Hour))
+		if err != nil {
+			return err
+		}
+		if !d.cfg.MailBudget.Allows(now, count, last) {
+			// Beyond the budget nothing is sent and nothing changes: the
+			// earlier links stay good.
+			return d.outbox.Done(ctx, m.ID)
+		}
+		if req.Purpose == domain.LinkResetPassword {
+			if err := d.links.Void(ctx, u.ID, domain.LinkResetPassword, now); err != nil {
+				return err
+			}
+		}
+		if err := d.sendLink(ctx, u, req.Purpose, true, req.Lang); err != nil {
+			return err
+		}
+		sent = &u
+		return d.outbox.Done(ctx, m.ID)
+	})
+	if err != nil {
+		return err
+	}
+	d.count(func(mx ports.OutboxMetrics) { mx.Delivered(m.Kind) })
+	if sent != nil {
+		if req.Purpose == domain.LinkResetPassword {
+			d.events.note(ctx, domain.PasswordResetRequestedEvent(sent.ID))
+		} else {
+			d.events.note(ctx, domain.EmailVerificationRequestedEvent(sent.ID))
+		}
+		d.wake()
+	}
+	return nil
+}
+
+// wantsLink says whether u may be sent a link of purpose at all: a
+// verification link while its email is not verified, a reset link while
+// it is enabled.
+func (d *DeliveryService) wantsLink(u domain.User, purpose domain.LinkPurpose) bool {
+	if purpose == domain.LinkResetPassword {
+		return !u.Disabled
+	}
+	return !u.EmailVerified
+}
+
+// count reports to the outbox metrics, when there are any.
+func (d *DeliveryService) count(fn func(ports.OutboxMetrics)) {
+	if d.outboxMetrics != nil {
+		fn(d.outboxMetrics)
+	}
+}
