@@ -102,8 +102,11 @@ type testServer struct {
 	clock   *clock.Manual
 	users   *application.UserService
 	auth    *application.AuthService
-	issuer  *jwtissuer.Issuer
-	logs    *logbuf.Buffer
+	// delivery sends what the outbox holds to mailer, when a test runs it.
+	delivery *application.DeliveryService
+	mailer   *memory.Mailer
+	issuer   *jwtissuer.Issuer
+	logs     *logbuf.Buffer
 	// store is the memory store behind the services, for tests that set
 	// up or inspect records directly.
 	store *memory.Store
@@ -130,6 +133,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mailer := &memory.Mailer{}
 	var users ports.UserRepository = store.Users()
 	if cfg.wrapUsers != nil {
 		users = cfg.wrapUsers(users)
@@ -152,6 +156,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	deps := application.Deps{
 		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Hasher: hasher,
 		Issuer: issuer, Codec: codec, Keys: keys, Clock: clock, Log: log,
+		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
 	}
 	cfg.observe.wire(&deps)
 	svc, err := application.New(deps, cfg.app)
@@ -169,7 +174,10 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	cfg.observe.apply(&hopts)
 	h := httpapi.New(svc, hopts)
-	return &testServer{t: t, handler: h, clock: clock, users: svc.Users, auth: svc.Auth, issuer: issuer, logs: logs, store: store, observe: cfg.observe}
+	return &testServer{
+		t: t, handler: h, clock: clock, users: svc.Users, auth: svc.Auth, delivery: svc.Delivery, mailer: mailer,
+		issuer: issuer, logs: logs, store: store, observe: cfg.observe,
+	}
 }
 
 // request options.
@@ -311,12 +319,16 @@ func mediaType(h http.Header) string {
 // userBody is the user representation; decoding with
 // DisallowUnknownFields proves nothing else (a hash) is in it.
 type userBody struct {
-	ID        string   `json:"id"`
-	Name      string   `json:"name"`
-	Email     string   `json:"email"`
-	Profiles  []string `json:"profiles"`
-	CreatedAt string   `json:"createdAt"`
-	UpdatedAt string   `json:"updatedAt"`
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	Email    string   `json:"email"`
+	Profiles []string `json:"profiles"`
+	// EmailVerified, MFAEnabled and Disabled are the account's status.
+	EmailVerified bool   `json:"emailVerified"`
+	MFAEnabled    bool   `json:"mfaEnabled"`
+	Disabled      bool   `json:"disabled"`
+	CreatedAt     string `json:"createdAt"`
+	UpdatedAt     string `json:"updatedAt"`
 }
 
 type tokenBody struct {
