@@ -629,3 +629,23 @@ func TestAdminAddr(t *testing.T) {
 		}
 	}
 }
+
+func TestLinks_default_to_userd_pages_under_the_public_url(t *testing.T) {
+	for _, c := range []struct {
+		public, verify, reset       string
+		wantVerify, wantResetPrefix string
+	}{
+		{"http://localhost:8080", "", "", "http://localhost:8080/account/verify-email", "http://localhost:8080/account/reset-password"},
+		{"https://id.example.com/userd/", "", "", "https://id.example.com/userd/account/verify-email", "https://id.example.com/userd/account/reset-password"},
+		{"https://id.example.com", "https://app.example.com/verify", "https://app.example.com/reset?src=mail",
+			"https://app.example.com/verify", "https://app.example.com/reset?src=mail"},
+	} {
+		cfg := Config{PublicURL: c.public, VerifyEmailURL: c.verify, ResetPasswordURL: c.reset}
+		if got := cfg.VerifyEmailLink(); got != c.wantVerify {
+			t.Errorf("VerifyEmailLink() = %q, want %q", got, c.wantVerify)
+		}
+		if got := cfg.ResetPasswordLink(); got != c.wantResetPrefix {
+			t.Errorf("ResetPasswordLink() = %q, want %q", got, c.wantResetPrefix)
+		}
+	}
+}

@@ -48,9 +48,20 @@ type Metrics struct {
 	events        *prometheus.CounterVec
 	auditFailures prometheus.Counter
 	hashing       *prometheus.CounterVec
+	outbox        *prometheus.CounterVec
 }
 
-var _ ports.SecurityMetrics = (*Metrics)(nil)
+var (
+	_ ports.SecurityMetrics = (*Metrics)(nil)
+	_ ports.OutboxMetrics   = (*Metrics)(nil)
+)
+
+// Outbox results, the values of userd_outbox_messages_total's result label.
+const (
+	OutboxDelivered = "delivered"
+	OutboxRetried   = "retried"
+	OutboxGivenUp   = "given_up"
+)
 
 // requestBuckets are the latency buckets of userd_http_request_duration_seconds,
 // in seconds: most requests take a few milliseconds, logins tens (argon2id),
@@ -94,8 +105,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "password_hashing_total",
 			Help: "Password hashing calls, by operation (hash: registration, password change, rehash; verify: login, current password, the dummy check of unknown emails) and result: done (computed), busy (no free slot in time), error (unreadable hash).",
 		}, []string{"op", "result"}),
+		outbox: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "outbox_messages_total",
+			Help: "What the sender did with outbox messages, by kind (mail; mail_request: a request for a link) and result: delivered (sent, or a request answered), retried (a failed attempt to be tried again), given_up (refused for good by the mail server, or 24 h old).",
+		}, []string{"kind", "result"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -110,6 +125,11 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, t := range domain.AuditEventTypes {
 		m.events.WithLabelValues(string(t))
+	}
+	for _, k := range []domain.OutboxKind{domain.OutboxMail, domain.OutboxMailRequest} {
+		for _, r := range []string{OutboxDelivered, OutboxRetried, OutboxGivenUp} {
+			m.outbox.WithLabelValues(string(k), r)
+		}
 	}
 	for _, op := range []string{HashOpHash, HashOpVerify} {
 		for _, r := range []string{HashDone, HashBusy, HashError} {
@@ -166,6 +186,30 @@ func (m *Metrics) SecurityEvent(t domain.AuditEventType) {
 // Refresh implements ports.SecurityMetrics.
 func (m *Metrics) Refresh(o ports.RefreshOutcome) {
 	m.refreshes.WithLabelValues(string(o)).Inc()
+}
+
+// Delivered implements ports.OutboxMetrics.
+func (m *Metrics) Delivered(kind domain.OutboxKind) {
+	m.outbox.WithLabelValues(outboxKindLabel(kind), OutboxDelivered).Inc()
+}
+
+// Retried implements ports.OutboxMetrics.
+func (m *Metrics) Retried(kind domain.OutboxKind) {
+	m.outbox.WithLabelValues(outboxKindLabel(kind), OutboxRetried).Inc()
+}
+
+// GivenUp implements ports.OutboxMetrics.
+func (m *Metrics) GivenUp(kind domain.OutboxKind) {
+	m.outbox.WithLabelValues(outboxKindLabel(kind), OutboxGivenUp).Inc()
+}
+
+// outboxKindLabel bounds the kind label to the known kinds.
+func outboxKindLabel(k domain.OutboxKind) string {
+	switch k {
+	case domain.OutboxMail, domain.OutboxMailRequest:
+		return string(k)
+	}
+	return "other"
 }
 
 // AuditWriteFailed implements ports.SecurityMetrics.

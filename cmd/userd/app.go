@@ -18,6 +18,7 @@ import (
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
+	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
 
@@ -115,10 +116,15 @@ type servicesParams struct {
 	Issuer   ports.TokenIssuer
 	Codec    ports.RefreshTokenCodec
 	Keys     ports.AccessTokenKeys
+	Tx       ports.Transactor
+	Outbox   ports.Outbox
+	Links    ports.LinkTokenStore
+	Mailer   ports.Mailer
 	Audit    ports.AuditLog
-	// Metrics is absent in the CLI commands, whose events are stored but
-	// not counted.
-	Metrics ports.SecurityMetrics `optional:"true"`
+	// Metrics and OutboxMetrics are absent in the CLI commands, whose
+	// events are stored but not counted.
+	Metrics       ports.SecurityMetrics `optional:"true"`
+	OutboxMetrics ports.OutboxMetrics   `optional:"true"`
 	Clock   ports.Clock
 	Log     *slog.Logger
 }
@@ -126,13 +132,49 @@ type servicesParams struct {
 func newServices(p servicesParams) (*application.Services, error) {
 	return application.New(application.Deps{
 		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Hasher: p.Hasher, Issuer: p.Issuer,
-		Codec: p.Codec, Keys: p.Keys, Audit: p.Audit, Metrics: p.Metrics, Clock: p.Clock, Log: p.Log,
+		Codec: p.Codec, Keys: p.Keys, Tx: p.Tx, Outbox: p.Outbox, Links: p.Links, Mailer: p.Mailer,
+		Audit: p.Audit, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, Clock: p.Clock, Log: p.Log,
 	}, application.Config{
-		OpenRegistration:       p.Config.OpenRegistration,
-		RequireCurrentPassword: p.Config.RequireCurrentPassword,
-		RefreshTTL:             p.Config.RefreshTTL,
-		RefreshFamilyTTL:       p.Config.RefreshFamilyTTL,
-		RefreshReuseGrace:      p.Config.RefreshReuseGrace,
+		OpenRegistration:         p.Config.OpenRegistration,
+		RequireCurrentPassword:   p.Config.RequireCurrentPassword,
+		RefreshTTL:               p.Config.RefreshTTL,
+		RefreshFamilyTTL:         p.Config.RefreshFamilyTTL,
+		RefreshReuseGrace:        p.Config.RefreshReuseGrace,
+		RequireEmailVerification: p.Config.RequireEmailVerification,
+		VerifyEmailURL:           p.Config.VerifyEmailLink(),
+		ResetPasswordURL:         p.Config.ResetPasswordLink(),
+		VerifyEmailTTL:           p.Config.EmailVerificationTTL,
+		ResetPasswordTTL:         p.Config.PasswordResetTTL,
+		MailBudget:               domain.MailBudget{MinInterval: p.Config.MailMinInterval, MaxPerHour: p.Config.MailMaxPerHour},
+	})
+}
+
+// deliveryModule runs the outbox's sender loop while the server runs, so
+// that every node sends what any node queued. It starts after the
+// database is ready and stops, finishing the message in hand, before the
+// database closes.
+var deliveryModule = fx.Module("delivery", fx.Invoke(runDelivery))
+
+func runDelivery(lc fx.Lifecycle, svc *application.Services) {
+	loop, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() {
+				defer close(done)
+				svc.Delivery.Run(loop)
+			}()
+			return nil
+		},
+		OnStop: func(stop context.Context) error {
+			cancel()
+			select {
+			case <-done:
+				return nil
+			case <-stop.Done():
+				return stop.Err()
+			}
+		},
 	})
 }
 

@@ -22,10 +22,17 @@ var metricsModule = fx.Module("metrics",
 	fx.Provide(
 		metrics.NewRegistry,
 		fx.Annotate(func(reg *prometheus.Registry) (*metrics.Metrics, error) { return metrics.New(reg) },
-			fx.As(fx.Self()), fx.As(new(ports.SecurityMetrics))),
+			fx.As(fx.Self()), fx.As(new(ports.SecurityMetrics)), fx.As(new(ports.OutboxMetrics))),
 	),
-	fx.Invoke(registerDBStats),
+	fx.Invoke(registerDBStats, registerOutboxBacklog),
 )
+
+// registerOutboxBacklog shows what waits in the outbox (read from the
+// store at each scrape): the backlog that grows while the mail server is
+// away.
+func registerOutboxBacklog(reg *prometheus.Registry, outbox ports.Outbox, clk ports.Clock) error {
+	return reg.Register(metrics.NewOutboxBacklogCollector(outbox, clk.Now))
+}
 
 // countHashing wraps the password hasher in the metrics' counter, so that
 // /metrics shows how many passwords were hashed and compared. Only `serve`

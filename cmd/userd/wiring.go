@@ -87,6 +87,7 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		// listener opens and /readyz says 200.
 		tokensModule,
 		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
+		deliveryModule,
 		httpModule,
 	)
 }

@@ -1,0 +1,30 @@
+package config
+
+import "strings"
+
+// The paths of the pages that the links of userd's messages open, served
+// by userd itself.
+const (
+	VerifyEmailPath   = "/account/verify-email"
+	ResetPasswordPath = "/account/reset-password"
+)
+
+// VerifyEmailLink is the URL, up to the query, of the links in
+// verification messages: USERD_VERIFY_EMAIL_URL, or userd's own page
+// under USERD_PUBLIC_URL.
+func (c Config) VerifyEmailLink() string {
+	if c.VerifyEmailURL != "" {
+		return c.VerifyEmailURL
+	}
+	return strings.TrimSuffix(c.PublicURL, "/") + VerifyEmailPath
+}
+
+// ResetPasswordLink is the URL, up to the query, of the links in reset
+// messages: USERD_RESET_PASSWORD_URL, or userd's own page under
+// USERD_PUBLIC_URL.
+func (c Config) ResetPasswordLink() string {
+	if c.ResetPasswordURL != "" {
+		return c.ResetPasswordURL
+	}
+	return strings.TrimSuffix(c.PublicURL, "/") + ResetPasswordPath
+}
