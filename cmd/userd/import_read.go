@@ -46,6 +46,22 @@ func readRecords(r io.Reader, format string) ([]application.ImportRecord, error)
 // csvColumns are the columns an import CSV has, in any order.
 var csvColumns = []string{"name", "email", "password_hash", "profiles"}
 
+// csvOptionalColumns may be there too; a file without them imports as if
+// each cell were empty.
+var csvOptionalColumns = []string{"email_verified"}
+
+// parseVerified reads an email_verified cell: true or false in any letter
+// case, or empty for false.
+func parseVerified(cell string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(cell)) {
+	case "true":
+		return true, true
+	case "false", "":
+		return false, true
+	}
+	return false, false
+}
+
 // splitProfiles splits a CSV profiles cell at '|' or ';', dropping blanks.
 func splitProfiles(cell string) []string {
 	fields := strings.FieldsFunc(cell, func(r rune) bool { return r == '|' || r == ';' })
@@ -76,8 +92,9 @@ func readCSV(r io.Reader) ([]application.ImportRecord, error) {
 		}
 		h = strings.ToLower(strings.TrimSpace(h))
 		switch _, dup := col[h]; {
-		case !slices.Contains(csvColumns, h):
-			return nil, fmt.Errorf("line 1: unknown column %q: want %s", h, strings.Join(csvColumns, ","))
+		case !slices.Contains(csvColumns, h) && !slices.Contains(csvOptionalColumns, h):
+			return nil, fmt.Errorf("line 1: unknown column %q: want %s (and optionally %s)", h,
+				strings.Join(csvColumns, ","), strings.Join(csvOptionalColumns, ","))
 		case dup:
 			return nil, fmt.Errorf("line 1: column %q appears twice", h)
 		}
@@ -112,21 +129,30 @@ func readCSV(r io.Reader) ([]application.ImportRecord, error) {
 			records = append(records, application.ImportRecord{Line: line, Unreadable: msg})
 			continue
 		}
-		records = append(records, application.ImportRecord{
+		rec := application.ImportRecord{
 			Line:         line,
 			Name:         fields[col["name"]],
 			Email:        fields[col["email"]],
 			PasswordHash: strings.TrimSpace(fields[col["password_hash"]]),
 			Profiles:     splitProfiles(fields[col["profiles"]]),
-		})
+		}
+		if i, ok := col["email_verified"]; ok {
+			verified, valid := parseVerified(fields[i])
+			if !valid {
+				rec.Unreadable = "email_verified: must be true, false or empty"
+			}
+			rec.EmailVerified = verified
+		}
+		records = append(records, rec)
 	}
 }
 
 // maxJSONLine is the longest JSON line read.
 const maxJSONLine = 1 << 20
 
-// jsonKeys are the keys of an import JSON object, exactly so spelt.
-var jsonKeys = []string{"name", "email", "passwordHash", "profiles"}
+// jsonKeys are the keys of an import JSON object, exactly so spelt;
+// emailVerified may be left out (false).
+var jsonKeys = []string{"name", "email", "passwordHash", "profiles", "emailVerified"}
 
 // readJSONL reads one JSON object per line; blank lines are skipped.
 func readJSONL(r io.Reader) ([]application.ImportRecord, error) {
@@ -183,6 +209,7 @@ func parseJSONRecord(b []byte) (application.ImportRecord, string) {
 		{"email", &rec.Email, "a string"},
 		{"passwordHash", &rec.PasswordHash, "a string"},
 		{"profiles", &rec.Profiles, "an array of strings"},
+		{"emailVerified", &rec.EmailVerified, "true or false"},
 	} {
 		if raw, ok := obj[f.key]; ok {
 			if err := json.Unmarshal(raw, f.dst); err != nil {

@@ -360,6 +360,46 @@ func TestImport_stdin_and_column_order(t *testing.T) {
 	}
 }
 
+// emailVerified comes from the file (the other system verified the
+// address), in either format; left out, it is false; a bad value is a bad
+// line.
+func TestImport_email_verified(t *testing.T) {
+	dsn := importDB(t)
+	csvText := "name,email,password_hash,profiles,email_verified\n" +
+		"Ada,ada@example.com,\"" + importHash() + "\",ROLE_CUSTOMER,TRUE\n" +
+		"Bob,bob@example.com,\"" + importHash() + "\",ROLE_CUSTOMER,\n" +
+		"Cy,cy@example.com,\"" + importHash() + "\",ROLE_CUSTOMER,yes\n"
+	code, out, errOut := runCLI(t, csvText, "users", "import", "--format", "csv", "--skip-invalid", "-")
+	if code != exitOK {
+		t.Fatalf("csv: code %d, stderr:\n%s", code, errOut)
+	}
+	checkSummary(t, out, 3, 2, 1, 0)
+	if !strings.Contains(out+errOut, "line 4: email_verified: must be true, false or empty") {
+		t.Errorf("the bad cell is not reported:\n%s%s", out, errOut)
+	}
+	jsonText := `{"name":"Dee","email":"dee@example.com","passwordHash":"` + importHash() + `","profiles":["ROLE_CUSTOMER"],"emailVerified":true}` + "\n" +
+		`{"name":"Eve","email":"eve@example.com","passwordHash":"` + importHash() + `","profiles":["ROLE_CUSTOMER"]}` + "\n" +
+		`{"name":"Fay","email":"fay@example.com","passwordHash":"` + importHash() + `","profiles":["ROLE_CUSTOMER"],"emailVerified":"yes"}` + "\n"
+	code, out, errOut = runCLI(t, jsonText, "users", "import", "--format", "jsonl", "--skip-invalid", "-")
+	if code != exitOK {
+		t.Fatalf("jsonl: code %d, stderr:\n%s", code, errOut)
+	}
+	checkSummary(t, out, 3, 2, 1, 0)
+	if !strings.Contains(out+errOut, "line 3: emailVerified: must be true or false") {
+		t.Errorf("the bad value is not reported:\n%s%s", out, errOut)
+	}
+	want := map[string]bool{"ada@example.com": true, "bob@example.com": false, "dee@example.com": true, "eve@example.com": false}
+	users := storedUsers(t, dsn)
+	if len(users) != len(want) {
+		t.Fatalf("stored %d users, want %d", len(users), len(want))
+	}
+	for _, u := range users {
+		if v, ok := want[string(u.Email)]; !ok || u.EmailVerified != v {
+			t.Errorf("%s: emailVerified %v, want %v", u.Email, u.EmailVerified, v)
+		}
+	}
+}
+
 // An imported bcrypt user signs in over HTTP, and that login replaces the
 // bcrypt hash with an argon2id one.
 func TestImport_bcrypt_user_logs_in_and_is_rehashed(t *testing.T) {
