@@ -97,7 +97,7 @@ func lockedSQL(failures, last, now string) string {
 func (s *LoginAttemptStore) Reserve(ctx context.Context, email domain.Email, at time.Time) (domain.LoginAttempts, error) {
 	for range 3 {
 		var rows []loginAttemptRow
-		err := s.db.gorm.WithContext(ctx).Raw(reserveSQL, string(email), toMicros(at)).Scan(&rows).Error
+		err := s.db.writer(ctx).Raw(reserveSQL, string(email), toMicros(at)).Scan(&rows).Error
 		if err != nil {
 			return domain.LoginAttempts{}, storeError("reserve login attempt", err)
 		}
@@ -105,7 +105,7 @@ func (s *LoginAttemptStore) Reserve(ctx context.Context, email domain.Email, at 
 			return toDomainLoginAttempts(rows[0]), nil
 		}
 		var row loginAttemptRow
-		err = s.db.read.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
+		err = s.db.reader(ctx).Where("email = ?", string(email)).Take(&row).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			continue
 		}
@@ -123,7 +123,7 @@ func (s *LoginAttemptStore) Reserve(ctx context.Context, email domain.Email, at 
 
 // Release implements ports.LoginAttemptStore.
 func (s *LoginAttemptStore) Release(ctx context.Context, email domain.Email) error {
-	err := s.db.gorm.WithContext(ctx).Model(&loginAttemptRow{}).
+	err := s.db.writer(ctx).Model(&loginAttemptRow{}).
 		Where("email = ? AND failures > 0", string(email)).
 		UpdateColumn("failures", gorm.Expr("failures - 1")).Error
 	return storeError("release login attempt", err)
@@ -131,6 +131,6 @@ func (s *LoginAttemptStore) Release(ctx context.Context, email domain.Email) err
 
 // Reset implements ports.LoginAttemptStore.
 func (s *LoginAttemptStore) Reset(ctx context.Context, email domain.Email) error {
-	err := s.db.gorm.WithContext(ctx).Where("email = ?", string(email)).Delete(&loginAttemptRow{}).Error
+	err := s.db.writer(ctx).Where("email = ?", string(email)).Delete(&loginAttemptRow{}).Error
 	return storeError("reset login attempts", err)
 }

@@ -60,13 +60,13 @@ func NewAuditLog(db *DB) *AuditLog { return &AuditLog{db: db} }
 // Record implements ports.AuditLog with one INSERT.
 func (l *AuditLog) Record(ctx context.Context, e domain.AuditEvent) error {
 	row := fromDomainAuditEvent(e)
-	return storeError("record audit event", l.db.gorm.WithContext(ctx).Create(&row).Error)
+	return storeError("record audit event", l.db.writer(ctx).Create(&row).Error)
 }
 
 // List implements ports.AuditLog: a keyset page over the primary key. A
 // Limit below 1 is taken as 1.
 func (l *AuditLog) List(ctx context.Context, page domain.Page[domain.AuditID]) ([]domain.AuditEvent, error) {
-	tx := l.db.read.WithContext(ctx).Model(&auditEventRow{})
+	tx := l.db.reader(ctx).Model(&auditEventRow{})
 	if page.After != "" {
 		tx = tx.Where("id > ?", string(page.After))
 	}

@@ -70,6 +70,34 @@ func TestContract(t *testing.T) {
 				t.Parallel()
 				contract.AuditLog(t, func(t *testing.T) ports.AuditLog { return NewAuditLog(b.open(t)) })
 			})
+			t.Run("account_status", func(t *testing.T) {
+				t.Parallel()
+				contract.UserAccountStatus(t, func(t *testing.T) ports.UserRepository {
+					return NewUserRepository(b.open(t))
+				})
+			})
+			t.Run("outbox", func(t *testing.T) {
+				t.Parallel()
+				contract.Outbox(t, func(t *testing.T) contract.OutboxStorage { return outboxStorage(b.name, b.open(t)) })
+			})
+			t.Run("link_tokens", func(t *testing.T) {
+				t.Parallel()
+				contract.LinkTokenStore(t, func(t *testing.T) (ports.UserRepository, ports.LinkTokenStore) {
+					db := b.open(t)
+					return NewUserRepository(db), NewLinkTokenStore(db)
+				})
+			})
+			t.Run("transactor", func(t *testing.T) {
+				t.Parallel()
+				contract.Transactor(t, func(t *testing.T) contract.TxStores {
+					db, box := b.open(t), newTestBox(t)
+					return contract.TxStores{
+						Tx: db, Users: NewUserRepository(db), Tokens: NewRefreshTokenStore(db),
+						Attempts: NewLoginAttemptStore(db), Keys: NewKeyStore(db, box), Audit: NewAuditLog(db),
+						Outbox: NewOutbox(db, box), Links: NewLinkTokenStore(db),
+					}
+				})
+			})
 		})
 	}
 }
@@ -95,6 +123,29 @@ func keyStorage(db *DB) contract.KeyStorage {
 		},
 		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
 			return NewKeyStore(db, box).Reencrypt(ctx)
+		},
+	}
+}
+
+// outboxStorage is db's outbox table for the contract suite. Each Open is
+// a handle of its own on the database, as another node has: on SQLite a
+// second DB on the file, on PostgreSQL a second pool on the schema.
+func outboxStorage(backend string, db *DB) contract.OutboxStorage {
+	return contract.OutboxStorage{
+		Open: func(t *testing.T, box ports.SecretBox) ports.Outbox {
+			node, err := Open(db.driver, db.dsn, Options{MaxOpenConns: 4})
+			if err != nil {
+				t.Fatalf("open another handle on the %s database: %v", backend, err)
+			}
+			t.Cleanup(func() { _ = node.Close() })
+			return NewOutbox(node, box)
+		},
+		Stored: func(t *testing.T, id domain.OutboxID) []byte {
+			var row outboxRow
+			if err := db.gorm.Where("id = ?", string(id)).Take(&row).Error; err != nil {
+				t.Fatalf("read outbox message %s: %v", id, err)
+			}
+			return row.Payload
 		},
 	}
 }

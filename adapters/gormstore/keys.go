@@ -41,7 +41,7 @@ func NewKeyStore(db *DB, box ports.SecretBox) *KeyStore { return &KeyStore{db: d
 // read with the box's error, naming the key's id.
 func (s *KeyStore) Keys(ctx context.Context, purpose domain.KeyPurpose) ([]domain.SigningKey, error) {
 	var rows []keyRow
-	err := s.db.read.WithContext(ctx).Select(keyColumns).Where("purpose = ?", string(purpose)).Order("created_at, id").Find(&rows).Error
+	err := s.db.reader(ctx).Select(keyColumns).Where("purpose = ?", string(purpose)).Order("created_at, id").Find(&rows).Error
 	if err != nil {
 		return nil, storeError("keys", err)
 	}
@@ -64,7 +64,7 @@ func (s *KeyStore) AddKey(ctx context.Context, k domain.SigningKey) error {
 		return fmt.Errorf("add key %q: %w", k.ID, err)
 	}
 	row := fromDomainKey(k, sealed)
-	err = s.db.gorm.WithContext(ctx).Create(&row).Error
+	err = s.db.statement(ctx, func(g *gorm.DB) error { return g.Create(&row).Error })
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return fmt.Errorf("add key %q: %w", k.ID, domain.ErrKeyExists)
 	}
@@ -114,7 +114,7 @@ func (s *KeyStore) Reencrypt(ctx context.Context) (int, error) {
 // (should a reader hold it back, the next checkpoint does).
 func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error) {
 	changed := 0
-	err := s.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) (err error) {
+	err := s.db.transaction(ctx, func(tx *gorm.DB) (err error) {
 		if !s.db.postgres {
 			restore, err := secureDelete(tx)
 			if err != nil {
@@ -165,7 +165,9 @@ func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error)
 		}
 		return 0, storeError(op, err)
 	}
-	if changed > 0 && !s.db.postgres {
+	// Inside a caller's transaction the checkpoint must wait for its
+	// commit: SQLite's automatic checkpoints, or the next reseal, do it.
+	if changed > 0 && !s.db.postgres && s.db.txOf(ctx) == nil {
 		// Scanned, not Exec'd: these pragmas answer a row, and a prepared
 		// statement left on its row would keep the next commit from
 		// completing.

@@ -32,7 +32,7 @@ func (s *RefreshTokenStore) CreateFamily(ctx context.Context, f domain.RefreshFa
 		return fmt.Errorf("create refresh family: %w", errFamilyMismatch)
 	}
 	famRow, tokRow := fromDomainRefreshFamily(f), fromDomainRefreshToken(first)
-	err := s.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
 		if err := tx.Create(&famRow).Error; err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ type lookupRow struct {
 // token and its family at the same instant.
 func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
 	var rows []lookupRow
-	err := s.db.read.WithContext(ctx).Raw(`
+	err := s.db.reader(ctx).Raw(`
 		SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
 		       f.user_id AS family_user_id, f.created_at AS family_created_at,
 		       f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at
@@ -105,7 +105,7 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 // the successor too. The conditional UPDATE of the used token is what
 // makes two rotations of one token exclusive, on one instance or many.
 func (s *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error) {
-	err := s.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
 		var used refreshTokenRow
 		if err := tx.Where("token_hash = ?", usedHash).Take(&used).Error; err != nil {
 			return err
@@ -153,7 +153,7 @@ func (s *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt 
 // RevokeFamily implements ports.RefreshTokenStore. A family keeps the time
 // it was first revoked.
 func (s *RefreshTokenStore) RevokeFamily(ctx context.Context, familyID string, at time.Time) error {
-	err := s.db.gorm.WithContext(ctx).Model(&refreshFamilyRow{}).
+	err := s.db.writer(ctx).Model(&refreshFamilyRow{}).
 		Where("id = ? AND revoked_at IS NULL", familyID).
 		Update("revoked_at", toMicros(at)).Error
 	return storeError("revoke refresh family", err)
@@ -161,7 +161,7 @@ func (s *RefreshTokenStore) RevokeFamily(ctx context.Context, familyID string, a
 
 // RevokeUser implements ports.RefreshTokenStore.
 func (s *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) error {
-	err := s.db.gorm.WithContext(ctx).Model(&refreshFamilyRow{}).
+	err := s.db.writer(ctx).Model(&refreshFamilyRow{}).
 		Where("user_id = ? AND revoked_at IS NULL", string(userID)).
 		Update("revoked_at", toMicros(at)).Error
 	return storeError("revoke user's refresh families", err)

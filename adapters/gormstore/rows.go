@@ -19,13 +19,15 @@ type userRow struct {
 	Profiles      string `gorm:"column:profiles"`
 	CreatedMicros int64  `gorm:"column:created_at"`
 	UpdatedMicros int64  `gorm:"column:updated_at"`
+	EmailVerified bool   `gorm:"column:email_verified"`
+	Disabled      bool   `gorm:"column:disabled"`
 }
 
 func (userRow) TableName() string { return "users" }
 
 // userUpdateColumns are the only columns Update writes: id and created_at
 // never change.
-var userUpdateColumns = []string{"name", "email", "password_hash", "profiles", "updated_at"}
+var userUpdateColumns = []string{"name", "email", "password_hash", "profiles", "updated_at", "email_verified", "disabled"}
 
 type refreshFamilyRow struct {
 	ID            string `gorm:"column:id;primaryKey"`
@@ -107,6 +109,8 @@ func fromDomainUser(u domain.User) userRow {
 		Profiles:      strings.Join(u.Profiles.Canonical().Strings(), ","),
 		CreatedMicros: toMicros(u.CreatedAt),
 		UpdatedMicros: toMicros(u.UpdatedAt),
+		EmailVerified: u.EmailVerified,
+		Disabled:      u.Disabled,
 	}
 }
 
@@ -118,13 +122,15 @@ func toDomainUser(r userRow) domain.User {
 		}
 	}
 	return domain.User{
-		ID:           domain.UserID(r.ID),
-		Name:         r.Name,
-		Email:        domain.Email(r.Email),
-		PasswordHash: r.PasswordHash,
-		Profiles:     profiles,
-		CreatedAt:    fromMicros(r.CreatedMicros),
-		UpdatedAt:    fromMicros(r.UpdatedMicros),
+		ID:            domain.UserID(r.ID),
+		Name:          r.Name,
+		Email:         domain.Email(r.Email),
+		PasswordHash:  r.PasswordHash,
+		Profiles:      profiles,
+		EmailVerified: r.EmailVerified,
+		Disabled:      r.Disabled,
+		CreatedAt:     fromMicros(r.CreatedMicros),
+		UpdatedAt:     fromMicros(r.UpdatedMicros),
 	}
 }
 

@@ -23,7 +23,7 @@ func NewUserRepository(db *DB) *UserRepository { return &UserRepository{db: db} 
 // Create implements ports.UserRepository.
 func (r *UserRepository) Create(ctx context.Context, u domain.User) error {
 	row := fromDomainUser(u)
-	err := r.db.gorm.WithContext(ctx).Create(&row).Error
+	err := r.db.statement(ctx, func(g *gorm.DB) error { return g.Create(&row).Error })
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		// Two unique keys can clash: the email, or (astronomically
 		// unlikely) the random id. Only the first is the client's doing.
@@ -44,8 +44,12 @@ const sqliteMaxVariables = 999
 // column.
 var usersPerInsert = sqliteMaxVariables / len(userColumns)
 
-// userColumns are the columns of the users table, as CreateMany binds them.
-var userColumns = []string{"id", "name", "email", "password_hash", "profiles", "created_at", "updated_at"}
+// userColumns are the columns of the users table, as CreateMany binds them
+// and the reads name them. Named rather than SELECT *: on SQLite, a
+// connection opened before a migration added a column may answer SELECT *
+// with the old column list (see keyColumns), and a disabled account would
+// read as enabled.
+var userColumns = []string{"id", "name", "email", "password_hash", "profiles", "created_at", "updated_at", "email_verified", "disabled"}
 
 // CreateMany implements ports.UserRepository: one transaction of
 // multi-row INSERTs, usersPerInsert rows each.
@@ -62,7 +66,7 @@ func (r *UserRepository) CreateMany(ctx context.Context, users []domain.User) er
 		seen[u.Email] = struct{}{}
 		rows[i] = fromDomainUser(u)
 	}
-	err := r.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := r.db.transaction(ctx, func(tx *gorm.DB) error {
 		return tx.CreateInBatches(&rows, usersPerInsert).Error
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -88,7 +92,7 @@ func (r *UserRepository) anyEmailTaken(ctx context.Context, users []domain.User)
 			emails[i] = string(u.Email)
 		}
 		var n int64
-		if err := r.db.read.WithContext(ctx).Model(&userRow{}).Where("email IN ?", emails).Count(&n).Error; err != nil {
+		if err := r.db.reader(ctx).Model(&userRow{}).Where("email IN ?", emails).Count(&n).Error; err != nil {
 			return false, storeError("create users", err)
 		}
 		if n > 0 {
@@ -101,7 +105,7 @@ func (r *UserRepository) anyEmailTaken(ctx context.Context, users []domain.User)
 // ByID implements ports.UserRepository.
 func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
 	var row userRow
-	err := r.db.read.WithContext(ctx).Where("id = ?", string(id)).Take(&row).Error
+	err := r.db.reader(ctx).Select(userColumns).Where("id = ?", string(id)).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return domain.User{}, fmt.Errorf("user by id: %w", domain.ErrUserNotFound)
 	}
@@ -114,7 +118,7 @@ func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.Use
 // ByEmail implements ports.UserRepository.
 func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domain.User, error) {
 	var row userRow
-	err := r.db.read.WithContext(ctx).Where("email = ?", string(email)).Take(&row).Error
+	err := r.db.reader(ctx).Select(userColumns).Where("email = ?", string(email)).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return domain.User{}, fmt.Errorf("user by email: %w", domain.ErrUserNotFound)
 	}
@@ -126,7 +130,7 @@ func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domai
 
 // List implements ports.UserRepository. A Limit below 1 is taken as 1.
 func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
-	tx := r.db.read.WithContext(ctx).Model(&userRow{})
+	tx := r.db.reader(ctx).Model(&userRow{}).Select(userColumns)
 	if q.Page.After != "" {
 		tx = tx.Where("id > ?", string(q.Page.After))
 	}
@@ -146,28 +150,28 @@ func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]dom
 
 // Update implements ports.UserRepository. fn runs inside the transaction,
 // so it must not use the store: on SQLite, whose single connection the
-// transaction holds, that would wait forever.
+// transaction holds, that would wait forever. The last-admin rule is
+// checked in the same transaction (see keepAnAdmin).
 func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*domain.User) error) (domain.User, error) {
 	var (
 		updated domain.User
 		fnErr   error
 	)
-	err := r.db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		read := tx
-		if r.db.postgres {
-			// Concurrent updates queue on the row lock; on SQLite the
-			// immediate transaction has serialised them already.
-			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
-		}
-		var row userRow
-		if err := read.Where("id = ?", string(id)).Take(&row).Error; err != nil {
+	err := r.db.transaction(ctx, func(tx *gorm.DB) error {
+		row, err := r.lock(tx, id)
+		if err != nil {
 			return err
 		}
-		u := toDomainUser(row)
+		old, u := toDomainUser(row), toDomainUser(row)
 		if fnErr = fn(&u); fnErr != nil {
 			return fnErr
 		}
-		u.ID, u.CreatedAt = id, toDomainUser(row).CreatedAt
+		u.ID, u.CreatedAt = id, old.CreatedAt
+		if old.IsEnabledAdmin() && !u.IsEnabledAdmin() {
+			if err := r.keepAnAdmin(tx, id); err != nil {
+				return err
+			}
+		}
 		newRow := fromDomainUser(u)
 		res := tx.Model(&userRow{}).Where("id = ?", string(id)).Select(userUpdateColumns).Updates(&newRow)
 		if res.Error != nil {
@@ -186,6 +190,8 @@ func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*
 		return domain.User{}, fmt.Errorf("update user: %w", domain.ErrUserNotFound)
 	case errors.Is(err, gorm.ErrDuplicatedKey):
 		return domain.User{}, fmt.Errorf("update user: %w", domain.ErrEmailTaken)
+	case errors.Is(err, domain.ErrLastAdmin):
+		return domain.User{}, fmt.Errorf("update user: %w", domain.ErrLastAdmin)
 	case err != nil:
 		return domain.User{}, storeError("update user", err)
 	}
@@ -193,14 +199,95 @@ func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*
 }
 
 // Delete implements ports.UserRepository. The foreign keys delete the
-// user's refresh-token families and tokens in the same statement.
+// user's refresh-token families and tokens, and its link tokens, in the
+// same statement. The user is read first, in the transaction, for the
+// last-admin rule.
 func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
-	res := r.db.gorm.WithContext(ctx).Where("id = ?", string(id)).Delete(&userRow{})
-	if res.Error != nil {
-		return storeError("delete user", res.Error)
-	}
-	if res.RowsAffected == 0 {
+	err := r.db.transaction(ctx, func(tx *gorm.DB) error {
+		row, err := r.lock(tx, id)
+		if err != nil {
+			return err
+		}
+		if u := toDomainUser(row); u.IsEnabledAdmin() {
+			if err := r.keepAnAdmin(tx, id); err != nil {
+				return err
+			}
+		}
+		res := tx.Where("id = ?", string(id)).Delete(&userRow{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return gorm.ErrRecordNotFound
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
 		return fmt.Errorf("delete user: %w", domain.ErrUserNotFound)
+	case errors.Is(err, domain.ErrLastAdmin):
+		return fmt.Errorf("delete user: %w", domain.ErrLastAdmin)
+	}
+	return storeError("delete user", err)
+}
+
+// lock reads user id in tx: on PostgreSQL with its row locked until tx
+// ends, so that concurrent updates queue on it; on SQLite the immediate
+// transaction has serialised them already.
+func (r *UserRepository) lock(tx *gorm.DB, id domain.UserID) (userRow, error) {
+	read := tx
+	if r.db.postgres {
+		read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
+	}
+	var row userRow
+	err := read.Select(userColumns).Where("id = ?", string(id)).Take(&row).Error
+	return row, err
+}
+
+// lastAdminLockSQL takes the PostgreSQL advisory lock that every change
+// removing an enabled admin holds until its transaction ends, keyed by the
+// schema (as migrationLocker's is) so that other deployments sharing the
+// database do not wait for it. Row locks alone cannot serialise such
+// changes: two admins demoting each other each lock their own row and
+// read the other's as still an enabled admin; locking every admin row in
+// turn would deadlock against a transaction that holds one of them.
+const lastAdminLockSQL = `SELECT pg_advisory_xact_lock(('x' || left(md5('userd last admin ' || current_schema()), 16))::bit(64)::bigint)`
+
+// otherEnabledAdminSQL finds an enabled admin other than the user: a user
+// not disabled whose profiles (comma-separated, see fromDomainUser) hold
+// ROLE_ADMIN, which is domain.User.IsEnabledAdmin. %s is the function that
+// finds a string in another, instr on SQLite, strpos on PostgreSQL: LIKE
+// would ignore case on SQLite.
+const otherEnabledAdminSQL = `SELECT id FROM users WHERE id <> ? AND disabled = ? AND %s(',' || profiles || ',', ?) > 0 LIMIT 1`
+
+// adminProfile is ROLE_ADMIN as it appears among the comma-wrapped
+// profiles.
+var adminProfile = "," + string(domain.ProfileAdmin) + ","
+
+// keepAnAdmin returns domain.ErrLastAdmin unless a user other than id is
+// an enabled admin. The caller is about to make id stop being one, in tx,
+// and must not write if it fails. On SQLite the immediate transaction
+// holds the database's write lock, so no other change comes between the
+// check and the write. On PostgreSQL every such change takes
+// lastAdminLockSQL first, after the lock of its own row: the check of a
+// change that waited for the lock is a new statement, which sees what the
+// changes before it committed.
+func (r *UserRepository) keepAnAdmin(tx *gorm.DB, id domain.UserID) error {
+	if r.db.postgres {
+		if err := tx.Exec(lastAdminLockSQL).Error; err != nil {
+			return err
+		}
+	}
+	find := "instr"
+	if r.db.postgres {
+		find = "strpos"
+	}
+	var others []string
+	if err := tx.Raw(fmt.Sprintf(otherEnabledAdminSQL, find), string(id), false, adminProfile).Scan(&others).Error; err != nil {
+		return err
+	}
+	if len(others) == 0 {
+		return domain.ErrLastAdmin
 	}
 	return nil
 }

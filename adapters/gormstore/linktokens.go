@@ -1,0 +1,141 @@
+package gormstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// linkTokenRow mirrors the link_tokens table.
+type linkTokenRow struct {
+	Hash          string `gorm:"column:hash;primaryKey"`
+	Purpose       string `gorm:"column:purpose"`
+	UserID        string `gorm:"column:user_id"`
+	Email         string `gorm:"column:email"`
+	CreatedMicros int64  `gorm:"column:created_at"`
+	ExpiresMicros int64  `gorm:"column:expires_at"`
+	Requested     bool   `gorm:"column:requested"`
+	UsedMicros    *int64 `gorm:"column:used_at"`
+}
+
+func (linkTokenRow) TableName() string { return "link_tokens" }
+
+// linkTokenColumns are the columns of linkTokenRow, named (see keyColumns).
+const linkTokenColumns = "hash, purpose, user_id, email, created_at, expires_at, requested, used_at"
+
+func fromDomainLinkToken(t domain.LinkToken) linkTokenRow {
+	return linkTokenRow{
+		Hash:          t.Hash,
+		Purpose:       string(t.Purpose),
+		UserID:        string(t.UserID),
+		Email:         string(t.Email),
+		CreatedMicros: toMicros(t.CreatedAt),
+		ExpiresMicros: toMicros(t.ExpiresAt),
+		Requested:     t.Requested,
+		UsedMicros:    toMicrosPtr(t.UsedAt),
+	}
+}
+
+func toDomainLinkToken(r linkTokenRow) domain.LinkToken {
+	return domain.LinkToken{
+		Hash:      r.Hash,
+		Purpose:   domain.LinkPurpose(r.Purpose),
+		UserID:    domain.UserID(r.UserID),
+		Email:     domain.Email(r.Email),
+		CreatedAt: fromMicros(r.CreatedMicros),
+		ExpiresAt: fromMicros(r.ExpiresMicros),
+		Requested: r.Requested,
+		UsedAt:    fromMicrosPtr(r.UsedMicros),
+	}
+}
+
+// LinkTokenStore is the SQL ports.LinkTokenStore.
+type LinkTokenStore struct{ db *DB }
+
+var _ ports.LinkTokenStore = (*LinkTokenStore)(nil)
+
+// NewLinkTokenStore returns the link-token store of db.
+func NewLinkTokenStore(db *DB) *LinkTokenStore { return &LinkTokenStore{db: db} }
+
+// Issue implements ports.LinkTokenStore. It returns domain.ErrUserNotFound
+// when the token's user does not exist (deleted meanwhile, say): the
+// foreign key says so.
+func (s *LinkTokenStore) Issue(ctx context.Context, t domain.LinkToken) error {
+	row := fromDomainLinkToken(t)
+	err := s.db.statement(ctx, func(g *gorm.DB) error { return g.Create(&row).Error })
+	if errors.Is(err, gorm.ErrForeignKeyViolated) {
+		return fmt.Errorf("issue link token: %w", domain.ErrUserNotFound)
+	}
+	return storeError("issue link token", err)
+}
+
+// usableSQL is the condition of a token that may be used at now: of the
+// purpose, unused, not expired. Arguments: the hash, the purpose, now.
+const usableSQL = `hash = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?`
+
+// Peek implements ports.LinkTokenStore.
+func (s *LinkTokenStore) Peek(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {
+	var rows []linkTokenRow
+	err := s.db.reader(ctx).Raw(`SELECT `+linkTokenColumns+` FROM link_tokens WHERE `+usableSQL,
+		hash, string(purpose), toMicros(now)).Scan(&rows).Error
+	if err != nil {
+		return domain.LinkToken{}, storeError("peek link token", err)
+	}
+	if len(rows) == 0 {
+		return domain.LinkToken{}, fmt.Errorf("peek link token: %w", domain.ErrInvalidLinkToken)
+	}
+	return toDomainLinkToken(rows[0]), nil
+}
+
+// useSQL marks a usable token used and returns it, in one conditional
+// statement: of two concurrent uses, on one node or several, the second
+// finds used_at set (on PostgreSQL it waits for the first's row lock, then
+// evaluates the condition again on the row the first wrote) and changes
+// nothing. Arguments: now, then those of usableSQL.
+const useSQL = `UPDATE link_tokens SET used_at = ? WHERE ` + usableSQL + ` RETURNING ` + linkTokenColumns
+
+// Use implements ports.LinkTokenStore.
+func (s *LinkTokenStore) Use(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {
+	at := toMicros(now)
+	var rows []linkTokenRow
+	if err := s.db.writer(ctx).Raw(useSQL, at, hash, string(purpose), at).Scan(&rows).Error; err != nil {
+		return domain.LinkToken{}, storeError("use link token", err)
+	}
+	if len(rows) == 0 {
+		return domain.LinkToken{}, fmt.Errorf("use link token: %w", domain.ErrInvalidLinkToken)
+	}
+	return toDomainLinkToken(rows[0]), nil
+}
+
+// Void implements ports.LinkTokenStore.
+func (s *LinkTokenStore) Void(ctx context.Context, user domain.UserID, purpose domain.LinkPurpose, now time.Time) error {
+	err := s.db.writer(ctx).Model(&linkTokenRow{}).
+		Where("user_id = ? AND purpose = ? AND used_at IS NULL", string(user), string(purpose)).
+		Update("used_at", toMicros(now)).Error
+	return storeError("void link tokens", err)
+}
+
+// Requested implements ports.LinkTokenStore: the requested tokens created
+// at or after since, used or not.
+func (s *LinkTokenStore) Requested(ctx context.Context, user domain.UserID, since time.Time) (int, time.Time, error) {
+	var res struct {
+		N    int
+		Last sql.NullInt64
+	}
+	err := s.db.reader(ctx).Raw(`SELECT COUNT(*) AS n, MAX(created_at) AS last FROM link_tokens
+		WHERE user_id = ? AND requested = ? AND created_at >= ?`, string(user), true, toMicros(since)).Scan(&res).Error
+	if err != nil {
+		return 0, time.Time{}, storeError("requested link tokens", err)
+	}
+	if !res.Last.Valid {
+		return res.N, time.Time{}, nil
+	}
+	return res.N, fromMicros(res.Last.Int64), nil
+}
