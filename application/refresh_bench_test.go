@@ -42,7 +42,8 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 	}
 	svc, err := application.New(application.Deps{Users: users, Tokens: gormstore.NewRefreshTokenStore(db),
 		Attempts: gormstore.NewLoginAttemptStore(db), Hasher: hasher, Issuer: iss, Codec: startedCodec(b, keys, clk),
-		Keys: &fakeKeys{clock: clk}, Clock: clk},
+		Keys: &fakeKeys{clock: clk}, Clock: clk, Tx: db, Outbox: gormstore.NewOutbox(db, box),
+		Links: gormstore.NewLinkTokenStore(db), Mailer: &fakeMailer{}},
 		application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second})
 	if err != nil {
 		b.Fatal(err)

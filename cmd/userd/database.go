@@ -23,7 +23,10 @@ var sqlModule = fx.Module("sql",
 		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
 		fx.Annotate(gormstore.NewKeyStore, fx.As(fx.Self()), fx.As(new(ports.KeyStore))),
 		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
-		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db }, fx.As(new(ports.HealthChecker))),
+		fx.Annotate(gormstore.NewOutbox, fx.As(new(ports.Outbox))),
+		fx.Annotate(gormstore.NewLinkTokenStore, fx.As(new(ports.LinkTokenStore))),
+		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db },
+			fx.As(new(ports.HealthChecker)), fx.As(new(ports.Transactor))),
 	),
 )
 
