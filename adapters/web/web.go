@@ -115,7 +115,7 @@ type asset struct {
 
 func newAsset(body []byte, contentType string) asset {
 	sum := sha256.Sum256(body)
-	v := hex.EncodeToString(sum[:8])
+	v := hex.EncodeToString(sum[:16])
 	return asset{body: body, contentType: contentType, etag: `"` + v + `"`, version: v}
 }
 

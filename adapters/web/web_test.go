@@ -189,7 +189,7 @@ func TestPages_refuse_a_form_from_another_origin(t *testing.T) {
 func TestPages_bodies_that_are_not_a_small_form(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	_, token := domain.NewLinkToken()
+	token, _ := domain.NewLinkToken()
 	form := url.Values{"token": {token}}.Encode()
 
 	res := e.postRaw(web.VerifyEmailPath, `{"token":"`+token+`"}`, withHeader("Content-Type", "application/json"))
@@ -291,7 +291,7 @@ func TestPages_stylesheet(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	page := e.get(e.register("ada@example.com"))
-	m := regexp.MustCompile(`<link rel="stylesheet" href="(assets/style\.css\?v=[0-9a-f]{16})">`).FindStringSubmatch(page.Body)
+	m := regexp.MustCompile(`<link rel="stylesheet" href="(assets/style\.css\?v=[0-9a-f]{32})">`).FindStringSubmatch(page.Body)
 	if m == nil {
 		t.Fatalf("no stylesheet link:\n%s", page.Body)
 	}
