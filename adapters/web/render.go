@@ -64,7 +64,7 @@ type view struct {
 	RequestID string
 	// Stylesheet is the stylesheet's URL, relative to the page: the pages
 	// work behind a proxy that serves userd under a path prefix.
-	Stylesheet template.URL
+	Stylesheet string
 }
 
 // fieldError is one line of a form's error summary.
@@ -88,7 +88,7 @@ func (view) MinLength() int { return domain.PasswordMinLen }
 // render writes v with status. Pages are never cached: they hold a live
 // token, or say what became of one.
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, v view) {
-	v.Stylesheet = template.URL("assets/style.css?v=" + p.style.version)
+	v.Stylesheet = "assets/style.css?v=" + p.style.version
 	var buf bytes.Buffer
 	if err := templates[v.template].ExecuteTemplate(&buf, "layout", v); err != nil {
 		p.log.LogAttrs(r.Context(), slog.LevelError, "page not rendered",
