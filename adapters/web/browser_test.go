@@ -78,6 +78,9 @@ func TestPages_in_chromium(t *testing.T) {
 	resetLink := e.requestReset("ada@example.com")
 	b.setColorScheme("dark")
 	b.open(srv.URL+resetLink, http.StatusOK)
+	if bg := b.eval(`getComputedStyle(document.body).backgroundColor`); bg != "rgb(18, 20, 23)" {
+		t.Errorf("the dark scheme's background is %s", bg)
+	}
 	b.screenshot(shots, "account-reset-password-dark-375.png")
 	b.setColorScheme("light")
 	b.open(srv.URL+resetLink, http.StatusOK)
