@@ -21,6 +21,7 @@ import (
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/adapters/web"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -112,6 +113,8 @@ type testServer struct {
 	store *memory.Store
 	// observe holds the audit log and metrics registry, when wired.
 	observe *observation
+	// svc are the services behind the handler.
+	svc *application.Services
 }
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
@@ -119,6 +122,8 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	cfg := serverConfig{app: application.Config{
 		OpenRegistration: true, RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour,
 		RefreshReuseGrace: 10 * time.Second,
+		// The links of the messages, as cmd makes them from USERD_PUBLIC_URL.
+		VerifyEmailURL: "http://userd.test/account/verify-email", ResetPasswordURL: "http://userd.test/account/reset-password",
 	}}
 	for _, o := range opts {
 		o(&cfg)
@@ -171,12 +176,13 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, RegisterIPLimit: cfg.regLimit,
 		IPv6Prefix: cfg.v6prefix, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
 		MaxInFlight: cfg.inFlight, KeySet: issuer, Health: health,
+		Pages: web.New(svc, web.Options{Logger: log}),
 	}
 	cfg.observe.apply(&hopts)
 	h := httpapi.New(svc, hopts)
 	return &testServer{
 		t: t, handler: h, clock: clock, users: svc.Users, auth: svc.Auth, delivery: svc.Delivery, mailer: mailer,
-		issuer: issuer, logs: logs, store: store, observe: cfg.observe,
+		issuer: issuer, logs: logs, store: store, observe: cfg.observe, svc: svc,
 	}
 }
 

@@ -72,6 +72,14 @@ type Options struct {
 	// KeySet publishes the access-token verification keys at
 	// GET /.well-known/jwks.json; nil publishes an empty set.
 	KeySet KeySet
+	// Pages, when set, serves the pages of the links userd mails: GET and
+	// POST /account/verify-email and /account/reset-password, and GET
+	// /account/assets/style.css (the handler of adapters/web). They pass
+	// through the middleware of every route; the POST of reset-password
+	// counts against AuthIPLimit, and is refused by the handler's
+	// ServeTooManyRequests when it has one (TooManyRequestsPage). Nil
+	// leaves those paths 404.
+	Pages http.Handler
 }
 
 // KeySet is the source of the public JWK set (RFC 7517) that verifies
@@ -243,6 +251,10 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	a.POST("/email-verification/confirm", h.confirmEmail)
 	a.POST("/password-reset", h.requestPasswordReset)
 	a.POST("/password-reset/confirm", h.resetPassword)
+
+	if opts.Pages != nil {
+		h.mountPages(e, opts.Pages)
+	}
 	return e
 }
 

@@ -40,6 +40,7 @@ func init() {
 	// the metrics) are plain text to the validator.
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/javascript", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("text/css", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("application/openmetrics-text", openapi3filter.PlainBodyDecoder)
 }
 
@@ -199,13 +200,16 @@ func (v *docValidator) check(req *http.Request, reqBody []byte, res response) (s
 
 	if op != "" && res.Status < 300 && reqBody != nil && route.Operation.RequestBody != nil {
 		// The server accepted this body, so the document must accept it.
-		// Its Content-Type was JSON to the server, whatever its spelling.
+		// Its Content-Type was JSON to the server, whatever its spelling;
+		// a page's form is a form.
 		r := req.Clone(context.Background())
 		r.Body = http.NoBody
 		if len(reqBody) > 0 {
 			r.Body = httpNopCloser{bytes.NewReader(reqBody)}
 		}
-		r.Header.Set("Content-Type", "application/json")
+		if mediaType(r.Header) != formContentType {
+			r.Header.Set("Content-Type", "application/json")
+		}
 		err := openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
 			Request: r, PathParams: params, Route: route,
 			Options: &openapi3filter.Options{

@@ -1,0 +1,151 @@
+// Package web is the driving adapter of the pages that people reach from
+// the links userd mails: GET and POST /account/verify-email and
+// /account/reset-password. They are server-rendered HTML forms that work
+// without JavaScript, under a strict Content-Security-Policy, with one
+// stylesheet served beside them and nothing from elsewhere.
+//
+// A GET never uses a token (mail scanners follow links): it shows a button
+// or a form that POSTs the token back, in the body, and the POST calls the
+// application's MailService.
+package web
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/userd/userd/application"
+)
+
+// The paths the handler serves. A server that mounts it in a larger router
+// routes these to it: GET and POST for the two pages, GET for the assets.
+const (
+	VerifyEmailPath   = "/account/verify-email"
+	ResetPasswordPath = "/account/reset-password"
+	// AssetsPrefix is where the stylesheet lives: StylesheetPath.
+	AssetsPrefix   = "/account/assets/"
+	StylesheetPath = AssetsPrefix + "style.css"
+)
+
+// maxFormBytes bounds a form's body: a token and two passwords of at most
+// 128 characters (4 bytes each, percent-encoded three times over) fit well.
+const maxFormBytes = 8 << 10
+
+// Options tune the handler. The zero value is usable.
+type Options struct {
+	// Logger receives the errors nobody expected (a store that fails, a
+	// page that does not render); nil discards them. It never sees a
+	// token or a password.
+	Logger *slog.Logger
+}
+
+// Pages serves the pages. Build it with New.
+type Pages struct {
+	mail  *application.MailService
+	log   *slog.Logger
+	mux   *http.ServeMux
+	csrf  *http.CrossOriginProtection
+	style asset
+}
+
+// New returns the pages over the application's services.
+func New(svc *application.Services, opts Options) *Pages {
+	p := &Pages{mail: svc.Mail, log: opts.Logger, mux: http.NewServeMux(),
+		csrf: http.NewCrossOriginProtection(), style: newAsset(stylesheet, "text/css; charset=utf-8")}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	p.mux.HandleFunc("GET "+VerifyEmailPath, p.verifyForm)
+	p.mux.HandleFunc("POST "+VerifyEmailPath, p.verify)
+	p.mux.HandleFunc("GET "+ResetPasswordPath, p.resetForm)
+	p.mux.HandleFunc("POST "+ResetPasswordPath, p.reset)
+	p.mux.HandleFunc("GET "+StylesheetPath, p.serveStyle)
+	return p
+}
+
+// ServeHTTP sets the headers every answer carries and serves the request.
+func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header())
+	p.mux.ServeHTTP(w, r)
+}
+
+// setSecurityHeaders sets the headers of every answer. A page also gets
+// Cache-Control: no-store where it is rendered (render).
+func setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	// The page's URL holds the token: no request it makes may carry it
+	// in a Referer.
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Content-Type-Options", "nosniff")
+	// For browsers older than frame-ancestors.
+	h.Set("X-Frame-Options", "DENY")
+}
+
+// contentSecurityPolicy allows the page its own stylesheet and images, and
+// its forms to post to its own origin; nothing else: no script at all, no
+// inline style, no frame around it, no <base> that would move its relative
+// URLs.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// ServeTooManyRequests answers a request that a per-IP limit refused
+// before it reached the page, with a page that says to wait. A router that
+// mounts the pages and limits them calls it (httpapi does, see its
+// Options.Pages).
+func (p *Pages) ServeTooManyRequests(w http.ResponseWriter, r *http.Request, retryAfter time.Duration) {
+	setSecurityHeaders(w.Header())
+	w.Header().Set("Retry-After", retryAfterSeconds(retryAfter))
+	p.render(w, r, http.StatusTooManyRequests, statusPage(http.StatusTooManyRequests))
+}
+
+// asset is a file served with a strong validator, so that a browser
+// revalidates it cheaply; version names its content in the pages' links,
+// so that a new release's stylesheet is never taken from a cache of the
+// old one.
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string
+	version     string
+}
+
+func newAsset(body []byte, contentType string) asset {
+	sum := sha256.Sum256(body)
+	v := hex.EncodeToString(sum[:16])
+	return asset{body: body, contentType: contentType, etag: `"` + v + `"`, version: v}
+}
+
+// serveStyle serves the stylesheet. The pages link it with ?v=<its
+// version>, so a cached copy may be kept for a day: a new one has a new
+// URL.
+func (p *Pages) serveStyle(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "public, max-age=86400")
+	h.Set("ETag", p.style.etag)
+	if etagMatches(r.Header.Values("If-None-Match"), p.style.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", p.style.contentType)
+	h.Set("Content-Length", strconv.Itoa(len(p.style.body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(p.style.body)
+}
+
+// etagMatches applies If-None-Match (RFC 9110, 13.1.2): "*" or a list of
+// entity tags, compared weakly.
+func etagMatches(values []string, etag string) bool {
+	for _, v := range values {
+		for _, t := range strings.Split(v, ",") {
+			t = strings.TrimSpace(t)
+			if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+				return true
+			}
+		}
+	}
+	return false
+}
