@@ -105,16 +105,16 @@ func loadTemplates(dir string) (*templates, error) {
 	if dir != "" {
 		info, err := os.Stat(dir)
 		if err != nil {
-			return nil, fmt.Errorf("templates: %w", err)
+			return nil, err
 		}
 		if !info.IsDir() {
-			return nil, fmt.Errorf("templates: %s is not a directory", dir)
+			return nil, fmt.Errorf("%s is not a directory", dir)
 		}
 		fsys, root = os.DirFS(dir), "."
 	}
 	entries, err := fs.ReadDir(fsys, root)
 	if err != nil {
-		return nil, fmt.Errorf("templates: %w", err)
+		return nil, err
 	}
 	t := &templates{byLang: make(map[language.Tag]map[domain.MailTemplate]message)}
 	var errs []error
@@ -124,11 +124,11 @@ func loadTemplates(dir string) (*templates, error) {
 		}
 		tag, err := language.Parse(e.Name())
 		if err != nil {
-			errs = append(errs, fmt.Errorf("templates: %s: not a language tag (en, de, pt-BR)", displayPath(dir, e.Name())))
+			errs = append(errs, fmt.Errorf("%s: not a language tag (en, de, pt-BR)", displayPath(dir, e.Name())))
 			continue
 		}
 		if _, dup := t.byLang[tag]; dup {
-			errs = append(errs, fmt.Errorf("templates: %s: a second directory for %s", displayPath(dir, e.Name()), tag))
+			errs = append(errs, fmt.Errorf("%s: a second directory for %s", displayPath(dir, e.Name()), tag))
 			continue
 		}
 		msgs, lerrs := loadLanguage(fsys, path.Join(root, e.Name()), dir, e.Name())
@@ -137,7 +137,7 @@ func loadTemplates(dir string) (*templates, error) {
 		t.langs = append(t.langs, tag)
 	}
 	if _, ok := t.byLang[fallback]; !ok {
-		errs = append(errs, fmt.Errorf("templates: %s: missing (English is the fallback language)", displayPath(dir, fallback.String())))
+		errs = append(errs, fmt.Errorf("%s: missing (English is the fallback language)", displayPath(dir, fallback.String())))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -167,9 +167,9 @@ func loadLanguage(fsys fs.FS, langDir, dir, langName string) (map[domain.MailTem
 			b, err := fs.ReadFile(fsys, base+suffix)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
-					errs = append(errs, fmt.Errorf("templates: %s: missing", shown(suffix)))
+					errs = append(errs, fmt.Errorf("%s: missing", shown(suffix)))
 				} else {
-					errs = append(errs, fmt.Errorf("templates: %s: %w", shown(suffix), err))
+					errs = append(errs, fmt.Errorf("%s: %w", shown(suffix), err))
 				}
 				return "", false
 			}
@@ -212,7 +212,7 @@ func displayPath(dir, rel string) string {
 func parseText(name, src string, errs *[]error) (*texttemplate.Template, bool) {
 	t, err := texttemplate.New(name).Option("missingkey=error").Parse(src)
 	if err != nil {
-		*errs = append(*errs, fmt.Errorf("templates: %w", err))
+		*errs = append(*errs, err)
 		return nil, false
 	}
 	return t, true
@@ -221,7 +221,7 @@ func parseText(name, src string, errs *[]error) (*texttemplate.Template, bool) {
 func parseHTML(name, src string, errs *[]error) (*htmltemplate.Template, bool) {
 	t, err := htmltemplate.New(name).Option("missingkey=error").Parse(src)
 	if err != nil {
-		*errs = append(*errs, fmt.Errorf("templates: %w", err))
+		*errs = append(*errs, err)
 		return nil, false
 	}
 	return t, true
@@ -233,9 +233,9 @@ func checkSubject(t *texttemplate.Template, name string, errs *[]error) {
 	s, err := execText(t, sampleData)
 	switch {
 	case err != nil:
-		*errs = append(*errs, fmt.Errorf("templates: %w", err))
+		*errs = append(*errs, err)
 	case oneLine(s) == "":
-		*errs = append(*errs, fmt.Errorf("templates: %s: the subject is empty", name))
+		*errs = append(*errs, fmt.Errorf("%s: the subject is empty", name))
 	}
 }
 
@@ -246,18 +246,18 @@ func checkText(t *texttemplate.Template, name string, hasLink bool, errs *[]erro
 	s, err := execText(t, sampleData)
 	switch {
 	case err != nil:
-		*errs = append(*errs, fmt.Errorf("templates: %w", err))
+		*errs = append(*errs, err)
 	case hasLink && !linkAlone(s, sampleData.Link):
-		*errs = append(*errs, fmt.Errorf("templates: %s: {{.Link}} must stand alone on its own line", name))
+		*errs = append(*errs, fmt.Errorf("%s: {{.Link}} must stand alone on its own line", name))
 	case !hasLink && strings.Contains(s, sampleData.Link):
-		*errs = append(*errs, fmt.Errorf("templates: %s: this message has no link", name))
+		*errs = append(*errs, fmt.Errorf("%s: this message has no link", name))
 	}
 }
 
 func checkHTML(t *htmltemplate.Template, name string, errs *[]error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, sampleData); err != nil {
-		*errs = append(*errs, fmt.Errorf("templates: %w", err))
+		*errs = append(*errs, err)
 	}
 }
 
