@@ -70,6 +70,12 @@ func TestEML(t *testing.T) {
 			t.Errorf("the log does not name %s:\n%s", e.Name(), logged.String())
 		}
 	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Send(context.Background(), mailFor(domain.MailPasswordChanged, "en")); err == nil {
+		t.Error("written after Close")
+	}
 	for _, secret := range []string{token, "Ada", testTo.String(), "Someone asked"} {
 		if strings.Contains(logged.String(), secret) {
 			t.Errorf("the log shows %q:\n%s", secret, logged.String())

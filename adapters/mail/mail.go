@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	netmail "net/mail"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
@@ -83,6 +84,7 @@ type Mailer struct {
 	from      *netmail.Address
 	templates *templates
 	transport transport
+	closed    atomic.Bool
 }
 
 var _ ports.Mailer = (*Mailer)(nil)
@@ -134,6 +136,9 @@ func New(opts Options) (*Mailer, error) {
 // unknown template, an address the server refuses for good) is an error
 // wrapping domain.ErrMailRejected; any other error is worth a retry.
 func (m *Mailer) Send(ctx context.Context, mail domain.Mail) error {
+	if m.closed.Load() {
+		return errClosed
+	}
 	r, err := m.templates.render(mail)
 	if err != nil {
 		return err
@@ -148,8 +153,13 @@ func (m *Mailer) Send(ctx context.Context, mail domain.Mail) error {
 	return nil
 }
 
-// Close ends the SMTP connection, if one is open; a Send after it fails.
-func (m *Mailer) Close() error { return m.transport.close() }
+// Close ends the SMTP connection, if one is open; a Send after it fails
+// (with an error worth a retry: another node, or the next start, sends
+// the message).
+func (m *Mailer) Close() error {
+	m.closed.Store(true)
+	return m.transport.close()
+}
 
 // compose builds the message: multipart/alternative, the text part first
 // (RFC 2046: the richer part last).

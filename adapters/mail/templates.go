@@ -7,6 +7,7 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -160,7 +161,9 @@ func loadTemplates(dir string) (*templates, error) {
 func loadLanguage(fsys fs.FS, langDir, dir, langName string) (map[domain.MailTemplate]message, []error) {
 	msgs := make(map[domain.MailTemplate]message, len(templateNames))
 	var errs []error
-	for name, hasLink := range templateNames {
+	// In order, so that the errors come in the same order each time.
+	for _, name := range slices.Sorted(maps.Keys(templateNames)) {
+		hasLink := templateNames[name]
 		base := path.Join(langDir, string(name))
 		shown := func(suffix string) string { return displayPath(dir, path.Join(langName, string(name)+suffix)) }
 		read := func(suffix string) (string, bool) {
@@ -192,7 +195,7 @@ func loadLanguage(fsys fs.FS, langDir, dir, langName string) (map[domain.MailTem
 		if src, found := read(htmlSuffix); found {
 			m.html, ok = parseHTML(shown(htmlSuffix), src, &errs)
 			if ok {
-				checkHTML(m.html, shown(htmlSuffix), &errs)
+				checkHTML(m.html, &errs)
 			}
 		}
 		msgs[name] = m
@@ -254,7 +257,9 @@ func checkText(t *texttemplate.Template, name string, hasLink bool, errs *[]erro
 	}
 }
 
-func checkHTML(t *htmltemplate.Template, name string, errs *[]error) {
+// checkHTML renders an HTML part with the sample data: it must work (its
+// errors name the file, the template's name).
+func checkHTML(t *htmltemplate.Template, errs *[]error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, sampleData); err != nil {
 		*errs = append(*errs, err)

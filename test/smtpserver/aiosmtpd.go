@@ -128,8 +128,12 @@ func (s *Aiosmtpd) run(t testing.TB, py, dir string, tlsArgs []string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	var waitErr error
+	exited := make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		if greeted(s.addr) {
@@ -140,8 +144,8 @@ func (s *Aiosmtpd) run(t testing.TB, py, dir string, tlsArgs []string) error {
 			return nil
 		}
 		select {
-		case err := <-exited:
-			return fmt.Errorf("exited: %v", err)
+		case <-exited:
+			return fmt.Errorf("exited: %v", waitErr)
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
