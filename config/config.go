@@ -160,6 +160,18 @@ type Config struct {
 	// MailMaxPerHour an hour; zero turns a bound off.
 	MailMinInterval time.Duration `env:"MAIL_MIN_INTERVAL" envDefault:"1m"`
 	MailMaxPerHour  int           `env:"MAIL_MAX_PER_HOUR" envDefault:"5"`
+	// SMTPURL is the mail server, as mail.ParseSMTPURL reads it:
+	// smtp://[user:pass@]host:port (STARTTLS required unless ?tls=none or
+	// ?tls=opportunistic) or smtps://… (implicit TLS). Empty writes each
+	// message as an .eml file into MailDir. Redacted hides its password.
+	SMTPURL string `env:"SMTP_URL" envDefault:"" redact:"dsn"`
+	// MailFrom is the sender of the messages, an RFC 5322 address.
+	MailFrom string `env:"MAIL_FROM" envDefault:"userd <no-reply@localhost>"`
+	// MailDir is where the .eml files go without SMTPURL.
+	MailDir string `env:"MAIL_DIR" envDefault:"./mail"`
+	// MailTemplates, when set, is a directory of templates that replaces
+	// the embedded ones (docs/configuration.md, "Mail templates").
+	MailTemplates string `env:"MAIL_TEMPLATES" envDefault:""`
 	// RequireCurrentPassword makes a non-admin send currentPassword to
 	// change its own password or email.
 	RequireCurrentPassword bool `env:"REQUIRE_CURRENT_PASSWORD" envDefault:"false"`

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/userd/userd/adapters/httpapi"
+	"github.com/userd/userd/adapters/mail"
 )
 
 // env returns a getenv over m.
@@ -63,6 +64,8 @@ func TestDefaults(t *testing.T) {
 		PasswordResetTTL:     30 * time.Minute,
 		MailMinInterval:      time.Minute,
 		MailMaxPerHour:       5,
+		MailFrom:             "userd <no-reply@localhost>",
+		MailDir:              "./mail",
 		AuthIPLimit:          120,
 		RegisterIPLimit:      20,
 		RateLimitIPv6Prefix:  64,
@@ -246,6 +249,11 @@ func TestInvalidValues(t *testing.T) {
 		{"family_shorter_than_token", map[string]string{"USERD_REFRESH_TTL": "2400h"}, "USERD_REFRESH_FAMILY_TTL"},
 		{"grace_not_below_ttl", map[string]string{"USERD_REFRESH_TTL": "1m", "USERD_REFRESH_REUSE_GRACE": "1m"}, "USERD_REFRESH_REUSE_GRACE"},
 		{"missing_file", map[string]string{"USERD_CONFIG": "/nonexistent/userd.yaml"}, "USERD_CONFIG"},
+		{"smtp_url_scheme", map[string]string{"USERD_SMTP_URL": "http://mail.example.com"}, "USERD_SMTP_URL: the scheme must be smtp or smtps"},
+		{"smtp_url_garbage", map[string]string{"USERD_SMTP_URL": "mail.example.com:25"}, "USERD_SMTP_URL"},
+		{"smtp_url_tls", map[string]string{"USERD_SMTP_URL": "smtp://mail.example.com?tls=off"}, "USERD_SMTP_URL"},
+		{"mail_from", map[string]string{"USERD_MAIL_FROM": "userd at example.com"}, "USERD_MAIL_FROM"},
+		{"mail_dir_blank", map[string]string{"USERD_MAIL_DIR": " "}, "USERD_MAIL_DIR"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -630,10 +638,51 @@ func TestAdminAddr(t *testing.T) {
 	}
 }
 
+// TestMailSettings: the mail settings reach Config as given, their
+// defaults are adapters/mail's, and the SMTP password is never shown,
+// not even in the error about a URL that does not parse.
+func TestMailSettings(t *testing.T) {
+	t.Parallel()
+	if d := Default(); d.MailFrom != mail.DefaultFrom || d.MailDir != mail.DefaultDir {
+		t.Errorf("defaults %q, %q differ from adapters/mail's %q, %q", d.MailFrom, d.MailDir, mail.DefaultFrom, mail.DefaultDir)
+	}
+	const secret = "sm7p-s3cret"
+	c, err := LoadFrom(env(map[string]string{
+		"USERD_SMTP_URL":       "smtps://apikey:" + secret + "@smtp.example.com:465",
+		"USERD_MAIL_FROM":      "Acme <accounts@acme.test>",
+		"USERD_MAIL_DIR":       "/var/spool/userd",
+		"USERD_MAIL_TEMPLATES": "/etc/userd/mail",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SMTPURL != "smtps://apikey:"+secret+"@smtp.example.com:465" || c.MailFrom != "Acme <accounts@acme.test>" ||
+		c.MailDir != "/var/spool/userd" || c.MailTemplates != "/etc/userd/mail" {
+		t.Errorf("mail settings: %+v", c.Redacted())
+	}
+	if got, want := c.Redacted()["USERD_SMTP_URL"], "smtps://apikey:********@smtp.example.com:465"; got != want {
+		t.Errorf("USERD_SMTP_URL shown as %q, want %q", got, want)
+	}
+	if strings.Contains(c.String(), secret) {
+		t.Error("String shows the SMTP password")
+	}
+	for _, bad := range []string{
+		"smtp://apikey:" + secret + "%zz@smtp.example.com",
+		"smtp://apikey:" + secret + "@smtp.example.com:99999",
+		"ftp://apikey:" + secret + "@smtp.example.com",
+	} {
+		_, err := LoadFrom(env(map[string]string{"USERD_SMTP_URL": bad}))
+		if err == nil || !strings.Contains(err.Error(), "USERD_SMTP_URL") || strings.Contains(err.Error(), secret) {
+			t.Errorf("%v: want an error naming USERD_SMTP_URL without the password", err)
+		}
+	}
+}
+
 func TestLinks_default_to_userd_pages_under_the_public_url(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
-		public, verify, reset       string
-		wantVerify, wantResetPrefix string
+		public, verify, reset string
+		wantVerify, wantReset string
 	}{
 		{"http://localhost:8080", "", "", "http://localhost:8080/account/verify-email", "http://localhost:8080/account/reset-password"},
 		{"https://id.example.com/userd/", "", "", "https://id.example.com/userd/account/verify-email", "https://id.example.com/userd/account/reset-password"},
@@ -644,8 +693,8 @@ func TestLinks_default_to_userd_pages_under_the_public_url(t *testing.T) {
 		if got := cfg.VerifyEmailLink(); got != c.wantVerify {
 			t.Errorf("VerifyEmailLink() = %q, want %q", got, c.wantVerify)
 		}
-		if got := cfg.ResetPasswordLink(); got != c.wantResetPrefix {
-			t.Errorf("ResetPasswordLink() = %q, want %q", got, c.wantResetPrefix)
+		if got := cfg.ResetPasswordLink(); got != c.wantReset {
+			t.Errorf("ResetPasswordLink() = %q, want %q", got, c.wantReset)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	netmail "net/mail"
 	"net/netip"
 	"net/url"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 
 	envlib "github.com/caarlos0/env/v11"
 
+	"github.com/userd/userd/adapters/mail"
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/adapters/secretbox"
 )
@@ -156,6 +158,9 @@ var rules = map[string]func(c *Config) error{
 	"EMAIL_VERIFICATION_TTL": func(c *Config) error { return positive(c.EmailVerificationTTL) },
 	"PASSWORD_RESET_TTL":     func(c *Config) error { return positive(c.PasswordResetTTL) },
 	"ARGON2_PARALLELISM":     func(c *Config) error { return within(c.Argon2Parallelism, 1, passwordhash.MaxParallelism) },
+	"SMTP_URL":               func(c *Config) error { return smtpURL(c.SMTPURL) },
+	"MAIL_FROM":              func(c *Config) error { return mailAddress(c.MailFrom) },
+	"MAIL_DIR":               func(c *Config) error { return nonEmpty(c.MailDir) },
 }
 
 // MinRateLimitIPv6Prefix is the shortest USERD_RATE_LIMIT_IPV6_PREFIX: a
@@ -204,6 +209,24 @@ func baseURL(v string, required bool) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("%q is not an absolute http or https URL (without credentials or a fragment)", v)
+	}
+	return nil
+}
+
+// smtpURL accepts what adapters/mail will use, or empty (no server).
+// mail.ParseSMTPURL's errors never show the password.
+func smtpURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	_, err := mail.ParseSMTPURL(v)
+	return err
+}
+
+// mailAddress accepts an RFC 5322 address, with or without a name.
+func mailAddress(v string) error {
+	if _, err := netmail.ParseAddress(v); err != nil {
+		return fmt.Errorf("%q is not an address like \"userd <no-reply@example.com>\"", v)
 	}
 	return nil
 }

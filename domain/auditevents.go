@@ -160,8 +160,9 @@ func PasswordResetCompletedEvent(subject UserID) AuditEvent {
 }
 
 // MailGivenUpEvent records that a message of the template to subject
-// (empty when the address is no account's) was given up; why is "rejected" (the server
-// refused it) or "expired" (still failing after a day).
+// (empty when the address is no account's) was given up; why is
+// "rejected" (the server refused it) or "expired" (still failing after a
+// day).
 func MailGivenUpEvent(subject UserID, template MailTemplate, why string) AuditEvent {
 	return AuditEvent{Type: AuditMailGivenUp, SubjectID: subject,
 		Detail: detail("template", string(template), "reason", why)}

@@ -16,6 +16,7 @@ import (
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/metrics"
 	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/adapters/web"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
 	"github.com/userd/userd/domain"
@@ -203,6 +204,7 @@ func newHandler(p handlerParams) http.Handler {
 		TrustedProxies:  p.Config.TrustedProxies,
 		RequestTimeout:  p.Config.RequestTimeout,
 		MaxInFlight:     p.Config.MaxInFlight,
+		Pages:           web.New(p.Services, web.Options{Logger: p.Log}),
 		Metrics:         p.Metrics,
 		KeySet:          p.Issuer,
 		Health:          p.Health,

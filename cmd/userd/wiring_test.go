@@ -16,6 +16,8 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/userd/userd/adapters/gormstore"
+	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/config"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
@@ -137,5 +139,13 @@ func TestListener_taken_port_fails_start(t *testing.T) {
 				t.Fatalf("code %d, stdout %q, stderr:\n%s", code, out, errOut)
 			}
 		})
+	}
+}
+
+// The links of the messages open the pages that adapters/web serves.
+func TestLinks_open_the_pages_userd_serves(t *testing.T) {
+	if config.VerifyEmailPath != web.VerifyEmailPath || config.ResetPasswordPath != web.ResetPasswordPath {
+		t.Errorf("config links %s, %s; web pages %s, %s", config.VerifyEmailPath, config.ResetPasswordPath,
+			web.VerifyEmailPath, web.ResetPasswordPath)
 	}
 }
