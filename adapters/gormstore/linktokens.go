@@ -27,8 +27,8 @@ type linkTokenRow struct {
 
 func (linkTokenRow) TableName() string { return "link_tokens" }
 
-// linkTokenColumns are the columns of linkTokenRow, named (see keyColumns).
-const linkTokenColumns = "hash, purpose, user_id, email, created_at, expires_at, requested, used_at"
+// linkColumns are the columns of linkTokenRow, named (see keyColumns).
+const linkColumns = "hash, purpose, user_id, email, created_at, expires_at, requested, used_at"
 
 func fromDomainLinkToken(t domain.LinkToken) linkTokenRow {
 	return linkTokenRow{
@@ -83,7 +83,7 @@ const usableSQL = `hash = ? AND purpose = ? AND used_at IS NULL AND expires_at >
 // Peek implements ports.LinkTokenStore.
 func (s *LinkTokenStore) Peek(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {
 	var rows []linkTokenRow
-	err := s.db.reader(ctx).Raw(`SELECT `+linkTokenColumns+` FROM link_tokens WHERE `+usableSQL,
+	err := s.db.reader(ctx).Raw(`SELECT `+linkColumns+` FROM link_tokens WHERE `+usableSQL,
 		hash, string(purpose), toMicros(now)).Scan(&rows).Error
 	if err != nil {
 		return domain.LinkToken{}, storeError("peek link token", err)
@@ -99,7 +99,7 @@ func (s *LinkTokenStore) Peek(ctx context.Context, hash string, purpose domain.L
 // finds used_at set (on PostgreSQL it waits for the first's row lock, then
 // evaluates the condition again on the row the first wrote) and changes
 // nothing. Arguments: now, then those of usableSQL.
-const useSQL = `UPDATE link_tokens SET used_at = ? WHERE ` + usableSQL + ` RETURNING ` + linkTokenColumns
+const useSQL = `UPDATE link_tokens SET used_at = ? WHERE ` + usableSQL + ` RETURNING ` + linkColumns
 
 // Use implements ports.LinkTokenStore.
 func (s *LinkTokenStore) Use(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {

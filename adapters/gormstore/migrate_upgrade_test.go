@@ -3,6 +3,7 @@ package gormstore
 import (
 	"cmp"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // The fixtures of these tests are databases made by userd before goose
@@ -89,13 +91,15 @@ type fixtureRows struct {
 	Tokens   []refreshTokenRow
 	Attempts []loginAttemptRow
 	Audit    []auditEventRow
+	Outbox   []outboxRow
+	Links    []linkTokenRow
 }
 
 // readRows reads every table, each sorted by primary key.
 func readRows(t *testing.T, db *DB) fixtureRows {
 	t.Helper()
 	var r fixtureRows
-	for _, dest := range []any{&r.Users, &r.Keys, &r.Families, &r.Tokens, &r.Attempts, &r.Audit} {
+	for _, dest := range []any{&r.Users, &r.Keys, &r.Families, &r.Tokens, &r.Attempts, &r.Audit, &r.Outbox, &r.Links} {
 		if err := db.gorm.Find(dest).Error; err != nil {
 			t.Fatalf("read %T: %v", dest, err)
 		}
@@ -107,6 +111,8 @@ func readRows(t *testing.T, db *DB) fixtureRows {
 	slices.SortFunc(r.Tokens, func(a, b refreshTokenRow) int { return cmp.Compare(a.Hash, b.Hash) })
 	slices.SortFunc(r.Attempts, func(a, b loginAttemptRow) int { return cmp.Compare(a.Email, b.Email) })
 	slices.SortFunc(r.Audit, func(a, b auditEventRow) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(r.Outbox, func(a, b outboxRow) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(r.Links, func(a, b linkTokenRow) int { return cmp.Compare(a.Hash, b.Hash) })
 	return r
 }
 
@@ -256,7 +262,50 @@ func TestUpgradeLegacy(t *testing.T) {
 			if ok, err := tokens.Rotate(ctx, live.Hash, time.Now(), next); err != nil || !ok {
 				t.Errorf("Rotate(ada's live token) = %v, %v; want a rotation", ok, err)
 			}
+			checkUpgradedAccounts(t, db, box, want.rows.Users)
 		})
+	}
+}
+
+// checkUpgradedAccounts checks what the steps after the legacy ones
+// brought to an upgraded database: the accounts read as not verified
+// (nothing vouched for their addresses) and enabled, the fixture's one
+// admin is the last enabled admin, and the outbox and link tokens work.
+func checkUpgradedAccounts(t *testing.T, db *DB, box ports.SecretBox, fixture []userRow) {
+	t.Helper()
+	ctx := t.Context()
+	users := NewUserRepository(db)
+	for _, row := range fixture {
+		got, err := users.ByID(ctx, domain.UserID(row.ID))
+		if err != nil {
+			t.Fatalf("ByID(%s): %v", row.Email, err)
+		}
+		if got.EmailVerified || got.Disabled {
+			t.Errorf("upgraded %s: emailVerified %v, disabled %v; want false, false", row.Email, got.EmailVerified, got.Disabled)
+		}
+	}
+	admin := fixture[slices.IndexFunc(fixture, func(u userRow) bool { return u.Email == "admin@example.com" })]
+	if _, err := users.Update(ctx, domain.UserID(admin.ID), func(u *domain.User) error { u.Disabled = true; return nil }); !errors.Is(err, domain.ErrLastAdmin) {
+		t.Errorf("Update(disable the fixture's only admin) = %v, want ErrLastAdmin", err)
+	}
+	ada := fixture[slices.IndexFunc(fixture, func(u userRow) bool { return u.Email == "ada@example.com" })]
+	links := NewLinkTokenStore(db)
+	_, hash := domain.NewLinkToken()
+	now := time.Now()
+	tok := domain.LinkToken{Hash: hash, Purpose: domain.LinkVerifyEmail, UserID: domain.UserID(ada.ID), Email: domain.Email(ada.Email),
+		CreatedAt: now, ExpiresAt: now.Add(time.Hour), Requested: true}
+	if err := links.Issue(ctx, tok); err != nil {
+		t.Errorf("Issue(a link token for ada): %v", err)
+	} else if _, err := links.Use(ctx, hash, domain.LinkVerifyEmail, now.Add(time.Minute)); err != nil {
+		t.Errorf("Use(ada's link token): %v", err)
+	}
+	outbox := NewOutbox(db, box)
+	m := domain.OutboxMessage{ID: domain.NewOutboxID(now), Kind: domain.OutboxMail, Payload: []byte(`{}`), Secret: true,
+		CreatedAt: now, NextAttemptAt: now}
+	if err := outbox.Enqueue(ctx, m); err != nil {
+		t.Errorf("Enqueue: %v", err)
+	} else if got, err := outbox.Claim(ctx, now, time.Minute, 10); err != nil || len(got) != 1 || got[0].ID != m.ID {
+		t.Errorf("Claim = %v, %v; want the message enqueued", got, err)
 	}
 }
 
