@@ -28,6 +28,19 @@ type Report struct {
 	LoadAvgStart     float64    `json:"load_avg_start"`      // one-minute load average before and after:
 	LoadAvgEnd       float64    `json:"load_avg_end"`        // anything else running skews the figures
 	Goals            []Goal     `json:"goals"`
+	// MailDrain is the sender's rate after the mail scenarios, when they
+	// ran against a started server (whose mail goes to the loader's sink).
+	MailDrain *MailDrain `json:"mail_drain,omitempty"`
+}
+
+// MailDrain is what the sender did once the load stopped: messages that
+// reached the SMTP sink, over the seconds to the last of them.
+type MailDrain struct {
+	Messages     int64   `json:"messages"`
+	Seconds      float64 `json:"seconds"`
+	PerSec       float64 `json:"messages_per_sec"`
+	BacklogStart int     `json:"outbox_backlog_start"` // -1: unknown
+	BacklogEnd   int     `json:"outbox_backlog_end"`
 }
 
 // Settings are the run's parameters.
@@ -188,6 +201,19 @@ func goals(r *Report) []Goal {
 					Value: round(p.RPS/b.RPS, 3), Noisy: noisy(p, b)})
 			}
 		}
+	}
+	for _, sc := range []string{"reset", "verify"} {
+		for _, p := range r.Results {
+			if read, ok := r.point("read", p.Concurrency); ok && p.Scenario == sc && read.RPS > 0 {
+				v := p.RPS / read.RPS
+				gs = append(gs, Goal{Name: sc + " request req/s ÷ read req/s", Concurrency: p.Concurrency,
+					Value: round(v, 3), Target: "≥ 0.5", Met: yes(v >= 0.5), Noisy: noisy(p, read)})
+			}
+		}
+	}
+	if d := r.MailDrain; d != nil && d.Messages > 0 {
+		gs = append(gs, Goal{Name: "mail sent to a local SMTP server after the load", Value: d.PerSec, Unit: "msg/s",
+			Target: "≥ 100", Met: yes(d.PerSec >= 100)})
 	}
 	if p, ok := r.point("read", 16); ok {
 		gs = append(gs, Goal{Name: "read p99", Concurrency: 16, Value: p.P99, Unit: "ms", Target: "< 10 ms", Met: yes(p.P99 < 10), Noisy: noisy(p)})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"runtime"
 	"slices"
@@ -117,9 +118,15 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 	}
 	base, pid := cfg.target, cfg.pid
 	adminEmail, adminPassword := cfg.adminEmail, cfg.adminPass
+	var sink *smtpSink
 	if cfg.target == "" {
+		var err error
+		if sink, err = startSMTPSink(); err != nil {
+			return nil, fmt.Errorf("SMTP sink: %w", err)
+		}
+		defer sink.close()
 		logf("%s: starting userd", backend)
-		srv, err := startUserd(ctx, binary, backend, cfg.dsn, tmp, cfg.argon)
+		srv, err := startUserd(ctx, binary, backend, cfg.dsn, tmp, sink.url(), cfg.argon)
 		if err != nil {
 			return nil, err
 		}
@@ -195,11 +202,44 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 	if cfg.reference && ref.HashesPerSec == 0 {
 		measureArgon(ctx, cfg, ref, mon, logf)
 	}
+	if sink != nil && (slices.Contains(cfg.scenarios, "reset") || slices.Contains(cfg.scenarios, "verify")) {
+		rep.MailDrain = measureDrain(ctx, t, sink, drainLimit)
+		logf("%s: the sender sent %d messages in %.1f s after the load: %.0f messages/s (outbox backlog %d at the start, %d at the end)",
+			backend, rep.MailDrain.Messages, rep.MailDrain.Seconds, rep.MailDrain.PerSec, rep.MailDrain.BacklogStart, rep.MailDrain.BacklogEnd)
+	}
 	rep.ServerPeakRSSMiB = round(mon.hwmMiB(), 1)
 	rep.LoadAvgEnd = loadAverage()
 	rep.BackendSeconds = round(time.Since(rep.StartedAt).Seconds(), 1)
 	rep.Goals = goals(rep)
 	return rep, nil
+}
+
+// drainLimit bounds the drain measurement: enough for thousands of
+// messages, short enough to keep `make loadtest` within its budget.
+const drainLimit = 30 * time.Second
+
+// measureDrain reads the sender's rate off the sink while it works off
+// what the mail scenarios queued and nothing else loads the server: the
+// messages that arrive from now until the outbox is empty or limit has
+// passed, over the time to the last one.
+func measureDrain(ctx context.Context, t *target, sink *smtpSink, limit time.Duration) *MailDrain {
+	d := &MailDrain{BacklogStart: t.outboxBacklog()}
+	start := time.Now()
+	count0, _ := sink.count()
+	deadline := start.Add(limit)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		if d.BacklogEnd = t.outboxBacklog(); d.BacklogEnd == 0 {
+			break
+		}
+	}
+	count1, last := sink.count()
+	d.Messages = count1 - count0
+	if d.Messages > 0 && last.After(start) {
+		d.Seconds = round(last.Sub(start).Seconds(), 2)
+		d.PerSec = round(float64(d.Messages)/last.Sub(start).Seconds(), 1)
+	}
+	return d
 }
 
 // measureArgon takes the raw argon2id hash rate while the server is idle,

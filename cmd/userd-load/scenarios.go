@@ -28,6 +28,10 @@ func (t *target) stepFactory(name string) func(w int) step {
 		return t.refreshStep
 	case "mixed":
 		return t.mixedStep
+	case "reset":
+		return t.linkRequestStep(t.resetURL)
+	case "verify":
+		return t.linkRequestStep(t.verifyURL)
 	}
 	panic("unknown scenario " + name)
 }
@@ -109,6 +113,20 @@ func (t *target) refreshStep(w int) step {
 		}
 		t.chains[w] = tr.RefreshToken
 		return nil
+	}
+}
+
+// linkRequestStep: POST {"email"} of the seeded users in turn to a route
+// that asks for a link by mail (202). The answer queues the request; the
+// sender sends the message in the background, to the loader's SMTP sink.
+func (t *target) linkRequestStep(u *url.URL) func(w int) step {
+	return func(w int) step {
+		i := (w * 7919) % len(t.users)
+		return func() error {
+			body := t.users[i].emailBody
+			i = (i + 1) % len(t.users)
+			return do(t.hc, newPost(u, nil, body), http.StatusAccepted, nil)
+		}
 	}
 }
 

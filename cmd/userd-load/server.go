@@ -53,7 +53,7 @@ const (
 // startUserd starts binary on a free loopback port with the backend's
 // database. The environment is the caller's without any USERD_ variable,
 // so that the figures are those of the defaults plus the settings below.
-func startUserd(ctx context.Context, binary, backend, dsn, dir string, argon argonParams) (*server, error) {
+func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, argon argonParams) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -68,6 +68,10 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir string, argon arg
 	env = append(env,
 		"USERD_HTTP_ADDR="+addr,
 		"USERD_AUTH_IP_LIMIT=0", // all load comes from 127.0.0.1
+		// The mail scenarios ask for many links for few accounts: the
+		// per-account budget off, every message goes to the loader's sink.
+		"USERD_MAIL_MIN_INTERVAL=0", "USERD_MAIL_MAX_PER_HOUR=0",
+		"USERD_SMTP_URL="+smtpURL,
 		"USERD_LOG_LEVEL=warn",
 		"USERD_BOOTSTRAP_ADMIN_EMAIL="+bootstrapEmail,
 		"USERD_BOOTSTRAP_ADMIN_PASSWORD="+bootstrapPassword,

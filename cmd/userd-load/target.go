@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +31,8 @@ type tokenResponse struct {
 type seededUser struct {
 	id        string
 	loginBody []byte
+	// emailBody is {"email": …}, the body of a request for a link.
+	emailBody []byte
 }
 
 // session is a logged-in user whose tokens the workers use.
@@ -55,6 +60,7 @@ type target struct {
 	created   atomic.Int64
 
 	meURL, listURL, usersURL, loginURL, refreshURL *url.URL
+	resetURL, verifyURL, metricsURL                *url.URL
 }
 
 func newTarget(hc *http.Client, base string) (*target, error) {
@@ -71,6 +77,9 @@ func newTarget(hc *http.Client, base string) (*target, error) {
 		usersURL:   ref("/api/users"),
 		loginURL:   ref("/auth/login"),
 		refreshURL: ref("/auth/refresh-token"),
+		resetURL:   ref("/auth/password-reset"),
+		verifyURL:  ref("/auth/email-verification"),
+		metricsURL: ref("/metrics"),
 	}
 	t.listURL = ref("/api/users")
 	t.listURL.RawQuery = "limit=50"
@@ -151,6 +160,32 @@ func parallel(ctx context.Context, n, conc int, fn func(i int) error) error {
 	return ctx.Err()
 }
 
+// backlogRE finds the outbox backlog gauge in the metrics exposition.
+var backlogRE = regexp.MustCompile(`(?m)^userd_outbox_backlog ([0-9.e+]+)$`)
+
+// outboxBacklog reads userd_outbox_backlog off /metrics; -1 when it
+// cannot (a --target whose metrics are elsewhere).
+func (t *target) outboxBacklog() int {
+	res, err := t.hc.Do(newGet(t.metricsURL, nil)) //nolint:gosec // G704: the metrics of the userd under test
+	if err != nil {
+		return -1
+	}
+	defer func() { _ = res.Body.Close() }()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		return -1
+	}
+	m := backlogRE.FindSubmatch(b)
+	if m == nil {
+		return -1
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		return -1
+	}
+	return int(v)
+}
+
 // seed has the admin create n users through the API.
 func (t *target) seed(ctx context.Context, n, conc int) error {
 	t.users = make([]seededUser, n)
@@ -163,7 +198,7 @@ func (t *target) seed(ctx context.Context, n, conc int) error {
 		if err := do(t.hc, newPost(t.usersURL, t.adminAuth, body), http.StatusCreated, &u); err != nil {
 			return fmt.Errorf("seed user %d: %w", i, err)
 		}
-		t.users[i] = seededUser{id: u.ID, loginBody: loginBody(email, userPassword)}
+		t.users[i] = seededUser{id: u.ID, loginBody: loginBody(email, userPassword), emailBody: fmt.Appendf(nil, `{"email":%q}`, email)}
 		return nil
 	})
 }
