@@ -189,6 +189,13 @@ func tokenError(err error) error {
 // carries it, in ctx's transaction. requested says whether someone asked
 // for it (it then counts against the account's mail budget).
 func (b *base) sendLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string) error {
+	_, err := b.queueLink(ctx, u, purpose, requested, lang, time.Time{})
+	return err
+}
+
+// queueLink is sendLink for a caller that may send the message itself:
+// the message is due at due (zero: now), and returned.
+func (b *base) queueLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string, due time.Time) (domain.OutboxMessage, error) {
 	now := b.clock.Now()
 	ttl, base, template := b.cfg.VerifyEmailTTL, b.cfg.VerifyEmailURL, domain.MailVerifyEmail
 	if purpose == domain.LinkResetPassword {
@@ -198,26 +205,36 @@ func (b *base) sendLink(ctx context.Context, u domain.User, purpose domain.LinkP
 	t := domain.LinkToken{Hash: hash, Purpose: purpose, UserID: u.ID, Email: u.Email,
 		CreatedAt: now, ExpiresAt: now.Add(ttl), Requested: requested}
 	if err := b.links.Issue(ctx, t); err != nil {
-		return fmt.Errorf("issue link token: %w", err)
+		return domain.OutboxMessage{}, fmt.Errorf("issue link token: %w", err)
 	}
-	return b.enqueueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: template, Lang: lang,
-		Data: map[string]string{"link": linkURL(base, token)}}, true)
+	return b.queueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: template, Lang: lang,
+		Data: map[string]string{"link": linkURL(base, token)}}, true, due)
 }
 
 // enqueueMail queues m in ctx's transaction; secret marks a message whose
 // data holds a live token (sealed at rest, deleted once sent).
 func (b *base) enqueueMail(ctx context.Context, m domain.Mail, secret bool) error {
+	_, err := b.queueMail(ctx, m, secret, time.Time{})
+	return err
+}
+
+// queueMail is enqueueMail with the time the message is first due (zero:
+// now); it returns the message.
+func (b *base) queueMail(ctx context.Context, m domain.Mail, secret bool, due time.Time) (domain.OutboxMessage, error) {
 	payload, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("queue mail: %w", err)
+		return domain.OutboxMessage{}, fmt.Errorf("queue mail: %w", err)
 	}
 	now := b.clock.Now()
-	msg := domain.OutboxMessage{ID: domain.NewOutboxID(now), Kind: domain.OutboxMail, Payload: payload,
-		Secret: secret, CreatedAt: now, NextAttemptAt: now}
-	if err := b.outbox.Enqueue(ctx, msg); err != nil {
-		return fmt.Errorf("queue mail: %w", err)
+	if due.IsZero() {
+		due = now
 	}
-	return nil
+	msg := domain.OutboxMessage{ID: domain.NewOutboxID(now), Kind: domain.OutboxMail, Payload: payload,
+		Secret: secret, CreatedAt: now, NextAttemptAt: due}
+	if err := b.outbox.Enqueue(ctx, msg); err != nil {
+		return domain.OutboxMessage{}, fmt.Errorf("queue mail: %w", err)
+	}
+	return msg, nil
 }
 
 // linkURL appends the token to a link's base URL as the query parameter

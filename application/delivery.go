@@ -164,14 +164,22 @@ func (d *DeliveryService) giveUp(ctx context.Context, m domain.OutboxMessage, ma
 
 // answerRequest looks at a request for a link: for an account that may
 // have one, within its mail budget, it issues the token and queues the
-// message, in one transaction with the request's removal.
+// message, in one transaction with the request's removal, then sends the
+// message at once. The queued message is due only after deliveryLease,
+// as if claimed: it waits there in case this send fails or this node
+// stops first, and no other sender takes it meanwhile. Sending here
+// rather than on a later claim keeps a request's message from waiting
+// behind every request queued after it (claims take the oldest first).
 func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMessage) error {
 	var req domain.MailRequest
 	if err := json.Unmarshal(m.Payload, &req); err != nil {
 		d.log.LogAttrs(ctx, slog.LevelError, "unreadable mail request dropped", slog.String("outbox_id", string(m.ID)))
 		return d.outbox.Done(context.WithoutCancel(ctx), m.ID)
 	}
-	var sent *domain.User
+	var (
+		sent *domain.User
+		mail domain.OutboxMessage
+	)
 	err := d.tx.WithinTx(ctx, func(ctx context.Context) error {
 		sent = nil
 		u, err := d.users.ByEmail(ctx, req.Email)
@@ -199,7 +207,7 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 				return err
 			}
 		}
-		if err := d.sendLink(ctx, u, req.Purpose, true, req.Lang); err != nil {
+		if mail, err = d.queueLink(ctx, u, req.Purpose, true, req.Lang, now.Add(deliveryLease)); err != nil {
 			return err
 		}
 		sent = &u
@@ -209,15 +217,15 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 		return err
 	}
 	d.count(func(mx ports.OutboxMetrics) { mx.Delivered(m.Kind) })
-	if sent != nil {
-		if req.Purpose == domain.LinkResetPassword {
-			d.events.note(ctx, domain.PasswordResetRequestedEvent(sent.ID))
-		} else {
-			d.events.note(ctx, domain.EmailVerificationRequestedEvent(sent.ID))
-		}
-		d.wake()
+	if sent == nil {
+		return nil
 	}
-	return nil
+	if req.Purpose == domain.LinkResetPassword {
+		d.events.note(ctx, domain.PasswordResetRequestedEvent(sent.ID))
+	} else {
+		d.events.note(ctx, domain.EmailVerificationRequestedEvent(sent.ID))
+	}
+	return d.sendMail(ctx, mail)
 }
 
 // wantsLink says whether u may be sent a link of purpose at all: a
