@@ -126,8 +126,8 @@ type servicesParams struct {
 	// events are stored but not counted.
 	Metrics       ports.SecurityMetrics `optional:"true"`
 	OutboxMetrics ports.OutboxMetrics   `optional:"true"`
-	Clock   ports.Clock
-	Log     *slog.Logger
+	Clock         ports.Clock
+	Log           *slog.Logger
 }
 
 func newServices(p servicesParams) (*application.Services, error) {
