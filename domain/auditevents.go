@@ -135,30 +135,32 @@ func KeyRotatedEvent(actor UserID, kid, algorithm string, origin Origin) AuditEv
 		Detail: detail("kid", kid, "algorithm", algorithm, "origin", string(origin))}
 }
 
-// EmailVerificationRequestedEvent: a verification link was sent to
-// subject at someone's request.
+// EmailVerificationRequestedEvent records that a verification link was
+// sent to subject at someone's request.
 func EmailVerificationRequestedEvent(subject UserID) AuditEvent {
 	return AuditEvent{Type: AuditEmailVerificationRequested, SubjectID: subject}
 }
 
-// EmailVerificationCompletedEvent: subject used a verification link.
+// EmailVerificationCompletedEvent records that subject used a
+// verification link.
 func EmailVerificationCompletedEvent(subject UserID) AuditEvent {
 	return AuditEvent{Type: AuditEmailVerificationCompleted, ActorID: subject, SubjectID: subject}
 }
 
-// PasswordResetRequestedEvent: a reset link was sent to subject.
+// PasswordResetRequestedEvent records that a reset link was sent to
+// subject.
 func PasswordResetRequestedEvent(subject UserID) AuditEvent {
 	return AuditEvent{Type: AuditPasswordResetRequested, SubjectID: subject}
 }
 
-// PasswordResetCompletedEvent: subject set a new password with a reset
-// link.
+// PasswordResetCompletedEvent records that subject set a new password
+// with a reset link.
 func PasswordResetCompletedEvent(subject UserID) AuditEvent {
 	return AuditEvent{Type: AuditPasswordResetCompleted, ActorID: subject, SubjectID: subject}
 }
 
-// MailGivenUpEvent: a message of the template to subject (empty when the
-// address is no account's) was given up; why is "rejected" (the server
+// MailGivenUpEvent records that a message of the template to subject
+// (empty when the address is no account's) was given up; why is "rejected" (the server
 // refused it) or "expired" (still failing after a day).
 func MailGivenUpEvent(subject UserID, template MailTemplate, why string) AuditEvent {
 	return AuditEvent{Type: AuditMailGivenUp, SubjectID: subject,
