@@ -12,7 +12,11 @@
 // Concurrency relies on the databases, not on process-local locks, so that
 // several instances can share one database: SQLite runs every transaction
 // as BEGIN IMMEDIATE, which serialises writers across processes; PostgreSQL
-// takes row locks where a read decides a write.
+// takes row locks where a read decides a write (an advisory lock for the
+// last-admin rule, FOR UPDATE SKIP LOCKED for outbox claims).
+//
+// DB is also the ports.Transactor: every store method called with the
+// context of its WithinTx runs in that transaction (see tx.go).
 package gormstore
 
 import (
@@ -72,7 +76,8 @@ type Options struct {
 
 // DB is a database with the userd schema (after Migrate). New makes one
 // without touching the database; Open connects it. It is safe for
-// concurrent use once open, and implements ports.HealthChecker. The
+// concurrent use once open, and implements ports.HealthChecker and
+// ports.Transactor. The
 // repositories made from a DB use it only after Open: before, their
 // methods would dereference a nil pool.
 type DB struct {
