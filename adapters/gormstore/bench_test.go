@@ -1,6 +1,7 @@
 package gormstore
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -158,6 +159,78 @@ func BenchmarkLoginAttempts(b *testing.B) {
 				for b.Loop() {
 					if _, err := store.Reserve(ctx, locked, time.Now()); err == nil {
 						b.Fatal("admitted while locked")
+					}
+				}
+			})
+		})
+	}
+}
+
+// The paths that run in transactions, on each database: a refresh's
+// rotation (a lookup, then the rotation's transaction), an update, and a
+// WithinTx that uses a link token, updates its user and enqueues a
+// message, as a password reset does.
+func BenchmarkTransactions(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(backend.name, func(b *testing.B) {
+			db := backend.open(b)
+			users, tokens := NewUserRepository(db), NewRefreshTokenStore(db)
+			links, outbox := NewLinkTokenStore(db), NewOutbox(db, newTestBox(b))
+			ctx := b.Context()
+			u := benchUser(0)
+			if err := users.Create(ctx, u); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("rotate", func(b *testing.B) {
+				now := time.Now()
+				fam := domain.RefreshFamily{ID: randomHex(b), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+				tok := domain.RefreshToken{Hash: randomHex(b), FamilyID: fam.ID, UserID: u.ID, IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+				if err := tokens.CreateFamily(ctx, fam, tok); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if _, _, err := tokens.Lookup(ctx, tok.Hash); err != nil {
+						b.Fatal(err)
+					}
+					next := tok
+					next.Hash = randomHex(b)
+					if ok, err := tokens.Rotate(ctx, tok.Hash, time.Now(), next); err != nil || !ok {
+						b.Fatal(ok, err)
+					}
+					tok = next
+				}
+			})
+			b.Run("update", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := users.Update(ctx, u.ID, func(v *domain.User) error { v.UpdatedAt = time.Now(); return nil }); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("reset_within_tx", func(b *testing.B) {
+				for b.Loop() {
+					_, hash := domain.NewLinkToken()
+					now := time.Now()
+					tok := domain.LinkToken{Hash: hash, Purpose: domain.LinkResetPassword, UserID: u.ID, Email: u.Email,
+						CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+					if err := links.Issue(ctx, tok); err != nil {
+						b.Fatal(err)
+					}
+					err := db.WithinTx(ctx, func(ctx context.Context) error {
+						if _, err := links.Use(ctx, hash, domain.LinkResetPassword, now); err != nil {
+							return err
+						}
+						if _, err := users.Update(ctx, u.ID, func(v *domain.User) error { v.EmailVerified = true; return nil }); err != nil {
+							return err
+						}
+						if err := tokens.RevokeUser(ctx, u.ID, now); err != nil {
+							return err
+						}
+						return outbox.Enqueue(ctx, domain.OutboxMessage{ID: domain.NewOutboxID(now), Kind: domain.OutboxMail,
+							Payload: []byte(`{}`), CreatedAt: now, NextAttemptAt: now})
+					})
+					if err != nil {
+						b.Fatal(err)
 					}
 				}
 			})

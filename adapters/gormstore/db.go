@@ -12,7 +12,11 @@
 // Concurrency relies on the databases, not on process-local locks, so that
 // several instances can share one database: SQLite runs every transaction
 // as BEGIN IMMEDIATE, which serialises writers across processes; PostgreSQL
-// takes row locks where a read decides a write.
+// takes row locks where a read decides a write (an advisory lock for the
+// last-admin rule, FOR UPDATE SKIP LOCKED for outbox claims).
+//
+// DB is also the ports.Transactor: every store method called with the
+// context of its WithinTx runs in that transaction (see tx.go).
 package gormstore
 
 import (
@@ -72,7 +76,8 @@ type Options struct {
 
 // DB is a database with the userd schema (after Migrate). New makes one
 // without touching the database; Open connects it. It is safe for
-// concurrent use once open, and implements ports.HealthChecker. The
+// concurrent use once open, and implements ports.HealthChecker and
+// ports.Transactor. The
 // repositories made from a DB use it only after Open: before, their
 // methods would dereference a nil pool.
 type DB struct {
@@ -81,9 +86,12 @@ type DB struct {
 	// sqlitePragmas added. It may hold a password: never put it in an error.
 	dsn  string
 	opts Options
-	// gorm is the writer: every write and every transaction goes through
-	// it. On SQLite it is a single connection. Nil until Open.
+	// gorm is the writer: every write goes through it. On SQLite it is a
+	// single connection. Nil until Open.
 	gorm *gorm.DB
+	// transactions is the writer's pool without GORM's prepared-statement
+	// cache: every transaction begins on it (see gormConfig).
+	transactions *gorm.DB
 	// read serves single-statement reads. On SQLite it is a separate pool
 	// of read-only connections, so that reads neither queue behind the one
 	// writer nor block it (WAL); on PostgreSQL it is the same pool as gorm.
@@ -169,6 +177,11 @@ func (db *DB) Open(ctx context.Context) error {
 		_ = sqlDB.Close()
 		return storeError(op, err)
 	}
+	transactions, err := db.openTransactions(sqlDB)
+	if err != nil {
+		_ = sqlDB.Close()
+		return storeError(op, err)
+	}
 	read := g
 	if !db.postgres && !sqliteInMemory(db.dsn) {
 		if read, err = openSQLiteReaders(db.dsn); err != nil {
@@ -176,8 +189,33 @@ func (db *DB) Open(ctx context.Context) error {
 			return err
 		}
 	}
-	db.gorm, db.read = g, read
+	db.gorm, db.transactions, db.read = g, transactions, read
 	return nil
+}
+
+// openTransactions returns a GORM handle on pool, the writer's, that does
+// not prepare statements: the handle transactions begin on. GORM's
+// statement cache holds a read lock while it waits for another caller to
+// finish preparing a statement, and needs the write lock to prepare a new
+// one; a caller outside any transaction prepares on the pool, which needs
+// a connection. A transaction preparing a statement through the cache
+// could thus wait for a caller that waits for the connection the
+// transaction holds (on SQLite, the only one): a deadlock, which the
+// Transactor contract met at once. Without the cache, transactions never
+// take its locks. The cost is small: on PostgreSQL pgx caches the
+// statements of each connection itself; on SQLite the statements of a
+// transaction are parsed again each time (a statement prepared inside a
+// transaction was re-prepared by database/sql in every other one anyway).
+func (db *DB) openTransactions(pool *sql.DB) (*gorm.DB, error) {
+	var dialector gorm.Dialector
+	if db.postgres {
+		dialector = postgres.New(postgres.Config{Conn: pool})
+	} else {
+		dialector = sqlite.New(sqlite.Config{Conn: pool})
+	}
+	cfg := gormConfig()
+	cfg.PrepareStmt = false
+	return gorm.Open(dialector, cfg)
 }
 
 // prepareSQLiteFile creates the SQLite database file, empty and with mode
@@ -302,7 +340,7 @@ func gormConfig() *gorm.Config {
 		SkipDefaultTransaction: true,
 		// Every query shape is reused on every request: preparing each once
 		// per connection saves the parse and plan (15% of a refresh on
-		// SQLite, by profile).
+		// SQLite, by profile). Not in transactions: see openTransactions.
 		PrepareStmt: true,
 		NowFunc:     func() time.Time { return time.Now().UTC() },
 		// Open pings with its context instead.

@@ -41,7 +41,7 @@ func (db *DB) WithinTx(ctx context.Context, fn func(ctx context.Context) error) 
 		return fn(ctx)
 	}
 	var fnErr error
-	err := db.gorm.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.transactions.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t := &dbTx{db: db, tx: tx}
 		// A context kept past the end, by a goroutine fn started, makes
 		// the stores run on their own again, as outside.
@@ -89,7 +89,7 @@ func (db *DB) transaction(ctx context.Context, fn func(tx *gorm.DB) error) error
 	if t := db.txOf(ctx); t != nil {
 		return savepoint(ctx, t.tx, fn)
 	}
-	return db.gorm.WithContext(ctx).Transaction(fn)
+	return db.transactions.WithContext(ctx).Transaction(fn)
 }
 
 // statement runs fn, a single write whose failure the caller reports and
@@ -104,10 +104,10 @@ func (db *DB) statement(ctx context.Context, fn func(g *gorm.DB) error) error {
 }
 
 // savepointName is the one name of the package's savepoints. They do not
-// nest (a store method runs no other inside its savepoint), and a fixed
-// name keeps the prepared-statement cache to three statements: GORM's own
-// nested Transaction names each savepoint at random, and PrepareStmt would
-// prepare and keep every one of them, on every connection, for ever.
+// nest (a store method runs no other inside its savepoint). GORM's own
+// nested Transaction is not used: it names each savepoint at random, and
+// a cache of statements (pgx's on PostgreSQL) would prepare and keep every
+// one of them, never used again.
 const savepointName = "userd_store"
 
 // savepoint runs fn in a savepoint of tx: released when fn succeeds,
