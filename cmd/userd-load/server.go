@@ -72,6 +72,7 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, 
 		// per-account budget off, every message goes to the loader's sink.
 		"USERD_MAIL_MIN_INTERVAL=0", "USERD_MAIL_MAX_PER_HOUR=0",
 		"USERD_SMTP_URL="+smtpURL,
+		"USERD_MAIL_DIR="+filepath.Join(dir, "mail"), // unused with the sink; never the checkout
 		"USERD_LOG_LEVEL=warn",
 		"USERD_BOOTSTRAP_ADMIN_EMAIL="+bootstrapEmail,
 		"USERD_BOOTSTRAP_ADMIN_PASSWORD="+bootstrapPassword,

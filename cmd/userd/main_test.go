@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -24,6 +25,14 @@ import (
 
 func testConfig(t *testing.T, env map[string]string) config.Config {
 	t.Helper()
+	if _, ok := env["USERD_MAIL_DIR"]; !ok {
+		// Messages go to the test's directory, never into the checkout.
+		env = maps.Clone(env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		env["USERD_MAIL_DIR"] = t.TempDir()
+	}
 	cfg, err := config.LoadFrom(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatalf("config: %v", err)

@@ -71,6 +71,8 @@ func newServer(t *testing.T, name string, env map[string]string) *server {
 	}
 	addr := freeAddr(t)
 	all := serverEnv(addr)
+	// Messages go to the test's own directory, never into the checkout.
+	all["USERD_MAIL_DIR"] = t.TempDir()
 	for k, v := range env {
 		all[k] = v
 	}

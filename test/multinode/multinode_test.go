@@ -133,6 +133,9 @@ func newCluster(t *testing.T) *cluster {
 			"USERD_BOOTSTRAP_ADMIN_EMAIL="+adminEmail,
 			"USERD_BOOTSTRAP_ADMIN_PASSWORD="+adminPassword,
 			"USERD_LOG_LEVEL=warn",
+			// Messages (verification at registration) go to files of the
+			// test, not into the checkout.
+			"USERD_MAIL_DIR="+t.TempDir(),
 			"USERD_SHUTDOWN_TIMEOUT=5s",
 		)
 		cmd.Stdout, cmd.Stderr = logs, logs

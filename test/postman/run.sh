@@ -60,7 +60,7 @@ go build -o "$tmp/userd" ./cmd/userd
 # free port, which the server logs.
 env -i PATH="$PATH" HOME="$HOME" TMPDIR="${TMPDIR:-/tmp}" \
   USERD_HTTP_ADDR=127.0.0.1:0 \
-  USERD_DB_DRIVER=sqlite USERD_DB_DSN="$tmp/userd.db" \
+  USERD_DB_DRIVER=sqlite USERD_DB_DSN="$tmp/userd.db" USERD_MAIL_DIR="$tmp/mail" \
   USERD_BOOTSTRAP_ADMIN_EMAIL="$ADMIN_EMAIL" USERD_BOOTSTRAP_ADMIN_PASSWORD="$ADMIN_PASSWORD" \
   USERD_AUTH_IP_LIMIT=0 USERD_REGISTER_IP_LIMIT=0 USERD_LOG_FORMAT=json \
   "$tmp/userd" serve >"$tmp/server.log" 2>&1 &

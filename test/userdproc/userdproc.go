@@ -47,7 +47,10 @@ func New(t testing.TB, bin string, env map[string]string) *Node {
 	t.Helper()
 	addr := FreeAddr(t)
 	n := &Node{t: t, bin: bin, Addr: addr, Base: "http://" + addr, Log: &logbuf.Buffer{}}
-	all := map[string]string{"USERD_HTTP_ADDR": addr}
+	// Messages go to the test's own directory unless the test says
+	// otherwise, never into the checkout (USERD_MAIL_DIR's default is
+	// ./mail).
+	all := map[string]string{"USERD_HTTP_ADDR": addr, "USERD_MAIL_DIR": t.TempDir()}
 	for k, v := range env {
 		all[k] = v
 	}
