@@ -1,0 +1,283 @@
+package mailflow
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // the driver that reads the node's outbox in TestRestartBetweenClaimAndSend
+
+	"github.com/userd/userd/test/smtpserver"
+	"github.com/userd/userd/test/userdproc"
+)
+
+// retryWait bounds the wait for a message that failed once: the first
+// retry comes about 5 s after the failure.
+const retryWait = 20 * time.Second
+
+// TestTransientFailureRetried sends the verification of a new account to
+// a server that fails it for a while: each failure leaves the message in
+// the outbox (the backlog shows it), counts a retry, and the message
+// arrives, once, as soon as the server recovers.
+func TestTransientFailureRetried(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		mode smtpserver.Mode
+	}{
+		{"421_at_mail", smtpserver.Mode{Stage: smtpserver.StageMail, Code: 421}},
+		{"451_at_rcpt", smtpserver.Mode{Stage: smtpserver.StageRcpt, Code: 451}},
+		{"451_at_end_of_data", smtpserver.Mode{Stage: smtpserver.StageData, Code: 451}},
+		{"dropped_in_data", smtpserver.Mode{Stage: smtpserver.StageData, Drop: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
+			smtp.SetMode(tc.mode)
+			node := startNode(t, smtpEnv(t.TempDir(), smtp.URL()))
+			const email = "grace@example.com"
+			u := register(t, node.Base, "Grace Hopper", email)
+
+			eventually(t, retryWait, "a retry counted (userd_outbox_messages_total{result=retried})", func() bool {
+				return mailCounter(t, node.Base, "retried") >= 1
+			})
+			if n := backlog(t, node.Base); n < 1 {
+				t.Errorf("backlog %v while the message waits, want at least 1", n)
+			}
+			if got := len(smtp.Messages()); got != 0 {
+				t.Fatalf("%d messages arrived while the server failed them", got)
+			}
+			if n := mailCounter(t, node.Base, "given_up"); n != 0 {
+				t.Fatalf("a temporary failure gave %v message(s) up", n)
+			}
+
+			smtp.SetMode(smtpserver.Mode{})
+			m := waitMail(t, smtp, retryWait, "the verification after the server recovered", to(email, subjectVerify))
+			checkMessage(t, m, email)
+			token := linkToken(t, m, "/account/verify-email")
+			eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+			if got := len(smtp.Messages()); got != 1 {
+				t.Errorf("%d messages arrived, want the one, once", got)
+			}
+			r := send(t, http.MethodPost, node.Base+"/auth/email-verification/confirm", map[string]string{"token": token}, "")
+			expect(t, "confirm with the retried message's token", r, http.StatusOK, "")
+			if !strings.Contains(string(r.body), u.ID) {
+				t.Errorf("confirm answered another user: %s", r.body)
+			}
+		})
+	}
+}
+
+// TestStalledServerRetried: a server that holds the reply to DATA longer
+// than the mailer's 10 s timeout fails the send, which is retried and
+// arrives. The server may keep the stalled copy too: at least once means
+// a duplicate is allowed, and every copy carries the same link.
+func TestStalledServerRetried(t *testing.T) {
+	t.Parallel()
+	smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
+	smtp.SetMode(smtpserver.Mode{Stage: smtpserver.StageData, Stall: 12 * time.Second})
+	node := startNode(t, smtpEnv(t.TempDir(), smtp.URL()))
+	const email = "stall@example.com"
+	register(t, node.Base, "Stalled", email)
+
+	eventually(t, retryWait, "a retry after the timeout", func() bool { return mailCounter(t, node.Base, "retried") >= 1 })
+	smtp.SetMode(smtpserver.Mode{})
+	waitMail(t, smtp, retryWait, "the verification after the stall", to(email, subjectVerify))
+	eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+	msgs := parseAll(t, smtp.Received())
+	t.Logf("%d cop(ies) arrived", len(msgs))
+	if len(msgs) > 2 {
+		t.Errorf("%d copies arrived, want one, or two with the stalled one", len(msgs))
+	}
+	for _, m := range msgs {
+		if m.link != msgs[0].link {
+			t.Errorf("copies differ: %s and %s", m.link, msgs[0].link)
+		}
+	}
+}
+
+// TestRejectedMailGivenUp: a 5xx reply gives the message up at once: an
+// error in the log, the given_up counter, a mail.given_up event in the
+// audit trail, nothing left in the outbox, and the message never arrives,
+// even when the server takes mail again.
+func TestRejectedMailGivenUp(t *testing.T) {
+	t.Parallel()
+	smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
+	smtp.SetMode(smtpserver.Mode{Stage: smtpserver.StageRcpt, Code: 550})
+	node := startNode(t, smtpEnv(t.TempDir(), smtp.URL()))
+	const email = "nobody@example.com"
+	u := register(t, node.Base, "Nobody", email)
+
+	eventually(t, retryWait, "the message given up (userd_outbox_messages_total{result=given_up})", func() bool {
+		return mailCounter(t, node.Base, "given_up") == 1
+	})
+	if n := mailCounter(t, node.Base, "retried"); n != 0 {
+		t.Errorf("a 550 was retried %v time(s)", n)
+	}
+	eventually(t, 5*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+	line := logLine(t, node, "mail given up")
+	if line["level"] != "ERROR" || line["user_id"] != u.ID || line["template"] != "verify_email" {
+		t.Errorf("the log line of the given-up message: %v, want level ERROR, user_id %s, template verify_email", line, u.ID)
+	}
+	admin := login(t, node.Base, adminEmail, adminPassword)
+	events, _ := auditTrail(t, node.Base, admin.AccessToken)
+	if !hasEvent(events, "mail.given_up", u.ID) {
+		t.Errorf("no mail.given_up event about the account in the audit trail: %v", events)
+	}
+
+	// The server takes mail again: a new request arrives, the given-up
+	// message does not.
+	smtp.SetMode(smtpserver.Mode{})
+	r := send(t, http.MethodPost, node.Base+"/auth/email-verification", map[string]string{"email": email}, "")
+	expect(t, "POST /auth/email-verification", r, http.StatusAccepted, "")
+	waitMail(t, smtp, mailWait, "the verification asked for again", to(email, subjectVerify))
+	eventually(t, 5*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+	if got := len(smtp.Messages()); got != 1 {
+		t.Errorf("%d messages arrived, want only the one asked for after the server recovered", got)
+	}
+}
+
+// logLine returns the first JSON line of the node's log whose msg is msg,
+// or fails the test.
+func logLine(t testing.TB, node *userdproc.Node, msg string) map[string]any {
+	t.Helper()
+	for line := range strings.Lines(node.Log.String()) {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
+			return rec
+		}
+	}
+	t.Fatalf("no log line %q; log:\n%s", msg, node.Log.String())
+	return nil
+}
+
+// TestSMTPUnreachableAtStart: a mail server that is not there does not
+// stop the service: it starts, is ready, takes requests; the messages wait
+// in the outbox (the backlog shows them), sealed, and a restart with the
+// server back delivers them: nothing is lost.
+func TestSMTPUnreachableAtStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	closed := "smtp://" + userdproc.FreeAddr(t) + "?tls=none" // nothing listens there
+	node := startNode(t, smtpEnv(dir, closed))
+	const email = "lin@example.com"
+	register(t, node.Base, "Lin", email)
+	r := send(t, http.MethodPost, node.Base+"/auth/password-reset", map[string]string{"email": email}, "")
+	expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
+	r = send(t, http.MethodGet, node.Base+"/readyz", nil, "")
+	expect(t, "GET /readyz with the mail server away", r, http.StatusOK, "")
+	// The verification and the reset message wait (once the request is
+	// answered, which needs no mail server).
+	eventually(t, 10*time.Second, "two messages waiting", func() bool {
+		return backlog(t, node.Base) >= 2 && mailCounter(t, node.Base, "retried") >= 1
+	})
+	if age, ok := metric(t, node.Base, "userd_outbox_oldest_age_seconds"); !ok || age <= 0 {
+		t.Errorf("userd_outbox_oldest_age_seconds %v (found %v) while messages wait", age, ok)
+	}
+	r = send(t, http.MethodGet, node.Base+"/readyz", nil, "")
+	expect(t, "GET /readyz with messages waiting", r, http.StatusOK, "")
+	node.Stop()
+	stored := databaseBytes(t, dir)
+
+	// Restarted on the same database, with a server that takes mail.
+	smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
+	again := startNode(t, smtpEnv(dir, smtp.URL()))
+	verify := waitMail(t, smtp, 30*time.Second, "the verification after the restart", to(email, subjectVerify))
+	reset := waitMail(t, smtp, 30*time.Second, "the reset message after the restart", to(email, subjectReset))
+	eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
+	if got := len(smtp.Messages()); got != 2 {
+		t.Errorf("%d messages arrived, want the two, once each", got)
+	}
+	for _, tok := range []string{linkToken(t, verify, "/account/verify-email"), linkToken(t, reset, "/account/reset-password")} {
+		if bytes.Contains(stored, []byte(tok)) {
+			t.Errorf("the database held the link token %s in the clear while its message waited", tok)
+		}
+	}
+	r = send(t, http.MethodPost, again.Base+"/auth/password-reset/confirm",
+		map[string]string{"token": linkToken(t, reset, "/account/reset-password"), "password": "delivered-Late-2026"}, "")
+	expect(t, "reset with the token delivered after the restart", r, http.StatusNoContent, "")
+}
+
+// databaseBytes is everything the SQLite database of dir holds on disk.
+func databaseBytes(t testing.TB, dir string) []byte {
+	t.Helper()
+	var all []byte
+	for _, name := range []string{"userd.db", "userd.db-wal"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	if len(all) == 0 {
+		t.Fatal("no database files")
+	}
+	return all
+}
+
+// TestRestartBetweenClaimAndSend kills userd (SIGKILL) while it is in the
+// middle of sending a message it claimed, and starts it again with the
+// server healthy: the message is delivered (at least once), not lost.
+//
+// A claim leases the message for 2 minutes (application.deliveryLease),
+// and nothing gives the lease of a dead node back sooner, so the
+// restarted node sends it once the lease has run out. Rather than wait 2
+// minutes, the test ends the lease in the database, as the clock would.
+func TestRestartBetweenClaimAndSend(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
+	// The server reads the whole message, then holds its reply: the
+	// sender waits there, the message claimed and not yet sent.
+	smtp.SetMode(smtpserver.Mode{Stage: smtpserver.StageData, Stall: time.Minute})
+	env := smtpEnv(dir, smtp.URL())
+	node := startNode(t, env)
+	const email = "crash@example.com"
+	register(t, node.Base, "Crash", email)
+	eventually(t, 5*time.Second, "the sender connected", func() bool { return smtp.Connections() >= 1 })
+	// Well within the mailer's 10 s timeout: the send is under way.
+	time.Sleep(500 * time.Millisecond)
+	node.Kill()
+
+	db, err := sql.Open("sqlite3", filepath.Join(dir, "userd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	var (
+		rows, attempts int
+		claimedUntil   sql.NullInt64
+	)
+	err = db.QueryRow(`SELECT COUNT(*), MAX(attempts), MAX(claimed_until) FROM outbox_messages WHERE kind = 'mail'`).
+		Scan(&rows, &attempts, &claimedUntil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if rows != 1 || attempts != 0 || !claimedUntil.Valid || !time.UnixMicro(claimedUntil.Int64).After(now) {
+		t.Fatalf("after the kill the outbox holds %d mail(s), %d attempt(s), claimed until %v; want the one, claimed, not tried",
+			rows, attempts, claimedUntil)
+	}
+	t.Logf("the killed node's lease has %v to run", time.UnixMicro(claimedUntil.Int64).Sub(now).Round(time.Second))
+	if _, err := db.Exec(`UPDATE outbox_messages SET claimed_until = ?`, now.Add(-time.Second).UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	smtp.SetMode(smtpserver.Mode{})
+	again := userdproc.New(t, binary, env)
+	again.Start()
+	m := waitMail(t, smtp, mailWait, "the verification after the restart", to(email, subjectVerify))
+	token := linkToken(t, m, "/account/verify-email")
+	eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
+	r := send(t, http.MethodPost, again.Base+"/auth/email-verification/confirm", map[string]string{"token": token}, "")
+	expect(t, "confirm with the token delivered after the crash", r, http.StatusOK, "")
+}
