@@ -282,6 +282,12 @@ func checkMessage(t testing.TB, m mail, addr string) {
 	if m.From != fromAddress || m.Header.Get("From") == "" {
 		t.Errorf("%q: From %q (%s), want %s", m.Subject, m.From, m.Header.Get("From"), fromAddress)
 	}
+	if !strings.Contains(m.Header.Get("From"), "Accounts Desk") {
+		t.Errorf("%q: From %q lacks the name of USERD_MAIL_FROM", m.Subject, m.Header.Get("From"))
+	}
+	if id := m.Header.Get("Message-Id"); !strings.HasSuffix(id, "@mail.example.test>") {
+		t.Errorf("%q: Message-ID %q, want one of the domain of USERD_MAIL_FROM", m.Subject, id)
+	}
 	if m.envelope.From != "" && m.envelope.From != fromAddress {
 		t.Errorf("%q: MAIL FROM %q, want %s", m.Subject, m.envelope.From, fromAddress)
 	}

@@ -265,3 +265,32 @@ func randomToken() string {
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
+
+// TestRequireEmailVerification: with USERD_REQUIRE_EMAIL_VERIFICATION,
+// the right password of an unverified account is 403
+// email_not_verified (a wrong one still 401), until the link of the
+// registration's message is followed.
+func TestRequireEmailVerification(t *testing.T) {
+	t.Parallel()
+	smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
+	env := smtpEnv(t.TempDir(), smtp.URL())
+	env["USERD_REQUIRE_EMAIL_VERIFICATION"] = "true"
+	node := startNode(t, env)
+	const email = "hedy@example.com"
+	register(t, node.Base, "Hedy Lamarr", email)
+	r := send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "")
+	expect(t, "login before the verification", r, http.StatusForbidden, "email_not_verified")
+	if len(r.body) > 0 && (strings.Contains(string(r.body), "accessToken") || strings.Contains(string(r.body), "refreshToken")) {
+		t.Errorf("the refusal carries a token: %s", r.body)
+	}
+	r = send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": "wrong-Guess-000"}, "")
+	expect(t, "a wrong password before the verification", r, http.StatusUnauthorized, "invalid_credentials")
+
+	m := waitMail(t, smtp, mailWait, "verification", to(email, subjectVerify))
+	token := linkToken(t, m, "/account/verify-email")
+	r = postForm(t, node.Base+"/account/verify-email", url.Values{"token": {token}}, "same-origin")
+	expect(t, "the verification form", r, http.StatusOK, "")
+	if tok := login(t, node.Base, email, userPassword); !tok.User.EmailVerified {
+		t.Error("login after the verification: emailVerified false")
+	}
+}
