@@ -285,3 +285,29 @@ func TestRestartBetweenClaimAndSend(t *testing.T) {
 	r := send(t, http.MethodPost, again.Base+"/auth/email-verification/confirm", map[string]string{"token": token}, "")
 	expect(t, "confirm with the token delivered after the crash", r, http.StatusOK, "")
 }
+
+// TestGracefulStopGivesClaimsBack stops userd the ordinary way (SIGTERM,
+// as a deployment does) while it is sending a message, and starts it
+// again with the server healthy: the message goes out at once, as the
+// contract wants in normal operation (within 5 s of the change; the
+// test allows 15 s), not after the 2-minute lease of the stopped node.
+// The send in hand was abandoned, so the server may keep a copy too.
+func TestGracefulStopGivesClaimsBack(t *testing.T) {
+	t.Parallel()
+	smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
+	smtp.SetMode(smtpserver.Mode{Stage: smtpserver.StageData, Stall: time.Minute})
+	env := smtpEnv(t.TempDir(), smtp.URL())
+	node := startNode(t, env)
+	const email = "deploy@example.com"
+	register(t, node.Base, "Deploy", email)
+	eventually(t, 5*time.Second, "the sender connected", func() bool { return smtp.Connections() >= 1 })
+	time.Sleep(500 * time.Millisecond) // well within the mailer's 10 s timeout
+	node.Stop()
+
+	smtp.SetMode(smtpserver.Mode{})
+	again := userdproc.New(t, binary, env)
+	again.Start()
+	m := waitMail(t, smtp, mailWait, "the verification after the restart", to(email, subjectVerify))
+	linkToken(t, m, "/account/verify-email")
+	eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
+}
