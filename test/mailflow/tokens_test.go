@@ -141,7 +141,8 @@ func TestResetEndsTheLockOut(t *testing.T) {
 // TestWhoGetsAMessage: the request routes answer 202 whoever asks, and
 // send only to those the contract names: no message for an unknown email,
 // a verification for an unverified account only, a reset for an enabled
-// account only, nothing beyond the per-account budget; an admin's
+// account only, nothing beyond the per-account budget (and a refused
+// request voids no earlier link); an admin's
 // registration sends a verification too. The links follow
 // USERD_VERIFY_EMAIL_URL and USERD_RESET_PASSWORD_URL.
 func TestWhoGetsAMessage(t *testing.T) {
@@ -196,6 +197,12 @@ func TestWhoGetsAMessage(t *testing.T) {
 		!linkTokenPattern.MatchString(link.Query().Get("token")) {
 		t.Errorf("reset link %q, want %s?token=…", reset.link, resetURL)
 	}
+	// The refused second request voided nothing: the link works.
+	link, _ := url.Parse(reset.link)
+	r = send(t, http.MethodPost, base+"/auth/password-reset/confirm",
+		map[string]string{"token": link.Query().Get("token"), "password": "evelyn-Orbit-1962"}, "")
+	expect(t, "reset with the link sent before the refused request", r, http.StatusNoContent, "")
+	waitMail(t, smtp, mailWait, "the password-changed notice", to(email, subjectPasswordChanged))
 
 	// A disabled account is sent no reset.
 	r = send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]any{"disabled": true}, admin.AccessToken)
@@ -208,7 +215,7 @@ func TestWhoGetsAMessage(t *testing.T) {
 	for _, m := range parseAll(t, smtp.Received()) {
 		got = append(got, m.Subject+" → "+m.To)
 	}
-	want := []string{subjectVerify + " → " + email, subjectReset + " → " + email}
+	want := []string{subjectVerify + " → " + email, subjectReset + " → " + email, subjectPasswordChanged + " → " + email}
 	if !slices.Equal(got, want) {
 		t.Errorf("messages %v, want %v", got, want)
 	}
