@@ -71,6 +71,9 @@ func newServer(t *testing.T, name string, env map[string]string) *server {
 	}
 	addr := freeAddr(t)
 	all := serverEnv(addr)
+	// The .eml files of the messages (no USERD_SMTP_URL), out of the
+	// package's directory.
+	all["USERD_MAIL_DIR"] = filepath.Join(t.TempDir(), "mail")
 	for k, v := range env {
 		all[k] = v
 	}
