@@ -80,14 +80,39 @@ func (d *DeliveryService) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("claim outbox messages: %w", err)
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
 		if ctx.Err() != nil {
-			// The lease gives the rest back to whoever claims next.
+			// Stopping: the rest go back to the outbox, due at once.
+			d.giveBack(ctx, msgs[i:]...)
 			break
 		}
 		d.handle(ctx, m)
 	}
 	return len(msgs), nil
+}
+
+// giveBackTimeout bounds giving messages back at stop, when the store may
+// be slow to answer.
+const giveBackTimeout = 5 * time.Second
+
+// giveBack gives messages this sender claimed but did not finish back to
+// the outbox, due at once, when it stops (SIGTERM, a deployment): the next
+// claim, this node's once it restarts or another node's, takes them
+// without waiting for the rest of the lease, which would hold them up to
+// deliveryLease. Neither an attempt nor an error is recorded. A message
+// that is gone (sent or given up) stays gone. A send that was cut off may
+// have reached the server: it is sent again, as after a lease (at least
+// once).
+func (d *DeliveryService) giveBack(ctx context.Context, msgs ...domain.OutboxMessage) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveBackTimeout)
+	defer cancel()
+	now := d.clock.Now()
+	for _, m := range msgs {
+		if err := d.outbox.Retry(ctx, m.ID, now, m.Attempts, m.LastError); err != nil {
+			d.log.LogAttrs(ctx, slog.LevelWarn, "outbox message not given back at stop: it waits for its lease",
+				slog.String("outbox_id", string(m.ID)), slog.String("error", err.Error()))
+		}
+	}
 }
 
 // handle sends or answers one message and records the outcome.
@@ -105,7 +130,14 @@ func (d *DeliveryService) handle(ctx context.Context, m domain.OutboxMessage) {
 			slog.String("kind", string(m.Kind)), slog.String("outbox_id", string(m.ID)))
 		return
 	}
-	if err != nil && ctx.Err() == nil {
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// Stopping in the middle: a request not answered goes back at
+		// once (a message whose send was cut off was given back by
+		// sendMail; one that is gone stays gone).
+		d.giveBack(ctx, m)
+	default:
 		d.log.LogAttrs(ctx, slog.LevelWarn, "outbox message not handled", slog.String("kind", string(m.Kind)),
 			slog.String("outbox_id", string(m.ID)), slog.String("error", err.Error()))
 	}
@@ -131,7 +163,8 @@ func (d *DeliveryService) sendMail(ctx context.Context, m domain.OutboxMessage) 
 		d.giveUp(ctx, m, mail, "rejected")
 		return err
 	case ctx.Err() != nil:
-		// Stopping: the lease hands the message to the next claim.
+		// Stopping: the message goes back, due at once.
+		d.giveBack(ctx, m)
 		return nil
 	}
 	now := d.clock.Now()

@@ -61,6 +61,9 @@ func baseEnv(dir string) map[string]string {
 		"USERD_BOOTSTRAP_ADMIN_EMAIL":    adminEmail,
 		"USERD_BOOTSTRAP_ADMIN_PASSWORD": adminPassword,
 		"USERD_LOG_LEVEL":                "warn",
+		// The .eml files of the messages (no USERD_SMTP_URL): in dir, not
+		// in the package's directory, where they would hold live links.
+		"USERD_MAIL_DIR": dir + "/mail",
 	}
 }
 

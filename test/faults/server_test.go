@@ -71,8 +71,9 @@ func newServer(t *testing.T, name string, env map[string]string) *server {
 	}
 	addr := freeAddr(t)
 	all := serverEnv(addr)
-	// Messages go to the test's own directory, never into the checkout.
-	all["USERD_MAIL_DIR"] = t.TempDir()
+	// The .eml files of the messages (no USERD_SMTP_URL), out of the
+	// package's directory.
+	all["USERD_MAIL_DIR"] = filepath.Join(t.TempDir(), "mail")
 	for k, v := range env {
 		all[k] = v
 	}

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,6 +119,9 @@ func newCluster(t *testing.T) *cluster {
 	c := &cluster{t: t, db: scoped}
 	// One secret key for the deployment: every node opens what any sealed.
 	secretKey := secretbox.EncodeKey(secretbox.NewKey())
+	// The .eml files of the messages (no USERD_SMTP_URL), out of the
+	// package's directory.
+	mailDir := filepath.Join(t.TempDir(), "mail")
 	for _, addr := range freeAddrs(t, nodeCount) {
 		logs := &logbuf.Buffer{}
 		cmd := exec.Command(binary, "serve")
@@ -133,10 +137,8 @@ func newCluster(t *testing.T) *cluster {
 			"USERD_BOOTSTRAP_ADMIN_EMAIL="+adminEmail,
 			"USERD_BOOTSTRAP_ADMIN_PASSWORD="+adminPassword,
 			"USERD_LOG_LEVEL=warn",
-			// Messages (verification at registration) go to files of the
-			// test, not into the checkout.
-			"USERD_MAIL_DIR="+t.TempDir(),
 			"USERD_SHUTDOWN_TIMEOUT=5s",
+			"USERD_MAIL_DIR="+mailDir,
 		)
 		cmd.Stdout, cmd.Stderr = logs, logs
 		c.urls = append(c.urls, "http://"+addr)

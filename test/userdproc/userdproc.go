@@ -142,6 +142,21 @@ func (n *Node) Stop() {
 	}
 }
 
+// Kill ends the process with SIGKILL, as a crash or the OOM killer
+// would: no shutdown hook runs. It waits until the process has exited;
+// killing a node that does not run does nothing.
+func (n *Node) Kill() {
+	n.mu.Lock()
+	cmd, done := n.cmd, n.done
+	n.cmd = nil
+	n.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill() // it may have exited meanwhile
+	<-done
+}
+
 // Run runs a userd command (e.g. "keys", "rotate") with the node's
 // configuration and stdin, and returns its exit code and output.
 func (n *Node) Run(stdin string, args ...string) (code int, stdout, stderr string) {
