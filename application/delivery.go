@@ -76,13 +76,18 @@ func (d *DeliveryService) Run(ctx context.Context) {
 // RunOnce claims the due messages (one batch) and handles each; it
 // returns how many it claimed.
 func (d *DeliveryService) RunOnce(ctx context.Context) (int, error) {
-	msgs, err := d.outbox.Claim(ctx, d.clock.Now(), deliveryLease, deliveryBatch)
+	claimed := d.clock.Now()
+	msgs, err := d.outbox.Claim(ctx, claimed, deliveryLease, deliveryBatch)
 	if err != nil {
 		return 0, fmt.Errorf("claim outbox messages: %w", err)
 	}
+	// A message is started only while its whole send fits in what is left
+	// of the lease: past that, another node may claim it too, and two
+	// senders would race on one message. A slow mail server ends the batch
+	// early; the rest go back, due at once, for the next claim.
+	leaseEnd := claimed.Add(deliveryLease)
 	for i, m := range msgs {
-		if ctx.Err() != nil {
-			// Stopping: the rest go back to the outbox, due at once.
+		if ctx.Err() != nil || d.clock.Now().Add(sendTimeout).After(leaseEnd) {
 			d.giveBack(ctx, msgs[i:]...)
 			break
 		}
@@ -96,10 +101,10 @@ func (d *DeliveryService) RunOnce(ctx context.Context) (int, error) {
 const giveBackTimeout = 5 * time.Second
 
 // giveBack gives messages this sender claimed but did not finish back to
-// the outbox, due at once, when it stops (SIGTERM, a deployment): the next
-// claim, this node's once it restarts or another node's, takes them
-// without waiting for the rest of the lease, which would hold them up to
-// deliveryLease. Neither an attempt nor an error is recorded. A message
+// the outbox, due at once, when it stops (SIGTERM, a deployment) or its
+// lease runs short: the next claim, this node's or another node's, takes
+// them without waiting for the rest of the lease, which would hold them up
+// to deliveryLease. Neither an attempt nor an error is recorded. A message
 // that is gone (sent or given up) stays gone. A send that was cut off may
 // have reached the server: it is sent again, as after a lease (at least
 // once).
@@ -109,7 +114,7 @@ func (d *DeliveryService) giveBack(ctx context.Context, msgs ...domain.OutboxMes
 	now := d.clock.Now()
 	for _, m := range msgs {
 		if err := d.outbox.Retry(ctx, m.ID, now, m.Attempts, m.LastError); err != nil {
-			d.log.LogAttrs(ctx, slog.LevelWarn, "outbox message not given back at stop: it waits for its lease",
+			d.log.LogAttrs(ctx, slog.LevelWarn, "outbox message not given back: it waits for its lease",
 				slog.String("outbox_id", string(m.ID)), slog.String("error", err.Error()))
 		}
 	}

@@ -2,6 +2,7 @@ package application_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -47,5 +48,41 @@ func TestDelivery_stop_gives_messages_back(t *testing.T) {
 		if m.Attempts != 0 || m.LastError != "" {
 			t.Errorf("message %s: %d attempts, last error %q; a stop is no attempt", m.ID, m.Attempts, m.LastError)
 		}
+	}
+}
+
+// TestDelivery_slow_server_ends_the_batch_within_the_lease: when sends
+// are so slow that the next one might outlast the lease (after which
+// another node may claim the same message), the sender stops the batch
+// and gives the rest back, due at once, instead of racing another node.
+func TestDelivery_slow_server_ends_the_batch_within_the_lease(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := range 6 {
+		in := application.RegisterInput{Name: "Reader", Email: fmt.Sprintf("r%d@example.com", i), Password: "correct horse battery staple"}
+		if _, err := e.users.Register(ctx, nil, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each send takes 25 s of the 2-minute lease: the fifth would start
+	// at 100 s, and with the 30 s send timeout might end past the lease's
+	// end at 120 s; it is not started.
+	e.mailer.fail = func(domain.Mail) error {
+		e.clock.Advance(25 * time.Second)
+		return nil
+	}
+	n, err := e.svc.Delivery.RunOnce(ctx)
+	if err != nil || n != 6 {
+		t.Fatalf("RunOnce = %d, %v; want the 6 verifications claimed", n, err)
+	}
+	if sent := len(e.mailer.Sent()); sent != 4 {
+		t.Errorf("%d messages sent in one batch, want 4 (those that could finish within the lease)", sent)
+	}
+	msgs, err := e.store.Outbox(testBox).Claim(ctx, e.clock.Now(), time.Minute, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 {
+		t.Errorf("a claim right after the batch finds %d messages, want the 2 given back", len(msgs))
 	}
 }

@@ -152,8 +152,9 @@ func newServices(p servicesParams) (*application.Services, error) {
 
 // deliveryModule runs the outbox's sender loop while the server runs, so
 // that every node sends what any node queued. It starts after the
-// database is ready and stops, finishing the message in hand, before the
-// database closes.
+// database is ready and stops before the database closes, giving the
+// messages it holds back to the outbox (due at once, for the next node or
+// start) rather than leaving them to their lease.
 var deliveryModule = fx.Module("delivery", fx.Invoke(runDelivery))
 
 func runDelivery(lc fx.Lifecycle, svc *application.Services) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"go.uber.org/dig"
 	"go.uber.org/fx"
 
 	"github.com/userd/userd/adapters/httpapi"
@@ -42,7 +43,10 @@ func loadConfig(memoryRefusal string) (config.Config, error) {
 func withApp(ctx context.Context, cfg config.Config, options fx.Option, fn func(context.Context) error) (err error) {
 	app := fx.New(fx.NopLogger, options)
 	if err := app.Err(); err != nil {
-		return err
+		// A constructor's error says what is wrong (it names the setting
+		// or file); fx's chain of the functions it was building for adds
+		// only noise to a person reading it.
+		return dig.RootCause(err)
 	}
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
