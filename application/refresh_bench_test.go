@@ -13,11 +13,15 @@ import (
 	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
-// BenchmarkRefreshSQLite is one refresh end to end through the real
-// adapters on a SQLite file: the write path the refresh goal measures.
-func BenchmarkRefreshSQLite(b *testing.B) {
+// sqliteServices are the use cases over the real adapters on a fresh
+// SQLite file, with cheap password hashing and mailer, for the benchmarks
+// of write paths; it returns the user repository and the hasher too, for
+// their set-up.
+func sqliteServices(b *testing.B, mailer ports.Mailer) (*application.Services, ports.UserRepository, ports.PasswordHasher) {
+	b.Helper()
 	db, err := gormstore.Open("sqlite", filepath.Join(b.TempDir(), "u.db"), gormstore.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -43,11 +47,19 @@ func BenchmarkRefreshSQLite(b *testing.B) {
 	svc, err := application.New(application.Deps{Users: users, Tokens: gormstore.NewRefreshTokenStore(db),
 		Attempts: gormstore.NewLoginAttemptStore(db), Hasher: hasher, Issuer: iss, Codec: startedCodec(b, keys, clk),
 		Keys: &fakeKeys{clock: clk}, Clock: clk, Tx: db, Outbox: gormstore.NewOutbox(db, box),
-		Links: gormstore.NewLinkTokenStore(db), Mailer: &fakeMailer{}},
-		application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second})
+		Links: gormstore.NewLinkTokenStore(db), Mailer: mailer},
+		application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second,
+			VerifyEmailURL: "http://x/v", ResetPasswordURL: "http://x/r"})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return svc, users, hasher
+}
+
+// BenchmarkRefreshSQLite is one refresh end to end through the real
+// adapters on a SQLite file: the write path the refresh goal measures.
+func BenchmarkRefreshSQLite(b *testing.B) {
+	svc, users, hasher := sqliteServices(b, &fakeMailer{})
 	auth := svc.Auth
 	h, _ := hasher.Hash(context.Background(), "a long enough secret")
 	now := time.Now()

@@ -36,14 +36,22 @@ func (r *LinkTokenStore) Issue(ctx context.Context, t domain.LinkToken) error {
 
 // Peek implements ports.LinkTokenStore.
 func (r *LinkTokenStore) Peek(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {
-	now = normTime(now)
-	s := r.s
-	defer s.lock(ctx)()
-	t, ok := s.links[hash]
-	if !ok || t.Purpose != purpose || t.UsedAt != nil || !now.Before(t.ExpiresAt) {
-		return domain.LinkToken{}, fmt.Errorf("peek link token: %w", domain.ErrInvalidLinkToken)
+	defer r.s.lock(ctx)()
+	t, err := r.usable(hash, purpose, normTime(now))
+	if err != nil {
+		return domain.LinkToken{}, fmt.Errorf("peek link token: %w", err)
 	}
 	return copyLinkToken(t), nil
+}
+
+// usable returns the stored token with the hash when it is of purpose,
+// unused and not expired at now; the caller holds the lock.
+func (r *LinkTokenStore) usable(hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {
+	t, ok := r.s.links[hash]
+	if !ok || t.Purpose != purpose || t.UsedAt != nil || !now.Before(t.ExpiresAt) {
+		return domain.LinkToken{}, domain.ErrInvalidLinkToken
+	}
+	return t, nil
 }
 
 // Use implements ports.LinkTokenStore under the store's lock, which makes
@@ -52,9 +60,9 @@ func (r *LinkTokenStore) Use(ctx context.Context, hash string, purpose domain.Li
 	now = normTime(now)
 	s := r.s
 	defer s.lock(ctx)()
-	t, ok := s.links[hash]
-	if !ok || t.Purpose != purpose || t.UsedAt != nil || !now.Before(t.ExpiresAt) {
-		return domain.LinkToken{}, fmt.Errorf("use link token: %w", domain.ErrInvalidLinkToken)
+	t, err := r.usable(hash, purpose, now)
+	if err != nil {
+		return domain.LinkToken{}, fmt.Errorf("use link token: %w", err)
 	}
 	t.UsedAt = &now
 	s.links[hash] = t

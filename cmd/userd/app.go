@@ -79,19 +79,28 @@ func newKeyManager(cfg config.Config, keys ports.KeyStore, clk ports.Clock, log 
 // (or create) the keys, then run the issuer's reload loop until stop,
 // which waits for it.
 func startTokens(lc fx.Lifecycle, iss *jwtissuer.Issuer, codec *jwtissuer.RefreshCodec) {
+	runInBackground(lc, func(ctx context.Context) error {
+		if err := iss.Start(ctx); err != nil {
+			return err
+		}
+		return codec.Start(ctx)
+	}, iss.Run)
+}
+
+// runInBackground adds a loop to the lifecycle: at start, start (which
+// may fail the start), then run in a goroutine until stop, which cancels
+// run's context and waits for it to return.
+func runInBackground(lc fx.Lifecycle, start func(context.Context) error, run func(context.Context)) {
 	loop, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
-			if err := iss.Start(ctx); err != nil {
-				return err
-			}
-			if err := codec.Start(ctx); err != nil {
+			if err := start(ctx); err != nil {
 				return err
 			}
 			go func() {
 				defer close(done)
-				iss.Run(loop)
+				run(loop)
 			}()
 			return nil
 		},
@@ -158,26 +167,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 var deliveryModule = fx.Module("delivery", fx.Invoke(runDelivery))
 
 func runDelivery(lc fx.Lifecycle, svc *application.Services) {
-	loop, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() {
-				defer close(done)
-				svc.Delivery.Run(loop)
-			}()
-			return nil
-		},
-		OnStop: func(stop context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				return nil
-			case <-stop.Done():
-				return stop.Err()
-			}
-		},
-	})
+	runInBackground(lc, func(context.Context) error { return nil }, svc.Delivery.Run)
 }
 
 type handlerParams struct {

@@ -8,7 +8,6 @@ package attack
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -35,20 +34,7 @@ func TestMain(m *testing.M) {
 		binary = bin
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "userd-attack-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary, err = userdbin.Build(dir)
-	code := 1
-	if err == nil {
-		code = m.Run()
-	} else {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	_ = os.RemoveAll(dir) // a temporary directory; nothing to keep
-	os.Exit(code)
+	os.Exit(userdbin.RunTests(m, "userd-attack-", &binary))
 }
 
 // baseEnv is the configuration a test starts from: a bootstrap admin,

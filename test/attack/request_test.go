@@ -3,14 +3,9 @@ package attack
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +13,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver that makes the test schemas
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/test/userdproc"
 )
 
 // sendWith is send with extra request headers (X-Forwarded-For through a
@@ -136,43 +132,9 @@ func tally(replies []reply) map[string]int {
 	return m
 }
 
-// postgresSchema makes an empty schema in USERD_TEST_POSTGRES_DSN, dropped
-// when the test ends, and returns a DSN that selects it. Without the
-// variable it skips the test, or fails it when CI=true.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("USERD_TEST_POSTGRES_DSN")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_POSTGRES_DSN not set in CI: the PostgreSQL attack tests must run")
-		}
-		t.Skip("USERD_TEST_POSTGRES_DSN not set: PostgreSQL attack tests skipped")
-	}
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() }) // after the drop below
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "userd_attack_" + hex.EncodeToString(b)
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := db.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil || u.Scheme == "" {
-		return strings.TrimSpace(base) + " search_path=" + schema // key=value form
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// postgresSchema is a fresh schema of USERD_TEST_POSTGRES_DSN for the
+// nodes of one test.
+func postgresSchema(t *testing.T) string { return userdproc.PostgresSchema(t, "userd_attack_") }
 
 // postgresEnv is baseEnv for a node on the PostgreSQL database dsn: the
 // one place where the attack suite configures PostgreSQL nodes, so that a

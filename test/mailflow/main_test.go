@@ -9,9 +9,6 @@ package mailflow
 
 import (
 	"bytes"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,22 +52,7 @@ const (
 	subjectEmailChanged    = "Your email address was changed"
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "userd-mailflow-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary, err = userdbin.Build(dir)
-	code := 1
-	if err == nil {
-		code = m.Run()
-	} else {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	_ = os.RemoveAll(dir) // a temporary directory; nothing to keep
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(userdbin.RunTests(m, "userd-mailflow-", &binary)) }
 
 // baseEnv is the configuration a test starts from, on SQLite in dir: a
 // bootstrap admin, cheap password hashing, no per-IP limits (every request
@@ -447,43 +429,9 @@ func hasEvent(events []auditEvent, typ, subject string) bool {
 	return slices.ContainsFunc(events, func(e auditEvent) bool { return e.Type == typ && e.SubjectID == subject })
 }
 
-// postgresSchema makes an empty schema in USERD_TEST_POSTGRES_DSN, dropped
-// when the test ends, and returns a DSN that selects it. Without the
-// variable it skips the test, or fails it when CI=true.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("USERD_TEST_POSTGRES_DSN")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_POSTGRES_DSN not set in CI: the PostgreSQL mail tests must run")
-		}
-		t.Skip("USERD_TEST_POSTGRES_DSN not set: PostgreSQL mail tests skipped")
-	}
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() }) // after the drop below
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "userd_mailflow_" + hex.EncodeToString(b)
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := db.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil || u.Scheme == "" {
-		return strings.TrimSpace(base) + " search_path=" + schema // key=value form
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// postgresSchema is a fresh schema of USERD_TEST_POSTGRES_DSN for the
+// nodes of one test.
+func postgresSchema(t *testing.T) string { return userdproc.PostgresSchema(t, "userd_mailflow_") }
 
 // postgresEnv is baseEnv on the PostgreSQL database dsn, with the secret
 // key every node of one deployment shares.

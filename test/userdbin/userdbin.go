@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 )
 
 // Build compiles cmd/userd into dir and returns the binary's path. The
@@ -19,4 +20,22 @@ func Build(dir string) (string, error) {
 		return "", fmt.Errorf("build userd: %w", err)
 	}
 	return bin, nil
+}
+
+// RunTests is the TestMain of a suite that starts the binary: it builds
+// cmd/userd into a temporary directory named after prefix, stores its
+// path in *bin, runs the tests and removes the directory. It returns the
+// exit code for os.Exit; a failed build fails the suite.
+func RunTests(m *testing.M, prefix string, bin *string) int {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }() // a temporary directory; nothing to keep
+	if *bin, err = Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
 }
