@@ -47,7 +47,7 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 	}
 	// One account per attempt: repeated failures on one email would trip
 	// the lock-out, whose fast 429 is not what is compared here.
-	for i := range attempts {
+	for i := range 3 * attempts {
 		now := clk.Now()
 		u := domain.User{ID: domain.NewUserID(now), Name: "U", Email: domain.Email(fmt.Sprintf("user%d@example.com", i)),
 			PasswordHash: hash, Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: now, UpdatedAt: now}
@@ -64,8 +64,28 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 	}
 	// Warm up the dummy hash and the allocator before measuring.
 	measure("warmup@example.com")
+	// A leak (a skipped hash, a second query) shows in every round; the
+	// noise of a loaded CI machine (the race detector, other packages'
+	// tests on two cores) can push one round past the bound. Up to three
+	// rounds, each on fresh accounts: the test fails when all of them do.
+	var diffs []float64
+	for round := range 3 {
+		diff := timingRound(t, measure, round*attempts, attempts)
+		if diff <= 0.10 && diff >= -0.10 {
+			return
+		}
+		diffs = append(diffs, diff)
+	}
+	t.Fatalf("logins for unknown emails and wrong passwords differ by %.1f%%, %.1f%%, %.1f%% in three rounds, want within 10%%",
+		100*diffs[0], 100*diffs[1], 100*diffs[2])
+}
+
+// timingRound measures attempts logins of each kind, interleaved, on the
+// accounts user{first}… and unknown emails, and returns the median paired
+// difference relative to the wrong-password median.
+func timingRound(t *testing.T, measure func(string) time.Duration, first, attempts int) float64 {
 	var unknown, wrong []time.Duration
-	for i := range attempts {
+	for i := first; i < first+attempts; i++ {
 		// Alternate which goes first, so drift in machine load hits both.
 		if i%2 == 0 {
 			unknown = append(unknown, measure(fmt.Sprintf("ghost%d@example.com", i)))
@@ -85,9 +105,7 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 	diff := float64(median(paired)) / float64(mw)
 	t.Logf("median login: unknown email %v, wrong password %v; median paired difference %.1f%% over %d attempts each",
 		mu, mw, 100*diff, attempts)
-	if diff > 0.10 || diff < -0.10 {
-		t.Fatalf("logins for unknown emails and wrong passwords differ by %.1f%%, want within 10%%", 100*diff)
-	}
+	return diff
 }
 
 func median(ds []time.Duration) time.Duration {

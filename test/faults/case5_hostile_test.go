@@ -306,12 +306,16 @@ func dripConn(addr string, drip []byte, interval, limit time.Duration) connOutco
 
 // dripConnAfter writes head at once, then drip one byte per interval.
 func dripConnAfter(addr string, head, drip []byte, interval, limit time.Duration) connOutcome {
+	// The connection's life is counted from before the dial: the server's
+	// timeout cannot start earlier, so a life measured short is the
+	// server's doing, never a goroutine of this test scheduled late after
+	// its dial returned (hundreds of them dial at once on two cores).
+	start := time.Now()
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return connOutcome{err: err}
 	}
 	defer func() { _ = c.Close() }()
-	start := time.Now()
 	_ = c.SetDeadline(start.Add(limit))
 	closed := make(chan connOutcome, 1)
 	go func() {
