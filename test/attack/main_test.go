@@ -6,9 +6,7 @@
 package attack
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"testing"
@@ -75,34 +73,7 @@ var client = &http.Client{Timeout: 30 * time.Second}
 // bearer token.
 func send(t testing.TB, method, url string, body any, token string) reply {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer func() { _ = res.Body.Close() }() // read whole below
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{status: res.StatusCode, header: res.Header, body: b}
+	return sendWith(t, method, url, body, token, nil)
 }
 
 // tokens is the part of a token response the tests use.
