@@ -142,8 +142,7 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 		if err := s.tokens.RevokeUser(ctx, reset.ID, now); err != nil {
 			return fmt.Errorf("revoke sessions: %w", err)
 		}
-		return s.enqueueMail(ctx, domain.Mail{To: reset.Email, User: reset.ID, Name: reset.Name, Template: domain.MailPasswordChanged,
-			Lang: domain.RequestMetaFrom(ctx).Lang}, false)
+		return s.enqueueMail(ctx, passwordChangedNotice(reset, domain.RequestMetaFrom(ctx).Lang), false)
 	})
 	if err != nil {
 		return tokenError(err)
@@ -209,6 +208,12 @@ func (b *base) queueLink(ctx context.Context, u domain.User, purpose domain.Link
 	}
 	return b.queueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: template, Lang: lang,
 		Data: map[string]string{"link": linkURL(base, token)}}, true, due)
+}
+
+// passwordChangedNotice is the notice mailed to u after its password
+// changed, by its user, an admin or a reset.
+func passwordChangedNotice(u domain.User, lang string) domain.Mail {
+	return domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: domain.MailPasswordChanged, Lang: lang}
 }
 
 // enqueueMail queues m in ctx's transaction; secret marks a message whose

@@ -97,8 +97,7 @@ func (s *UserService) followUpdate(ctx context.Context, u domain.User, change do
 		}
 	}
 	if change.Password != nil {
-		notice := domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: domain.MailPasswordChanged, Lang: lang}
-		if err := s.enqueueMail(ctx, notice, false); err != nil {
+		if err := s.enqueueMail(ctx, passwordChangedNotice(u, lang), false); err != nil {
 			return err
 		}
 	}
