@@ -52,26 +52,29 @@ func (fakeHasher) Verify(_ context.Context, encoded, pw string) (bool, bool, err
 	return false, false, errors.New("unknown hash format")
 }
 
-// fakeIssuer issues readable tokens: "tok|<id>|<profiles>".
+// fakeIssuer issues readable tokens: "tok|<id>|<profiles>|<sid>|<amr>".
 type fakeIssuer struct{ clock ports.Clock }
 
-func (f fakeIssuer) Issue(_ context.Context, u domain.User) (domain.AccessToken, error) {
+func (f fakeIssuer) Issue(_ context.Context, u domain.User, s domain.Session) (domain.AccessToken, error) {
 	return domain.AccessToken{
-		Token:     "tok|" + u.ID.String() + "|" + strings.Join(u.Profiles.Strings(), ","),
+		Token: "tok|" + u.ID.String() + "|" + strings.Join(u.Profiles.Strings(), ",") +
+			"|" + s.ID + "|" + strings.Join(s.AMR, ","),
 		ExpiresAt: f.clock.Now().Add(15 * time.Minute),
 	}, nil
 }
 
 func (fakeIssuer) Verify(_ context.Context, token string) (domain.Principal, error) {
 	parts := strings.Split(token, "|")
-	if len(parts) != 3 || parts[0] != "tok" {
+	if len(parts) != 5 || parts[0] != "tok" {
 		return domain.Principal{}, domain.ErrInvalidToken
 	}
 	ps, err := domain.ParseProfiles(strings.Split(parts[2], ","))
 	if err != nil {
 		return domain.Principal{}, domain.ErrInvalidToken
 	}
-	return domain.Principal{UserID: domain.UserID(parts[1]), Profiles: ps}, nil
+	amr, _ := domain.ParseAMR(strings.Split(parts[4], ","))
+	return domain.Principal{UserID: domain.UserID(parts[1]), Profiles: ps,
+		Session: domain.Session{ID: parts[3], AMR: amr}}, nil
 }
 
 // fakeKeys stands in for the token adapter's key management.

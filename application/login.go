@@ -103,12 +103,12 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	if rehash {
 		user = s.rehash(ctx, user, in.Password)
 	}
-	pair, err := s.openSession(ctx, user, now)
+	pair, err := s.openSession(ctx, user, domain.AMRPassword, now)
 	if err != nil {
 		return TokenPair{}, err
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "login succeeded", slog.String("user_id", user.ID.String()))
-	s.events.note(ctx, domain.LoginSucceededEvent(user.ID))
+	s.events.note(ctx, domain.LoginSucceededEvent(user.ID, domain.AMRPassword))
 	return pair, nil
 }
 

@@ -14,15 +14,16 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// openSession starts a refresh-token family for the user and returns the
-// first token pair.
-func (s *AuthService) openSession(ctx context.Context, user domain.User, now time.Time) (TokenPair, error) {
+// openSession starts a refresh-token family for the user, signed in at now
+// by amr, and returns the first token pair.
+func (s *AuthService) openSession(ctx context.Context, user domain.User, amr domain.AMR, now time.Time) (TokenPair, error) {
 	token := s.codec.New()
 	family := domain.RefreshFamily{
 		ID:        newFamilyID(),
 		UserID:    user.ID,
 		CreatedAt: now,
 		ExpiresAt: now.Add(s.cfg.RefreshFamilyTTL),
+		AMR:       amr.Clone(),
 	}
 	rec := domain.RefreshToken{
 		Hash:      s.codec.Hash(token),
@@ -34,11 +35,11 @@ func (s *AuthService) openSession(ctx context.Context, user domain.User, now tim
 	if err := s.tokens.CreateFamily(ctx, family, rec); err != nil {
 		return TokenPair{}, fmt.Errorf("create session: %w", err)
 	}
-	return s.pair(ctx, user, token, rec.ExpiresAt)
+	return s.pair(ctx, user, domain.SessionOf(family), token, rec.ExpiresAt)
 }
 
-func (s *AuthService) pair(ctx context.Context, user domain.User, refresh string, refreshExpires time.Time) (TokenPair, error) {
-	access, err := s.issuer.Issue(ctx, user)
+func (s *AuthService) pair(ctx context.Context, user domain.User, session domain.Session, refresh string, refreshExpires time.Time) (TokenPair, error) {
+	access, err := s.issuer.Issue(ctx, user, session)
 	if err != nil {
 		return TokenPair{}, fmt.Errorf("issue access token: %w", err)
 	}
@@ -136,7 +137,7 @@ func (s *AuthService) refreshedPair(ctx context.Context, family domain.RefreshFa
 	if err != nil {
 		return TokenPair{}, err
 	}
-	return s.pair(ctx, user, refresh, expires)
+	return s.pair(ctx, user, domain.SessionOf(family), refresh, expires)
 }
 
 // Logout ends the session of the refresh token. An unknown or malformed

@@ -52,6 +52,22 @@ const (
 	// AuditMailGivenUp: a message could not be delivered and was given up
 	// (refused by the server, or still failing after a day).
 	AuditMailGivenUp AuditEventType = "mail.given_up"
+	// AuditTOTPEnabled: a TOTP factor was confirmed; recovery codes were
+	// made with it.
+	AuditTOTPEnabled AuditEventType = "mfa.totp_enabled"
+	// AuditTOTPDisabled: the user removed its TOTP factor.
+	AuditTOTPDisabled AuditEventType = "mfa.totp_disabled"
+	// AuditRecoveryCodesRenewed: new recovery codes replaced the old.
+	AuditRecoveryCodesRenewed AuditEventType = "mfa.recovery_codes_renewed"
+	// AuditRecoveryCodeUsed: a recovery code was spent (a login, or the
+	// proof for a change of factors); Detail tells how many are left.
+	AuditRecoveryCodeUsed AuditEventType = "mfa.recovery_code_used"
+	// AuditMFAReset: an admin removed every factor and passkey of a user.
+	AuditMFAReset AuditEventType = "mfa.reset"
+	// AuditPasskeyRegistered: a passkey was added.
+	AuditPasskeyRegistered AuditEventType = "passkey.registered"
+	// AuditPasskeyRemoved: the user removed a passkey.
+	AuditPasskeyRemoved AuditEventType = "passkey.removed"
 )
 
 // AuditEventTypes lists every event type, in the order above.
@@ -61,6 +77,8 @@ var AuditEventTypes = []AuditEventType{
 	AuditRefreshReuseDetected, AuditSessionRevoked, AuditKeyRotated,
 	AuditEmailVerificationRequested, AuditEmailVerificationCompleted,
 	AuditPasswordResetRequested, AuditPasswordResetCompleted, AuditMailGivenUp,
+	AuditTOTPEnabled, AuditTOTPDisabled, AuditRecoveryCodesRenewed, AuditRecoveryCodeUsed,
+	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved,
 }
 
 // AuditEvent is one entry of the audit trail. It never holds a password, a

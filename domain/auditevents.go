@@ -33,8 +33,12 @@ type PasswordCheck string
 const (
 	// CheckLogin: POST /auth/login.
 	CheckLogin PasswordCheck = "login"
-	// CheckCurrentPassword: the currentPassword of an update.
+	// CheckCurrentPassword: the currentPassword of an update (or of a TOTP
+	// enrolment).
 	CheckCurrentPassword PasswordCheck = "current_password"
+	// CheckSecondFactor: the second step of a login (POST /auth/login/mfa,
+	// or a passkey after a password).
+	CheckSecondFactor PasswordCheck = "second_factor"
 )
 
 // LoginFailure says why a password check failed.
@@ -53,6 +57,11 @@ const (
 	// FailureEmailNotVerified: the password was right, the deployment
 	// requires a verified email and the account's is not.
 	FailureEmailNotVerified LoginFailure = "email_not_verified"
+	// FailureWrongCode: a wrong TOTP or recovery code in a login's second
+	// step.
+	FailureWrongCode LoginFailure = "wrong_code"
+	// FailureWrongPasskey: a passkey assertion that did not verify.
+	FailureWrongPasskey LoginFailure = "wrong_passkey"
 )
 
 // SessionEnd says why sessions were ended.
@@ -69,6 +78,8 @@ const (
 	EndedByCredentialChange SessionEnd = "credential_change" //nolint:gosec // G101: the name of a reason sessions end, not a credential
 	// EndedByPasswordReset: a reset link set a new password.
 	EndedByPasswordReset SessionEnd = "password_reset"
+	// EndedByMFAReset: an admin removed the account's second factors.
+	EndedByMFAReset SessionEnd = "mfa_reset"
 )
 
 // UserCreatedEvent records that actor (empty for an anonymous or operator
@@ -90,10 +101,11 @@ func UserDeletedEvent(actor, subject UserID) AuditEvent {
 	return AuditEvent{Type: AuditUserDeleted, ActorID: actor, SubjectID: subject}
 }
 
-// LoginSucceededEvent records that user signed in with a password.
-func LoginSucceededEvent(user UserID) AuditEvent {
+// LoginSucceededEvent records that user signed in, and how (the session's
+// amr, e.g. "pwd,otp,mfa").
+func LoginSucceededEvent(user UserID, amr AMR) AuditEvent {
 	return AuditEvent{Type: AuditLoginSucceeded, ActorID: user, SubjectID: user,
-		Detail: detail("via", string(CheckLogin))}
+		Detail: detail("via", string(CheckLogin), "amr", strings.Join(amr, ","))}
 }
 
 // LoginFailedEvent records that a password check for subject (empty when no
@@ -166,6 +178,48 @@ func PasswordResetCompletedEvent(subject UserID) AuditEvent {
 func MailGivenUpEvent(subject UserID, template MailTemplate, why string) AuditEvent {
 	return AuditEvent{Type: AuditMailGivenUp, SubjectID: subject,
 		Detail: detail("template", string(template), "reason", why)}
+}
+
+// TOTPEnabledEvent records that subject confirmed a TOTP factor.
+func TOTPEnabledEvent(subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditTOTPEnabled, ActorID: subject, SubjectID: subject}
+}
+
+// TOTPDisabledEvent records that subject removed its TOTP factor.
+func TOTPDisabledEvent(subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditTOTPDisabled, ActorID: subject, SubjectID: subject}
+}
+
+// RecoveryCodesRenewedEvent records that subject replaced its recovery
+// codes.
+func RecoveryCodesRenewedEvent(subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditRecoveryCodesRenewed, ActorID: subject, SubjectID: subject}
+}
+
+// RecoveryCodeUsedEvent records that a recovery code of subject was spent,
+// and how many are left.
+func RecoveryCodeUsedEvent(subject UserID, left int) AuditEvent {
+	return AuditEvent{Type: AuditRecoveryCodeUsed, ActorID: subject, SubjectID: subject,
+		Detail: detail("left", strconv.Itoa(left))}
+}
+
+// MFAResetEvent records that actor removed every second factor of subject:
+// a TOTP factor (totp), and passkeys passkeys.
+func MFAResetEvent(actor, subject UserID, totp bool, passkeys int) AuditEvent {
+	return AuditEvent{Type: AuditMFAReset, ActorID: actor, SubjectID: subject,
+		Detail: detail("totp", strconv.FormatBool(totp), "passkeys", strconv.Itoa(passkeys))}
+}
+
+// PasskeyRegisteredEvent records that subject added the passkey.
+func PasskeyRegisteredEvent(subject UserID, passkey PasskeyID) AuditEvent {
+	return AuditEvent{Type: AuditPasskeyRegistered, ActorID: subject, SubjectID: subject,
+		Detail: detail("passkey", string(passkey))}
+}
+
+// PasskeyRemovedEvent records that subject removed the passkey.
+func PasskeyRemovedEvent(subject UserID, passkey PasskeyID) AuditEvent {
+	return AuditEvent{Type: AuditPasskeyRemoved, ActorID: subject, SubjectID: subject,
+		Detail: detail("passkey", string(passkey))}
 }
 
 // detail joins key=value words, leaving out empty values.

@@ -24,7 +24,7 @@ func TestAuditEventConstructors(t *testing.T) {
 		{"created_by_import", domain.UserCreatedEvent("", s, customers, domain.OriginImport), domain.AuditUserCreated, "", s, "profiles=ROLE_CUSTOMER origin=import"},
 		{"updated", domain.UserUpdatedEvent(a, s, []string{"email", "profiles"}), domain.AuditUserUpdated, a, s, "fields=email,profiles"},
 		{"deleted", domain.UserDeletedEvent(a, s), domain.AuditUserDeleted, a, s, ""},
-		{"login", domain.LoginSucceededEvent(s), domain.AuditLoginSucceeded, s, s, "via=login"},
+		{"login", domain.LoginSucceededEvent(s, domain.AMRPasswordOTP), domain.AuditLoginSucceeded, s, s, "via=login amr=pwd,otp,mfa"},
 		{"login_failed", domain.LoginFailedEvent("", s, domain.CheckLogin, domain.FailureWrongPassword), domain.AuditLoginFailed, "", s, "via=login reason=wrong_password"},
 		{"current_password_failed", domain.LoginFailedEvent(s, s, domain.CheckCurrentPassword, domain.FailureWrongPassword), domain.AuditLoginFailed, s, s, "via=current_password reason=wrong_password"},
 		{"throttled_unknown", domain.LoginThrottledEvent("", "", domain.CheckLogin, domain.FailureUnknownEmail, 29*time.Second+time.Millisecond), domain.AuditLoginThrottled, "", "", "via=login reason=unknown_email retry_after=30s"},

@@ -7,6 +7,9 @@ import "time"
 type Principal struct {
 	UserID   UserID
 	Profiles Profiles
+	// Session is the session the token belongs to. Tokens issued before
+	// sessions were named in them have an empty Session.ID.
+	Session Session
 }
 
 // IsAdmin reports whether the caller holds ROLE_ADMIN.
@@ -26,6 +29,9 @@ type RefreshFamily struct {
 	CreatedAt time.Time
 	// ExpiresAt is the family's absolute end, however often it rotates.
 	ExpiresAt time.Time
+	// AMR is how the session signed in (CreatedAt is when): every access
+	// token of the family says so, however often it rotates.
+	AMR AMR
 	// RevokedAt is set once the family is ended (logout, reuse, credential
 	// change, user deletion).
 	RevokedAt *time.Time

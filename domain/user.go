@@ -21,8 +21,12 @@ type User struct {
 	EmailVerified bool
 	// Disabled accounts cannot sign in, refresh or use a token; only an
 	// admin changes it.
-	Disabled  bool
-	CreatedAt time.Time
+	Disabled bool
+	// MFAEnabled is true while the account has a confirmed TOTP factor or
+	// a passkey; the use cases that change factors keep it so, in the
+	// same transaction.
+	MFAEnabled bool
+	CreatedAt  time.Time
 	UpdatedAt time.Time
 }
 

@@ -12,7 +12,7 @@ func BenchmarkIssue(b *testing.B) {
 			iss, _, _ := newIssuerFor(b, alg)
 			ctx := context.Background()
 			for b.Loop() {
-				if _, err := iss.Issue(ctx, testUser); err != nil {
+				if _, err := iss.Issue(ctx, testUser, testSession); err != nil {
 					b.Fatal(err)
 				}
 			}

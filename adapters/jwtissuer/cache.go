@@ -66,6 +66,7 @@ func (c *verifiedCache) get(token string, now time.Time) (domain.Principal, stri
 	// The caller may keep or change the slice; the cached one stays intact.
 	p := e.principal
 	p.Profiles = slices.Clone(p.Profiles)
+	p.Session.AMR = p.Session.AMR.Clone()
 	return p, e.kid, true
 }
 
@@ -75,6 +76,7 @@ func (c *verifiedCache) put(token, kid string, p domain.Principal, until, now ti
 		return
 	}
 	p.Profiles = slices.Clone(p.Profiles)
+	p.Session.AMR = p.Session.AMR.Clone()
 	c.entries.Add(sha256.Sum256([]byte(token)), cachedPrincipal{principal: p, kid: kid, until: until})
 }
 

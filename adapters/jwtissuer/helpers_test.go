@@ -100,6 +100,11 @@ var testOpts = Options{Issuer: "userd", Audience: "userd-api"}
 
 var allAlgorithms = []string{EdDSA, ES256, HS256}
 
+// testSession is the session the tests' tokens belong to: a password and
+// a TOTP code.
+var testSession = domain.Session{ID: "0123456789abcdef0123456789abcdef",
+	AuthTime: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), AMR: domain.AMRPasswordOTP}
+
 var testUser = domain.User{
 	ID:       "6740f1c2a1b2c3d4e5f60718",
 	Email:    "ada@example.com",
@@ -140,7 +145,7 @@ func startIssuer(t testing.TB, store ports.KeyStore, clk ports.Clock, opts Optio
 
 func issue(t testing.TB, iss *Issuer) string {
 	t.Helper()
-	at, err := iss.Issue(context.Background(), testUser)
+	at, err := iss.Issue(context.Background(), testUser, testSession)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,13 @@ type claims struct {
 	// single string is accepted.
 	Audience string   `json:"aud,omitempty"`
 	Profiles []string `json:"profiles"`
+	// The session claims: sid (the refresh-token family), auth_time (Unix
+	// seconds of the sign-in), amr (RFC 8176) and acr. Tokens signed
+	// before they existed have none, and are read as a password session.
+	SessionID string           `json:"sid,omitempty"`
+	AuthTime  *jwt.NumericDate `json:"auth_time,omitempty"`
+	AMR       []string         `json:"amr,omitempty"`
+	ACR       string           `json:"acr,omitempty"`
 }
 
 // GetAudience makes the validator check the shadowing Audience field.
@@ -33,10 +40,10 @@ func (c claims) GetAudience() (jwt.ClaimStrings, error) {
 	return jwt.ClaimStrings{c.Audience}, nil
 }
 
-// Issue returns a signed access token for u, valid from now for the TTL,
-// with the typ header of RFC 9068 and the kid of the key that signs now.
-// Before Start has loaded the keys it fails.
-func (i *Issuer) Issue(_ context.Context, u domain.User) (domain.AccessToken, error) {
+// Issue returns a signed access token for u in session s, valid from now
+// for the TTL, with the typ header of RFC 9068 and the kid of the key that
+// signs now. Before Start has loaded the keys it fails.
+func (i *Issuer) Issue(_ context.Context, u domain.User, session domain.Session) (domain.AccessToken, error) {
 	ks := i.snapshot()
 	if ks == nil {
 		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", errNotStarted)
@@ -62,8 +69,14 @@ func (i *Issuer) Issue(_ context.Context, u domain.User) (domain.AccessToken, er
 			IssuedAt:  jwt.NewNumericDate(now),
 			ID:        jti.String(),
 		},
-		Audience: i.opts.Audience,
-		Profiles: u.Profiles.Canonical().Strings(),
+		Audience:  i.opts.Audience,
+		Profiles:  u.Profiles.Canonical().Strings(),
+		SessionID: session.ID,
+		AMR:       session.AMR,
+		ACR:       session.AMR.ACR(),
+	}
+	if !session.AuthTime.IsZero() {
+		c.AuthTime = jwt.NewNumericDate(session.AuthTime.Truncate(time.Second))
 	}
 
 	key := ks.signer(clockNow)

@@ -28,6 +28,7 @@ var (
 	errLongLifetime    = errors.New("lifetime longer than the access-token ttl")
 	errBadSubject      = errors.New("sub is not a user id")
 	errBadProfiles     = errors.New("missing or unknown profiles")
+	errBadSession      = errors.New("amr or acr not of a session of ours")
 )
 
 // Verify checks token and returns its principal. Any failure is an error
@@ -75,7 +76,15 @@ func (i *Issuer) Verify(ctx context.Context, token string) (domain.Principal, er
 	if err != nil {
 		return domain.Principal{}, invalid(errBadProfiles)
 	}
-	p := domain.Principal{UserID: id, Profiles: profiles}
+	amr, ok := domain.ParseAMR(c.AMR)
+	if !ok || (c.ACR != "" && c.ACR != amr.ACR()) {
+		return domain.Principal{}, invalid(errBadSession)
+	}
+	session := domain.Session{ID: c.SessionID, AMR: amr}
+	if c.AuthTime != nil {
+		session.AuthTime = c.AuthTime.Time
+	}
+	p := domain.Principal{UserID: id, Profiles: profiles, Session: session}
 	i.verified.put(token, kid, p, c.ExpiresAt.Time, now)
 	return p, nil
 }

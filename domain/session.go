@@ -1,0 +1,91 @@
+package domain
+
+import (
+	"slices"
+	"time"
+)
+
+// Authentication methods of RFC 8176, as an access token's amr claim names
+// them.
+const (
+	// MethodPassword: a password.
+	MethodPassword = "pwd"
+	// MethodOTP: a one-time password (a TOTP code or a recovery code).
+	MethodOTP = "otp"
+	// MethodHardwareKey: a proof of possession of a hardware-bound key (a
+	// passkey).
+	MethodHardwareKey = "hwk"
+	// MethodUser: the authenticator verified its user (a PIN or a
+	// biometric): with a passkey, a second factor on the user's device.
+	MethodUser = "user"
+	// MethodMultiFactor: more than one factor was used.
+	MethodMultiFactor = "mfa"
+)
+
+// Authentication context classes (NIST SP 800-63B assurance levels), as an
+// access token's acr claim names them.
+const (
+	ACRSingleFactor = "aal1"
+	ACRMultiFactor  = "aal2"
+)
+
+// AMR is the list of authentication methods by which a session signed in,
+// in the order of the contract's examples.
+type AMR []string
+
+// The ways of signing in that the contract names.
+var (
+	AMRPassword        = AMR{MethodPassword}
+	AMRPasswordOTP     = AMR{MethodPassword, MethodOTP, MethodMultiFactor}
+	AMRPasswordPasskey = AMR{MethodPassword, MethodHardwareKey, MethodMultiFactor}
+	AMRPasskeyVerified = AMR{MethodHardwareKey, MethodUser}
+	AMRPasskey         = AMR{MethodHardwareKey}
+)
+
+// ACR is the assurance level of a session that signed in by a: aal2 when a
+// second factor was used, or a passkey whose authenticator verified its
+// user; aal1 otherwise.
+func (a AMR) ACR() string {
+	if slices.Contains(a, MethodMultiFactor) || slices.Contains(a, MethodUser) {
+		return ACRMultiFactor
+	}
+	return ACRSingleFactor
+}
+
+// Clone returns a copy that the caller may change.
+func (a AMR) Clone() AMR { return slices.Clone(a) }
+
+// knownMethods are the values an AMR may hold.
+var knownMethods = []string{MethodPassword, MethodOTP, MethodHardwareKey, MethodUser, MethodMultiFactor}
+
+// ParseAMR checks that every method of a stored or signed amr is known and
+// none repeats; an empty one is AMRPassword, the only way sessions signed
+// in before amr was recorded.
+func ParseAMR(methods []string) (AMR, bool) {
+	if len(methods) == 0 {
+		return AMRPassword.Clone(), true
+	}
+	seen := make(map[string]bool, len(methods))
+	for _, m := range methods {
+		if !slices.Contains(knownMethods, m) || seen[m] {
+			return nil, false
+		}
+		seen[m] = true
+	}
+	return slices.Clone(AMR(methods)), true
+}
+
+// Session is what an access token says of the session it belongs to: the
+// refresh-token family (sid), when its sign-in happened (auth_time) and how
+// (amr, from which acr follows). Refresh keeps the session's values: a
+// rotated token never raises them.
+type Session struct {
+	ID       string
+	AuthTime time.Time
+	AMR      AMR
+}
+
+// SessionOf is the session of a refresh-token family.
+func SessionOf(f RefreshFamily) Session {
+	return Session{ID: f.ID, AuthTime: f.CreatedAt, AMR: f.AMR.Clone()}
+}
