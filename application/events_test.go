@@ -76,7 +76,7 @@ func TestEvents_login(t *testing.T) {
 				_, err := e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
 				return err
 			},
-			wantType: domain.AuditLoginSucceeded, wantSubject: true, wantActor: true, wantDetail: "via=login",
+			wantType: domain.AuditLoginSucceeded, wantSubject: true, wantActor: true, wantDetail: "via=login amr=pwd",
 		},
 		{
 			name: "wrong_password",

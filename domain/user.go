@@ -27,7 +27,7 @@ type User struct {
 	// same transaction.
 	MFAEnabled bool
 	CreatedAt  time.Time
-	UpdatedAt time.Time
+	UpdatedAt  time.Time
 }
 
 // IsAdmin reports whether the user holds ROLE_ADMIN.
