@@ -24,6 +24,14 @@ type Deps struct {
 	Outbox ports.Outbox
 	Links  ports.LinkTokenStore
 	Mailer ports.Mailer
+	// MFA, Challenges and Passkeys keep second factors, the logins waiting
+	// for one, and passkeys with their ceremonies; OTP checks TOTP codes
+	// and RelyingParty runs WebAuthn ceremonies.
+	MFA          ports.MFAStore
+	Challenges   ports.MFAChallengeStore
+	Passkeys     ports.PasskeyStore
+	OTP          ports.OneTimePasswords
+	RelyingParty ports.PasskeyRelyingParty
 	Audit  ports.AuditLog
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
@@ -74,6 +82,10 @@ type Services struct {
 	Mail *MailService
 	// Delivery sends what the outbox holds; the server runs it.
 	Delivery *DeliveryService
+	// MFA serves TOTP factors, recovery codes and the admin's reset.
+	MFA *MFAService
+	// Passkeys serves passkey registration and passkey login.
+	Passkeys *PasskeyService
 }
 
 // base is what every service shares: the ports, the configuration, the
@@ -84,6 +96,12 @@ type base struct {
 	outbox ports.Outbox
 	links  ports.LinkTokenStore
 	mailer ports.Mailer
+	mfa    ports.MFAStore
+	// challenges are the mfaTokens of logins waiting for a second factor.
+	challenges ports.MFAChallengeStore
+	passkeys   ports.PasskeyStore
+	otp        ports.OneTimePasswords
+	rp         ports.PasskeyRelyingParty
 	// delivery is the sender, which use cases that queue a message wake.
 	delivery      *DeliveryService
 	outboxMetrics ports.OutboxMetrics
@@ -112,6 +130,8 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
 		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Tx", deps.Tx != nil},
 		{"Outbox", deps.Outbox != nil}, {"Links", deps.Links != nil}, {"Mailer", deps.Mailer != nil},
+		{"MFA", deps.MFA != nil}, {"Challenges", deps.Challenges != nil}, {"Passkeys", deps.Passkeys != nil},
+		{"OTP", deps.OTP != nil}, {"RelyingParty", deps.RelyingParty != nil},
 	}
 	var errs []error
 	for _, r := range required {
@@ -134,19 +154,23 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	}
 	b := &base{
 		users: deps.Users, tx: deps.Tx, outbox: deps.Outbox, links: deps.Links, mailer: deps.Mailer,
+		mfa: deps.MFA, challenges: deps.Challenges, passkeys: deps.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
 		outboxMetrics: deps.OutboxMetrics,
 		tokens:        deps.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
 		codec: deps.Codec, keys: deps.Keys, audit: deps.Audit, clock: deps.Clock, log: log, cfg: cfg,
 		events:   newEvents(deps.Audit, deps.Metrics, deps.Clock, log),
 		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
 	}
+	auth := &AuthService{base: b}
 	return &Services{
 		Users:    &UserService{b},
-		Auth:     &AuthService{base: b},
+		Auth:     auth,
 		Audit:    &AuditService{b},
 		Import:   &ImportService{b},
 		Keys:     &KeyService{b},
 		Mail:     &MailService{b},
 		Delivery: newDeliveryService(b),
+		MFA:      &MFAService{b},
+		Passkeys: &PasskeyService{base: b, auth: auth},
 	}, nil
 }

@@ -92,6 +92,11 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	if !ok {
 		return TokenPair{}, s.loginFailed(ctx, rec, user.ID, domain.FailureWrongPassword)
 	}
+	if user.MFAEnabled {
+		if err := s.secondFactorRequired(ctx, user, email, rehash, in.Password, now); !errors.Is(err, errNoSecondFactor) {
+			return TokenPair{}, err
+		}
+	}
 	if err := s.throttle.succeeded(ctx, email); err != nil {
 		return TokenPair{}, err
 	}
@@ -103,13 +108,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 	if rehash {
 		user = s.rehash(ctx, user, in.Password)
 	}
-	pair, err := s.openSession(ctx, user, domain.AMRPassword, now)
-	if err != nil {
-		return TokenPair{}, err
-	}
-	s.log.LogAttrs(ctx, slog.LevelInfo, "login succeeded", slog.String("user_id", user.ID.String()))
-	s.events.note(ctx, domain.LoginSucceededEvent(user.ID, domain.AMRPassword))
-	return pair, nil
+	return s.signedInWith(ctx, user, domain.AMRPassword, now)
 }
 
 // mayOpenSession refuses a session to a disabled account, and to one whose

@@ -197,7 +197,8 @@ func (s *UserService) recordUpdate(ctx context.Context, actor *domain.Principal,
 // same per-email lock-out as login, and records failures and refusals as
 // login events: a stolen access token guessing at the password is exactly
 // what the audit trail must show.
-func (s *UserService) checkCurrentPassword(ctx context.Context, actor *domain.Principal, u domain.User, password string) error {
+func (b *base) checkCurrentPassword(ctx context.Context, actor *domain.Principal, u domain.User, password string) error {
+	s := b
 	rec, err := s.throttle.reserve(ctx, u.Email)
 	if err != nil {
 		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {

@@ -15,6 +15,14 @@ var (
 	// ErrInvalidMFACode: a TOTP or recovery code that is wrong, malformed,
 	// used already, or (TOTP) of a time step accepted before.
 	ErrInvalidMFACode = errors.New("invalid code")
+	// ErrMFACodeRejected: a wrong code in the second step of a login. The
+	// same words as ErrInvalidMFACode, but it answers a sign-in (401), not
+	// a change of factors (400).
+	ErrMFACodeRejected = errors.New("invalid code")
+	// ErrRecentSignInRequired: the change needs a session that signed in
+	// with a second factor, or recently: adding a passkey to an account
+	// that has a second factor, with an older single-factor session.
+	ErrRecentSignInRequired = errors.New("sign in again with a second factor to do this")
 	// ErrInvalidMFAToken: an mfaToken that is unknown, expired, used, or
 	// voided by too many wrong codes. One error for all of them.
 	ErrInvalidMFAToken = errors.New("invalid or expired mfa token")

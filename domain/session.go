@@ -85,6 +85,21 @@ type Session struct {
 	AMR      AMR
 }
 
+// RecentSignIn is how long after a single-factor sign-in its session may
+// still add a passkey to an account with a second factor.
+const RecentSignIn = 10 * time.Minute
+
+// Strong reports whether the session may make a change that needs proof
+// of a second factor at now: it signed in with one (acr aal2), or within
+// RecentSignIn. A session of unknown age (a token older than the claims)
+// is not recent.
+func (s Session) Strong(now time.Time) bool {
+	if s.AMR.ACR() == ACRMultiFactor {
+		return true
+	}
+	return !s.AuthTime.IsZero() && now.Sub(s.AuthTime) <= RecentSignIn
+}
+
 // SessionOf is the session of a refresh-token family.
 func SessionOf(f RefreshFamily) Session {
 	return Session{ID: f.ID, AuthTime: f.CreatedAt, AMR: f.AMR.Clone()}

@@ -57,6 +57,28 @@ func decodeJSON(r *http.Request, dst any) error {
 	return nil
 }
 
+// decodeOptionalJSON is decodeJSON for a route whose body may be left out
+// (the contract's "—"): an empty body leaves dst as it is, anything else
+// is held to the same rules.
+func decodeOptionalJSON(r *http.Request, dst any) error {
+	if r.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var maxBytes *http.MaxBytesError
+		if errors.As(err, &maxBytes) {
+			return err
+		}
+		return badRequest("malformed_json", "the request body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return decodeJSON(r, dst)
+}
+
 // checkObjectKeys walks the top level of body: one object with known,
 // distinct keys, and nothing after it.
 func checkObjectKeys(body []byte, known map[string]bool) error {

@@ -98,11 +98,10 @@ type userResponse struct {
 	Email         string   `json:"email"`
 	Profiles      []string `json:"profiles"`
 	EmailVerified bool     `json:"emailVerified"`
-	// MFAEnabled reads false until second factors exist (a later issue).
-	MFAEnabled bool   `json:"mfaEnabled"`
-	Disabled   bool   `json:"disabled"`
-	CreatedAt  string `json:"createdAt"`
-	UpdatedAt  string `json:"updatedAt"`
+	MFAEnabled    bool     `json:"mfaEnabled"`
+	Disabled      bool     `json:"disabled"`
+	CreatedAt     string   `json:"createdAt"`
+	UpdatedAt     string   `json:"updatedAt"`
 }
 
 func toUserResponse(u domain.User) userResponse {
@@ -112,6 +111,7 @@ func toUserResponse(u domain.User) userResponse {
 		Email:         u.Email.String(),
 		Profiles:      u.Profiles.Strings(),
 		EmailVerified: u.EmailVerified,
+		MFAEnabled:    u.MFAEnabled,
 		Disabled:      u.Disabled,
 		CreatedAt:     formatTime(u.CreatedAt),
 		UpdatedAt:     formatTime(u.UpdatedAt),

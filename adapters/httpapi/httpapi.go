@@ -118,6 +118,8 @@ type handler struct {
 	mail    *application.MailService
 	users   *application.UserService
 	auth    *application.AuthService
+	mfa      *application.MFAService
+	passkeys *application.PasskeyService
 	audit   *application.AuditService
 	health  ports.HealthChecker
 	clock   ports.Clock
@@ -152,6 +154,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 
 	h := &handler{mail: svc.Mail, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
+		mfa: svc.MFA, passkeys: svc.Passkeys,
 		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
 	if h.clock == nil {
 		h.clock = systemClock{}
@@ -231,6 +234,18 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.DELETE("/users/:id", required, h.validQuery, h.deleteUser)
 	api.GET("/audit", required, h.validQuery, h.listAudit)
 
+	// Second factors and passkeys of the caller, and an admin's reset.
+	api.GET("/users/me/mfa", required, h.validQuery, h.mfaSummary)
+	api.POST("/users/me/mfa/totp", required, h.validQuery, h.beginTOTP)
+	api.POST("/users/me/mfa/totp/confirm", required, h.validQuery, h.confirmTOTP)
+	api.DELETE("/users/me/mfa/totp", required, h.validQuery, h.disableTOTP)
+	api.POST("/users/me/mfa/recovery-codes", required, h.validQuery, h.renewRecoveryCodes)
+	api.DELETE("/users/:id/mfa", required, h.validQuery, h.resetMFA)
+	api.GET("/users/me/passkeys", required, h.validQuery, h.listPasskeys)
+	api.POST("/users/me/passkeys/registration", required, h.validQuery, h.beginPasskeyRegistration)
+	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)
+	api.DELETE("/users/me/passkeys/:passkey", required, h.validQuery, h.deletePasskey)
+
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
 	// would reach the :id routes and answer 400 invalid_id; they sit outside
 	// the header checks so that a wrong method wins over a wrong header, as
@@ -244,6 +259,9 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	// password hashing behind login.
 	a := e.Group("/auth", h.limitAuthByIP, h.apiHeaders, h.validQuery)
 	a.POST("/login", h.login)
+	a.POST("/login/mfa", h.loginMFA)
+	a.POST("/passkey", h.beginPasskeyLogin)
+	a.POST("/passkey/finish", h.finishPasskeyLogin)
 	a.POST("/refreshtoken", h.refresh)
 	a.POST("/refresh-token", h.refresh)
 	a.POST("/logout", h.logout)

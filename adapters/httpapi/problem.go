@@ -29,6 +29,10 @@ type problem struct {
 	Instance string       `json:"instance"`
 	Code     string       `json:"code"`
 	Errors   []fieldError `json:"errors,omitempty"`
+	// MFAToken and MFAMethods are the extension members of mfa_required:
+	// the token of the login's second step, and the methods it may use.
+	MFAToken   string   `json:"mfaToken,omitempty"`
+	MFAMethods []string `json:"mfaMethods,omitempty"`
 
 	headers map[string]string
 }
@@ -100,6 +104,27 @@ var sentinels = []struct {
 		Detail: "verify the account's email first; POST /auth/email-verification sends a new link"}},
 	{domain.ErrInvalidLinkToken, problem{Status: http.StatusBadRequest, Code: "invalid_token",
 		Detail: "the link is invalid, expired or used already; ask for a new one"}},
+	{domain.ErrMFACodeRejected, problem{Status: http.StatusUnauthorized, Code: "invalid_mfa_code",
+		Detail: "the code is wrong, used already or malformed"}},
+	{domain.ErrInvalidMFACode, problem{Status: http.StatusBadRequest, Code: "invalid_mfa_code",
+		Detail: "the code is wrong, used already or malformed"}},
+	{domain.ErrInvalidMFAToken, problem{Status: http.StatusUnauthorized, Code: "invalid_mfa_token",
+		Detail: "the mfaToken is invalid, expired, used or voided by wrong codes; sign in again"}},
+	{domain.ErrMFAAlreadyEnabled, problem{Status: http.StatusConflict, Code: "mfa_already_enabled",
+		Detail: "a TOTP factor is enabled already; remove it first"}},
+	{domain.ErrMFANotEnabled, problem{Status: http.StatusConflict, Code: "mfa_not_enabled",
+		Detail: "the account has no such second factor"}},
+	{domain.ErrRecentSignInRequired, problem{Status: http.StatusForbidden, Code: "recent_sign_in_required",
+		Detail: "sign in again, with a second factor, to change the second factors of this account"}},
+	{domain.ErrMalformedPasskeyCredential, problem{Status: http.StatusBadRequest, Code: "validation_failed",
+		Detail: "the request has invalid fields",
+		Errors: []fieldError{{Field: "credential", Message: "is not a WebAuthn credential response"}}}},
+	{domain.ErrInvalidPasskey, problem{Status: http.StatusUnauthorized, Code: "invalid_passkey",
+		Detail: "the passkey could not be verified, or the ceremony is unknown, used or expired"}},
+	{domain.ErrPasskeyExists, problem{Status: http.StatusConflict, Code: "passkey_exists",
+		Detail: "this passkey is registered already"}},
+	{domain.ErrPasskeyNotFound, problem{Status: http.StatusNotFound, Code: "not_found",
+		Detail: "no passkey of yours has this id"}},
 	{domain.ErrEmailTaken, problem{Status: http.StatusConflict, Code: "email_taken",
 		Detail: "email already registered", Errors: []fieldError{{Field: "email", Message: "already registered"}}}},
 	{domain.ErrUnavailable, unavailableProblem},
@@ -125,6 +150,7 @@ func problemOf(err error) (p problem, ok bool) {
 		perr     *domain.PageError
 		tooMany  *domain.TooManyAttemptsError
 		maxBytes *http.MaxBytesError
+		mfa      *domain.MFARequiredError
 	)
 	switch {
 	case errors.As(err, &reqErr):
@@ -141,6 +167,10 @@ func problemOf(err error) (p problem, ok bool) {
 		return problem{Status: http.StatusBadRequest, Code: "invalid_parameter",
 			Detail: "invalid parameter " + perr.Bound + ": " + perr.Reason,
 			Errors: []fieldError{{Field: perr.Bound, Message: perr.Reason}}}, true
+	case errors.As(err, &mfa):
+		return problem{Status: http.StatusUnauthorized, Code: "mfa_required",
+			Detail:   "the password is right; finish the login with a second factor (POST /auth/login/mfa or /auth/passkey)",
+			MFAToken: mfa.Token, MFAMethods: mfa.Methods}, true
 	case errors.As(err, &tooMany):
 		return problem{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
 			Detail:  "too many failed logins for this email; retry later",

@@ -1,0 +1,345 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/userd/userd/domain"
+)
+
+// MFAService manages second factors: a user's TOTP factor and recovery
+// codes, the summary of its factors, and an admin's reset of them all.
+type MFAService struct{ *base }
+
+// Field names of the second-factor requests, for validation errors.
+const (
+	FieldCode         = "code"
+	FieldRecoveryCode = "recoveryCode"
+	FieldMFAToken     = "mfaToken"
+)
+
+// Summary tells the caller which second factors its account has.
+func (s *MFAService) Summary(ctx context.Context, actor *domain.Principal) (domain.MFASummary, error) {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return domain.MFASummary{}, err
+	}
+	return s.mfa.Summary(ctx, self.ID)
+}
+
+// TOTPEnrolment is a pending TOTP factor, shown once: the secret in base32
+// and the otpauth URI an authenticator app reads (as a QR code).
+type TOTPEnrolment struct {
+	Secret string
+	URI    string
+}
+
+// BeginTOTP makes a pending TOTP factor for the caller, replacing a
+// pending one, after checking its current password under the login
+// lock-out. An account whose factor is confirmed gets
+// domain.ErrMFAAlreadyEnabled.
+func (s *MFAService) BeginTOTP(ctx context.Context, actor *domain.Principal, currentPassword *string) (TOTPEnrolment, error) {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return TOTPEnrolment{}, err
+	}
+	if currentPassword == nil || *currentPassword == "" {
+		verr := &domain.ValidationError{}
+		verr.Add(FieldCurrentPassword, "must not be empty")
+		return TOTPEnrolment{}, verr
+	}
+	if err := s.checkCurrentPassword(ctx, actor, self, *currentPassword); err != nil {
+		return TOTPEnrolment{}, err
+	}
+	secret, encoded, uri, err := s.otp.NewSecret(string(self.Email))
+	if err != nil {
+		return TOTPEnrolment{}, fmt.Errorf("new totp secret: %w", err)
+	}
+	f := domain.TOTPFactor{UserID: self.ID, Secret: secret, CreatedAt: s.clock.Now()}
+	if err := s.mfa.PutTOTP(ctx, f); err != nil {
+		if errors.Is(err, domain.ErrUserNotFound) {
+			return TOTPEnrolment{}, domain.ErrInvalidToken
+		}
+		return TOTPEnrolment{}, err
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "totp enrolment begun", slog.String("user_id", self.ID.String()))
+	return TOTPEnrolment{Secret: encoded, URI: uri}, nil
+}
+
+// ConfirmTOTP activates the caller's pending factor with a first code and
+// returns fresh recovery codes, shown once.
+func (s *MFAService) ConfirmTOTP(ctx context.Context, actor *domain.Principal, code *string) ([]string, error) {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := requiredCode(code)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.mfa.TOTP(ctx, self.ID)
+	if err != nil {
+		return nil, err
+	}
+	if f.Confirmed() {
+		return nil, domain.ErrMFAAlreadyEnabled
+	}
+	parsed, ok := domain.ParseTOTPCode(raw)
+	if !ok {
+		return nil, domain.ErrInvalidMFACode
+	}
+	now := s.clock.Now()
+	step, ok := s.otp.Match(f.Secret, parsed, now, f.LastStep)
+	if !ok {
+		return nil, domain.ErrInvalidMFACode
+	}
+	codes := domain.NewRecoveryCodes()
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		accepted, err := s.mfa.AcceptTOTPStep(ctx, self.ID, step, now, true)
+		if err != nil {
+			return err
+		}
+		if !accepted {
+			// A concurrent confirmation won, or the factor was replaced.
+			return domain.ErrInvalidMFACode
+		}
+		if err := s.mfa.ReplaceRecoveryCodes(ctx, self.ID, hashRecoveryCodes(self.ID, codes), now); err != nil {
+			return err
+		}
+		return s.setMFAEnabled(ctx, self.ID, true, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.events.note(ctx, domain.TOTPEnabledEvent(self.ID))
+	s.log.LogAttrs(ctx, slog.LevelInfo, "totp enabled", slog.String("user_id", self.ID.String()))
+	return codes, nil
+}
+
+// DisableTOTP removes the caller's confirmed factor, proven by a TOTP or
+// recovery code. When no passkey is left either, the recovery codes go
+// with it: they stand in for a second factor the account no longer has.
+func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, code *string) error {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return err
+	}
+	raw, err := requiredCode(code)
+	if err != nil {
+		return err
+	}
+	f, err := s.mfa.TOTP(ctx, self.ID)
+	if err != nil {
+		return err
+	}
+	if !f.Confirmed() {
+		return domain.ErrMFANotEnabled
+	}
+	if err := s.spendCode(ctx, self.ID, &f, raw); err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		if _, err := s.mfa.DeleteTOTP(ctx, self.ID); err != nil {
+			return err
+		}
+		return s.syncMFAEnabled(ctx, self.ID, now)
+	})
+	if err != nil {
+		return err
+	}
+	s.events.note(ctx, domain.TOTPDisabledEvent(self.ID))
+	s.log.LogAttrs(ctx, slog.LevelInfo, "totp disabled", slog.String("user_id", self.ID.String()))
+	return nil
+}
+
+// RenewRecoveryCodes replaces the caller's recovery codes, proven by a
+// TOTP or recovery code. An account whose only factors are passkeys has no
+// code to give: its session must have signed in with a second factor
+// (or recently), and code may be absent.
+func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Principal, code *string) ([]string, error) {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return nil, err
+	}
+	summary, err := s.mfa.Summary(ctx, self.ID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	switch {
+	case !summary.Enabled():
+		return nil, domain.ErrMFANotEnabled
+	case summary.TOTP || summary.RecoveryCodesLeft > 0:
+		raw, err := requiredCode(code)
+		if err != nil {
+			return nil, err
+		}
+		var f *domain.TOTPFactor
+		if summary.TOTP {
+			got, err := s.mfa.TOTP(ctx, self.ID)
+			if err != nil {
+				return nil, err
+			}
+			f = &got
+		}
+		if err := s.spendCode(ctx, self.ID, f, raw); err != nil {
+			return nil, err
+		}
+	case code != nil && *code != "":
+		// Nothing could verify it.
+		return nil, domain.ErrInvalidMFACode
+	case !actor.Session.Strong(now):
+		return nil, domain.ErrRecentSignInRequired
+	}
+	codes := domain.NewRecoveryCodes()
+	if err := s.mfa.ReplaceRecoveryCodes(ctx, self.ID, hashRecoveryCodes(self.ID, codes), now); err != nil {
+		return nil, err
+	}
+	s.events.note(ctx, domain.RecoveryCodesRenewedEvent(self.ID))
+	return codes, nil
+}
+
+// Reset removes every second factor and passkey of a user and ends its
+// sessions: for an admin, when a user lost its devices.
+func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID string) error {
+	if _, err := s.signedIn(ctx, actor); err != nil {
+		return err
+	}
+	id, err := domain.ParseUserID(rawID)
+	if err != nil {
+		return err
+	}
+	if err := actor.RequireAdmin(); err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	var (
+		totp     bool
+		passkeys int
+	)
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		if _, err := s.users.ByID(ctx, id); err != nil {
+			return err
+		}
+		var err error
+		if totp, err = s.mfa.DeleteTOTP(ctx, id); err != nil {
+			return err
+		}
+		if passkeys, err = s.passkeys.DeletePasskeys(ctx, id); err != nil {
+			return err
+		}
+		if err := s.mfa.DeleteRecoveryCodes(ctx, id); err != nil {
+			return err
+		}
+		if err := s.setMFAEnabled(ctx, id, false, now); err != nil {
+			return err
+		}
+		return s.tokens.RevokeUser(ctx, id, now)
+	})
+	if err != nil {
+		return err
+	}
+	s.events.note(ctx, domain.MFAResetEvent(actor.UserID, id, totp, passkeys))
+	s.events.note(ctx, domain.SessionRevokedEvent(actor.UserID, id, domain.EndedByMFAReset, ""))
+	s.log.LogAttrs(ctx, slog.LevelInfo, "second factors reset", slog.String("user_id", id.String()))
+	return nil
+}
+
+// requiredCode returns the code of a request, or a validation error when
+// it is missing or empty. Its form is judged by spendCode.
+func requiredCode(code *string) (string, error) {
+	if code == nil || *code == "" {
+		verr := &domain.ValidationError{}
+		verr.Add(FieldCode, "must not be empty")
+		return "", verr
+	}
+	return *code, nil
+}
+
+// spendCode checks code as a TOTP code of f (a confirmed factor; nil when
+// the account has none) or, when it has the form of one, as one of the
+// user's recovery codes, and spends it: a TOTP code's time step cannot be
+// used again, a recovery code is used up. Anything else is
+// domain.ErrInvalidMFACode.
+func (b *base) spendCode(ctx context.Context, user domain.UserID, f *domain.TOTPFactor, code string) error {
+	now := b.clock.Now()
+	if totpCode, ok := domain.ParseTOTPCode(code); ok {
+		if f == nil {
+			return domain.ErrInvalidMFACode
+		}
+		step, ok := b.otp.Match(f.Secret, totpCode, now, f.LastStep)
+		if !ok {
+			return domain.ErrInvalidMFACode
+		}
+		accepted, err := b.mfa.AcceptTOTPStep(ctx, user, step, now, false)
+		if err != nil {
+			return err
+		}
+		if !accepted {
+			return domain.ErrInvalidMFACode
+		}
+		return nil
+	}
+	recovery, ok := domain.ParseRecoveryCode(code)
+	if !ok {
+		return domain.ErrInvalidMFACode
+	}
+	return b.spendRecoveryCode(ctx, user, recovery, now)
+}
+
+// spendRecoveryCode uses up one of the user's recovery codes, or returns
+// domain.ErrInvalidMFACode, and records its use with the codes left.
+func (b *base) spendRecoveryCode(ctx context.Context, user domain.UserID, code string, now time.Time) error {
+	used, err := b.mfa.UseRecoveryCode(ctx, user, domain.HashRecoveryCode(user, code), now)
+	if err != nil {
+		return err
+	}
+	if !used {
+		return domain.ErrInvalidMFACode
+	}
+	left := 0
+	if summary, err := b.mfa.Summary(ctx, user); err == nil {
+		left = summary.RecoveryCodesLeft
+	}
+	b.events.note(ctx, domain.RecoveryCodeUsedEvent(user, left))
+	b.log.LogAttrs(ctx, slog.LevelInfo, "recovery code used", slog.String("user_id", user.String()), slog.Int("left", left))
+	return nil
+}
+
+// syncMFAEnabled makes the user's MFAEnabled say whether a factor is left,
+// after one was removed; with none left, the recovery codes go too.
+func (b *base) syncMFAEnabled(ctx context.Context, user domain.UserID, now time.Time) error {
+	summary, err := b.mfa.Summary(ctx, user)
+	if err != nil {
+		return err
+	}
+	if !summary.Enabled() {
+		if err := b.mfa.DeleteRecoveryCodes(ctx, user); err != nil {
+			return err
+		}
+	}
+	return b.setMFAEnabled(ctx, user, summary.Enabled(), now)
+}
+
+// setMFAEnabled stores the user's MFAEnabled when it changes.
+func (b *base) setMFAEnabled(ctx context.Context, user domain.UserID, enabled bool, now time.Time) error {
+	_, err := b.users.Update(ctx, user, func(u *domain.User) error {
+		if u.MFAEnabled != enabled {
+			u.MFAEnabled, u.UpdatedAt = enabled, now
+		}
+		return nil
+	})
+	return err
+}
+
+func hashRecoveryCodes(user domain.UserID, codes []string) []string {
+	hashes := make([]string, len(codes))
+	for i, c := range codes {
+		hashes[i] = domain.HashRecoveryCode(user, c)
+	}
+	return hashes
+}

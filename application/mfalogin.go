@@ -1,0 +1,186 @@
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/userd/userd/domain"
+)
+
+// secondFactorRequired answers a right password for an account with a
+// second factor: no session, but an mfaToken for the second step, and the
+// methods the account can use.
+//
+// The password's reservation under the lock-out is given back rather than
+// the count reset: the failures of the email (wrong passwords, and wrong
+// codes of earlier attempts) are forgotten only when the whole login
+// succeeds. Were a right password to reset them, whoever holds the
+// password could try five codes, wait out the lock, and start again with
+// the password: a few hundred thousand guesses a year at a one-in-a-
+// million code that three time steps make three times likelier.
+func (s *AuthService) secondFactorRequired(ctx context.Context, user domain.User, email domain.Email,
+	rehash bool, password string, now time.Time) error {
+	_ = s.throttle.unchecked(ctx, email, nil)
+	if err := s.mayOpenSession(ctx, user); err != nil {
+		return err
+	}
+	summary, err := s.mfa.Summary(ctx, user.ID)
+	if err != nil {
+		return fmt.Errorf("mfa summary: %w", err)
+	}
+	if !summary.Enabled() {
+		// MFAEnabled is kept in the factors' transactions; should it ever
+		// disagree, the factors decide, and the login is not held up.
+		s.log.LogAttrs(ctx, slog.LevelWarn, "mfaEnabled set without a factor", slog.String("user_id", user.ID.String()))
+		return errNoSecondFactor
+	}
+	if rehash {
+		s.rehash(ctx, user, password)
+	}
+	token, hash := domain.NewMFAToken()
+	err = s.challenges.CreateChallenge(ctx, domain.MFAChallenge{
+		Hash: hash, UserID: user.ID, Email: email, CreatedAt: now, ExpiresAt: now.Add(domain.MFAChallengeTTL),
+	})
+	if err != nil {
+		return fmt.Errorf("create mfa challenge: %w", err)
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "second factor required", slog.String("user_id", user.ID.String()))
+	return &domain.MFARequiredError{Token: token, Methods: summary.Methods()}
+}
+
+// errNoSecondFactor makes Login go on as for an account without a second
+// factor.
+var errNoSecondFactor = errors.New("no second factor")
+
+// MFALoginInput is the second step of a login: the mfaToken and either a
+// TOTP code or a recovery code.
+type MFALoginInput struct {
+	MFAToken     *string
+	Code         *string
+	RecoveryCode *string
+}
+
+// LoginMFA finishes a login with a TOTP or recovery code. A wrong code is
+// domain.ErrMFACodeRejected; it counts against the mfaToken (the fifth
+// voids it) and against the email's lock-out.
+func (s *AuthService) LoginMFA(ctx context.Context, in MFALoginInput) (TokenPair, error) {
+	var verr domain.ValidationError
+	if in.MFAToken == nil || *in.MFAToken == "" {
+		verr.Add(FieldMFAToken, "must not be empty")
+	}
+	hasCode, hasRecovery := in.Code != nil && *in.Code != "", in.RecoveryCode != nil && *in.RecoveryCode != ""
+	switch {
+	case hasCode && hasRecovery:
+		verr.Add(FieldCode, "send either code or recoveryCode, not both")
+	case !hasCode && !hasRecovery:
+		verr.Add(FieldCode, "a code or a recoveryCode is required")
+	}
+	if err := verr.Err(); err != nil {
+		return TokenPair{}, err
+	}
+	ch, user, rec, err := s.beginSecondStep(ctx, *in.MFAToken)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	now := s.clock.Now()
+	amr := domain.AMRPasswordOTP
+	var check error
+	if hasCode {
+		check = s.checkTOTPLogin(ctx, user.ID, *in.Code, now)
+	} else if code, ok := domain.ParseRecoveryCode(*in.RecoveryCode); ok {
+		check = s.spendRecoveryCode(ctx, user.ID, code, now)
+	} else {
+		check = domain.ErrInvalidMFACode
+	}
+	if errors.Is(check, domain.ErrInvalidMFACode) {
+		return TokenPair{}, s.secondFactorFailed(ctx, ch, rec, domain.FailureWrongCode, domain.ErrMFACodeRejected)
+	}
+	if check != nil {
+		return TokenPair{}, s.throttle.unchecked(ctx, ch.Email, check)
+	}
+	return s.finishSecondStep(ctx, ch, user, amr)
+}
+
+// checkTOTPLogin checks a TOTP code of the user's confirmed factor and
+// spends its time step.
+func (s *AuthService) checkTOTPLogin(ctx context.Context, user domain.UserID, code string, now time.Time) error {
+	f, err := s.mfa.TOTP(ctx, user)
+	if errors.Is(err, domain.ErrMFANotEnabled) || (err == nil && !f.Confirmed()) {
+		return domain.ErrInvalidMFACode
+	}
+	if err != nil {
+		return err
+	}
+	return s.spendCode(ctx, user, &f, code)
+}
+
+// beginSecondStep finds the usable challenge of an mfaToken and its user,
+// and reserves one check of its email under the lock-out.
+func (s *AuthService) beginSecondStep(ctx context.Context, token string) (domain.MFAChallenge, domain.User, domain.LoginAttempts, error) {
+	fail := func(err error) (domain.MFAChallenge, domain.User, domain.LoginAttempts, error) {
+		return domain.MFAChallenge{}, domain.User{}, domain.LoginAttempts{}, err
+	}
+	if !domain.WellFormedMFAToken(token) {
+		return fail(domain.ErrInvalidMFAToken)
+	}
+	ch, err := s.challenges.Challenge(ctx, domain.HashMFAToken(token), s.clock.Now())
+	if err != nil {
+		return fail(err)
+	}
+	rec, err := s.throttle.reserve(ctx, ch.Email)
+	if err != nil {
+		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+			s.events.note(ctx, domain.LoginThrottledEvent("", ch.UserID, domain.CheckSecondFactor, "", tooMany.RetryAfter))
+		}
+		return fail(err)
+	}
+	user, err := s.users.ByID(ctx, ch.UserID)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return fail(s.throttle.unchecked(ctx, ch.Email, domain.ErrInvalidMFAToken))
+	}
+	if err != nil {
+		return fail(s.throttle.unchecked(ctx, ch.Email, err))
+	}
+	return ch, user, rec, nil
+}
+
+// secondFactorFailed counts a wrong second factor against the challenge
+// and the email, records it, and returns answer.
+func (s *AuthService) secondFactorFailed(ctx context.Context, ch domain.MFAChallenge, rec domain.LoginAttempts,
+	why domain.LoginFailure, answer error) error {
+	if _, err := s.challenges.FailChallenge(ctx, ch.Hash, s.clock.Now()); err != nil && !errors.Is(err, domain.ErrInvalidMFAToken) {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "wrong second factor not counted", slog.String("error", err.Error()))
+	}
+	_ = s.throttle.failed(ctx, rec)
+	s.events.note(ctx, domain.LoginFailedEvent("", ch.UserID, domain.CheckSecondFactor, why))
+	return answer
+}
+
+// finishSecondStep uses the challenge up and opens the session.
+func (s *AuthService) finishSecondStep(ctx context.Context, ch domain.MFAChallenge, user domain.User, amr domain.AMR) (TokenPair, error) {
+	now := s.clock.Now()
+	if _, err := s.challenges.UseChallenge(ctx, ch.Hash, now); err != nil {
+		return TokenPair{}, s.throttle.unchecked(ctx, ch.Email, err)
+	}
+	if err := s.throttle.succeeded(ctx, ch.Email); err != nil {
+		return TokenPair{}, err
+	}
+	if err := s.mayOpenSession(ctx, user); err != nil {
+		return TokenPair{}, err
+	}
+	return s.signedInWith(ctx, user, amr, now)
+}
+
+// signedInWith opens a session that signed in by amr and records it.
+func (s *AuthService) signedInWith(ctx context.Context, user domain.User, amr domain.AMR, now time.Time) (TokenPair, error) {
+	pair, err := s.openSession(ctx, user, amr, now)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "login succeeded", slog.String("user_id", user.ID.String()))
+	s.events.note(ctx, domain.LoginSucceededEvent(user.ID, amr))
+	return pair, nil
+}

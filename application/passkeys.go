@@ -1,0 +1,362 @@
+package application
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/userd/userd/domain"
+)
+
+// PasskeyService registers passkeys and signs in with them: on their own
+// (a discoverable login) or as the second step after a password.
+type PasskeyService struct {
+	*base
+	// auth opens sessions and runs the second step of password logins.
+	auth *AuthService
+}
+
+// Field names of the passkey requests, for validation errors.
+const (
+	FieldCeremonyID = "ceremonyId"
+	FieldCredential = "credential"
+	FieldName       = "name"
+)
+
+// PasskeyOptions are what a browser needs to begin a ceremony: the id to
+// finish it with, and the publicKey options of
+// navigator.credentials.create or get.
+type PasskeyOptions struct {
+	CeremonyID string
+	PublicKey  json.RawMessage
+}
+
+// List returns the caller's passkeys, oldest first.
+func (s *PasskeyService) List(ctx context.Context, actor *domain.Principal) ([]domain.Passkey, error) {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return nil, err
+	}
+	return s.passkeys.Passkeys(ctx, self.ID)
+}
+
+// BeginRegistration starts adding a passkey to the caller's account. An
+// account that has a second factor already needs a session that signed in
+// with one, or recently: else a stolen long-lived session could add a
+// passkey of its own, a way in that outlives every password change.
+func (s *PasskeyService) BeginRegistration(ctx context.Context, actor *domain.Principal) (PasskeyOptions, error) {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	now := s.clock.Now()
+	if self.MFAEnabled && !actor.Session.Strong(now) {
+		return PasskeyOptions{}, domain.ErrRecentSignInRequired
+	}
+	existing, err := s.passkeys.Passkeys(ctx, self.ID)
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	options, state, err := s.rp.BeginRegistration(self, existing)
+	if err != nil {
+		return PasskeyOptions{}, fmt.Errorf("begin passkey registration: %w", err)
+	}
+	return s.ceremony(ctx, domain.CeremonyRegistration, self.ID, options, state)
+}
+
+// PasskeyRegistrationInput finishes a registration.
+type PasskeyRegistrationInput struct {
+	CeremonyID *string
+	Name       *string
+	Credential json.RawMessage
+}
+
+// FinishRegistration verifies the browser's answer and stores the passkey.
+func (s *PasskeyService) FinishRegistration(ctx context.Context, actor *domain.Principal, in PasskeyRegistrationInput) (domain.Passkey, error) {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return domain.Passkey{}, err
+	}
+	var verr domain.ValidationError
+	requireCeremony(&verr, in.CeremonyID, in.Credential)
+	name := ""
+	if in.Name != nil {
+		var msg string
+		if name, msg = domain.ParsePasskeyName(*in.Name); msg != "" {
+			verr.Add(FieldName, msg)
+		}
+	} else {
+		name = domain.DefaultPasskeyName
+	}
+	if err := verr.Err(); err != nil {
+		return domain.Passkey{}, err
+	}
+	now := s.clock.Now()
+	c, err := s.passkeys.TakeCeremony(ctx, *in.CeremonyID, domain.CeremonyRegistration, now)
+	if err != nil {
+		return domain.Passkey{}, err
+	}
+	if c.UserID != self.ID {
+		return domain.Passkey{}, fmt.Errorf("ceremony of another user: %w", domain.ErrInvalidPasskey)
+	}
+	p, err := s.rp.FinishRegistration(self, c.State, in.Credential)
+	if err != nil {
+		return domain.Passkey{}, s.passkeyRefused(ctx, self.ID, "registration", err)
+	}
+	p.ID, p.UserID, p.Name, p.CreatedAt, p.LastUsedAt = domain.NewPasskeyID(now), self.ID, name, now, nil
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		if err := s.passkeys.CreatePasskey(ctx, p); err != nil {
+			return err
+		}
+		return s.setMFAEnabled(ctx, self.ID, true, now)
+	})
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return domain.Passkey{}, domain.ErrInvalidToken
+	}
+	if err != nil {
+		return domain.Passkey{}, err
+	}
+	s.events.note(ctx, domain.PasskeyRegisteredEvent(self.ID, p.ID))
+	s.log.LogAttrs(ctx, slog.LevelInfo, "passkey registered", slog.String("user_id", self.ID.String()),
+		slog.String("passkey_id", string(p.ID)))
+	return p, nil
+}
+
+// Delete removes one of the caller's passkeys.
+func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, rawID string) error {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return err
+	}
+	id, err := domain.ParsePasskeyID(rawID)
+	if err != nil {
+		return err
+	}
+	now := s.clock.Now()
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		if err := s.passkeys.DeletePasskey(ctx, self.ID, id); err != nil {
+			return err
+		}
+		return s.syncMFAEnabled(ctx, self.ID, now)
+	})
+	if err != nil {
+		return err
+	}
+	s.events.note(ctx, domain.PasskeyRemovedEvent(self.ID, id))
+	s.log.LogAttrs(ctx, slog.LevelInfo, "passkey removed", slog.String("user_id", self.ID.String()),
+		slog.String("passkey_id", string(id)))
+	return nil
+}
+
+// BeginLogin starts a passkey login: a discoverable one, without
+// mfaToken, or with one, the second step of a password login limited to
+// that account's passkeys.
+func (s *PasskeyService) BeginLogin(ctx context.Context, mfaToken *string) (PasskeyOptions, error) {
+	if mfaToken == nil || *mfaToken == "" {
+		options, state, err := s.rp.BeginLogin(nil, nil)
+		if err != nil {
+			return PasskeyOptions{}, fmt.Errorf("begin passkey login: %w", err)
+		}
+		return s.ceremony(ctx, domain.CeremonyLogin, "", options, state)
+	}
+	if !domain.WellFormedMFAToken(*mfaToken) {
+		return PasskeyOptions{}, domain.ErrInvalidMFAToken
+	}
+	ch, err := s.challenges.Challenge(ctx, domain.HashMFAToken(*mfaToken), s.clock.Now())
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	user, err := s.users.ByID(ctx, ch.UserID)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return PasskeyOptions{}, domain.ErrInvalidMFAToken
+	}
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	allowed, err := s.passkeys.Passkeys(ctx, user.ID)
+	if err != nil {
+		return PasskeyOptions{}, err
+	}
+	if len(allowed) == 0 {
+		return PasskeyOptions{}, fmt.Errorf("the account has no passkey: %w", domain.ErrInvalidPasskey)
+	}
+	options, state, err := s.rp.BeginLogin(&user, allowed)
+	if err != nil {
+		return PasskeyOptions{}, fmt.Errorf("begin passkey login: %w", err)
+	}
+	return s.ceremony(ctx, domain.CeremonySecondFactor, user.ID, options, state)
+}
+
+// PasskeyLoginInput finishes a passkey login; MFAToken is set for the second
+// step of a password login.
+type PasskeyLoginInput struct {
+	CeremonyID *string
+	Credential json.RawMessage
+	MFAToken   *string
+}
+
+// FinishLogin verifies the assertion and opens a session: amr hwk (and
+// user when the authenticator verified its user) for a passkey alone, pwd
+// hwk mfa after a password.
+func (s *PasskeyService) FinishLogin(ctx context.Context, in PasskeyLoginInput) (TokenPair, error) {
+	var verr domain.ValidationError
+	requireCeremony(&verr, in.CeremonyID, in.Credential)
+	if err := verr.Err(); err != nil {
+		return TokenPair{}, err
+	}
+	auth := s.auth
+	if in.MFAToken != nil && *in.MFAToken != "" {
+		return s.finishSecondFactor(ctx, auth, in)
+	}
+	now := s.clock.Now()
+	c, err := s.passkeys.TakeCeremony(ctx, *in.CeremonyID, domain.CeremonyLogin, now)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	assertion, err := s.rp.FinishLogin(ctx, c.State, in.Credential, s.lookup(""))
+	if err != nil {
+		return TokenPair{}, s.passkeyRefused(ctx, "", "login", err)
+	}
+	user, err := s.recordUse(ctx, assertion)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	if err := auth.mayOpenSession(ctx, user); err != nil {
+		return TokenPair{}, err
+	}
+	amr := domain.AMRPasskey
+	if assertion.UserVerified {
+		amr = domain.AMRPasskeyVerified
+	}
+	return auth.signedInWith(ctx, user, amr, s.clock.Now())
+}
+
+// finishSecondFactor is FinishLogin after a password: the ceremony must
+// have been begun for the mfaToken's account, and a refused assertion
+// counts as a wrong code.
+func (s *PasskeyService) finishSecondFactor(ctx context.Context, auth *AuthService, in PasskeyLoginInput) (TokenPair, error) {
+	ch, user, rec, err := auth.beginSecondStep(ctx, *in.MFAToken)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	c, err := s.passkeys.TakeCeremony(ctx, *in.CeremonyID, domain.CeremonySecondFactor, s.clock.Now())
+	if err == nil && c.UserID != user.ID {
+		err = fmt.Errorf("ceremony of another account: %w", domain.ErrInvalidPasskey)
+	}
+	if err != nil {
+		return TokenPair{}, auth.secondFactorFailed(ctx, ch, rec, domain.FailureWrongPasskey, err)
+	}
+	assertion, err := s.rp.FinishLogin(ctx, c.State, in.Credential, s.lookup(user.ID))
+	if err == nil {
+		_, err = s.recordUse(ctx, assertion)
+	}
+	if errors.Is(err, domain.ErrMalformedPasskeyCredential) {
+		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
+	}
+	if errors.Is(err, domain.ErrInvalidPasskey) {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "passkey refused", slog.String("user_id", user.ID.String()),
+			slog.String("reason", err.Error()))
+		return TokenPair{}, auth.secondFactorFailed(ctx, ch, rec, domain.FailureWrongPasskey, domain.ErrInvalidPasskey)
+	}
+	if err != nil {
+		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
+	}
+	return auth.finishSecondStep(ctx, ch, user, domain.AMRPasswordPasskey)
+}
+
+// lookup finds the account and passkeys an assertion names; with only
+// set, the assertion must be of that account.
+func (s *PasskeyService) lookup(only domain.UserID) func(context.Context, []byte, []byte) (domain.User, []domain.Passkey, error) {
+	return func(ctx context.Context, userHandle, credentialID []byte) (domain.User, []domain.Passkey, error) {
+		p, err := s.passkeys.PasskeyByCredentialID(ctx, credentialID)
+		if errors.Is(err, domain.ErrPasskeyNotFound) {
+			return domain.User{}, nil, fmt.Errorf("unknown credential: %w", domain.ErrInvalidPasskey)
+		}
+		if err != nil {
+			return domain.User{}, nil, err
+		}
+		// The user handle, when the authenticator sends one, must name
+		// the passkey's owner.
+		if len(userHandle) > 0 && hex.EncodeToString(userHandle) != string(p.UserID) {
+			return domain.User{}, nil, fmt.Errorf("user handle of another account: %w", domain.ErrInvalidPasskey)
+		}
+		if only != "" && p.UserID != only {
+			return domain.User{}, nil, fmt.Errorf("passkey of another account: %w", domain.ErrInvalidPasskey)
+		}
+		u, err := s.users.ByID(ctx, p.UserID)
+		if errors.Is(err, domain.ErrUserNotFound) {
+			return domain.User{}, nil, fmt.Errorf("account gone: %w", domain.ErrInvalidPasskey)
+		}
+		if err != nil {
+			return domain.User{}, nil, err
+		}
+		all, err := s.passkeys.Passkeys(ctx, u.ID)
+		if err != nil {
+			return domain.User{}, nil, err
+		}
+		return u, all, nil
+	}
+}
+
+// recordUse stores the counter of a verified assertion, refusing one that
+// did not move it forward (a replay that raced this one, or a cloned
+// authenticator), and returns the passkey's account.
+func (s *PasskeyService) recordUse(ctx context.Context, a domain.PasskeyAssertion) (domain.User, error) {
+	p, err := s.passkeys.PasskeyByCredentialID(ctx, a.CredentialID)
+	if errors.Is(err, domain.ErrPasskeyNotFound) {
+		return domain.User{}, fmt.Errorf("passkey removed meanwhile: %w", domain.ErrInvalidPasskey)
+	}
+	if err != nil {
+		return domain.User{}, err
+	}
+	ok, err := s.passkeys.RecordPasskeyUse(ctx, p.ID, a.SignCount, a.Credential, s.clock.Now())
+	if err != nil {
+		return domain.User{}, err
+	}
+	if !ok {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "passkey signature counter did not move forward",
+			slog.String("user_id", p.UserID.String()), slog.String("passkey_id", string(p.ID)))
+		return domain.User{}, fmt.Errorf("signature counter did not move forward: %w", domain.ErrInvalidPasskey)
+	}
+	u, err := s.users.ByID(ctx, p.UserID)
+	if errors.Is(err, domain.ErrUserNotFound) {
+		return domain.User{}, fmt.Errorf("account gone: %w", domain.ErrInvalidPasskey)
+	}
+	return u, err
+}
+
+// ceremony stores a begun ceremony and returns its options.
+func (s *PasskeyService) ceremony(ctx context.Context, purpose domain.CeremonyPurpose, user domain.UserID,
+	options json.RawMessage, state []byte) (PasskeyOptions, error) {
+	now := s.clock.Now()
+	c := domain.PasskeyCeremony{ID: domain.NewCeremonyID(), Purpose: purpose, UserID: user, State: state,
+		CreatedAt: now, ExpiresAt: now.Add(domain.CeremonyTTL)}
+	if err := s.passkeys.CreateCeremony(ctx, c); err != nil {
+		return PasskeyOptions{}, fmt.Errorf("store passkey ceremony: %w", err)
+	}
+	return PasskeyOptions{CeremonyID: c.ID, PublicKey: options}, nil
+}
+
+// passkeyRefused logs why the relying party refused a credential (the
+// client gets one answer for all) and returns the error to answer with.
+func (s *PasskeyService) passkeyRefused(ctx context.Context, user domain.UserID, ceremony string, err error) error {
+	if errors.Is(err, domain.ErrInvalidPasskey) || errors.Is(err, domain.ErrMalformedPasskeyCredential) {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "passkey refused", slog.String("ceremony", ceremony),
+			slog.String("user_id", user.String()), slog.String("reason", err.Error()))
+	}
+	return err
+}
+
+// requireCeremony adds the validation errors of a finish request without
+// a ceremony id or a credential.
+func requireCeremony(verr *domain.ValidationError, ceremonyID *string, credential json.RawMessage) {
+	if ceremonyID == nil || *ceremonyID == "" {
+		verr.Add(FieldCeremonyID, "must not be empty")
+	}
+	if len(credential) == 0 || string(credential) == "null" {
+		verr.Add(FieldCredential, "must not be empty")
+	}
+}
