@@ -145,12 +145,12 @@ func (s *MFAStore) AcceptTOTPStep(ctx context.Context, user domain.UserID, step 
 // DeleteTOTP implements ports.MFAStore: one statement, which returns what
 // it removed.
 func (s *MFAStore) DeleteTOTP(ctx context.Context, user domain.UserID) (bool, error) {
-	var confirmed []*int64
-	err := s.db.writer(ctx).Raw(`DELETE FROM totp_factors WHERE user_id = ? RETURNING confirmed_at`, string(user)).Scan(&confirmed).Error
+	var rows []totpFactorRow
+	err := s.db.writer(ctx).Raw(`DELETE FROM totp_factors WHERE user_id = ? RETURNING user_id, confirmed_at`, string(user)).Scan(&rows).Error
 	if err != nil {
 		return false, storeError("delete totp factor", err)
 	}
-	return len(confirmed) == 1 && confirmed[0] != nil, nil
+	return len(rows) == 1 && rows[0].ConfirmedMicros != nil, nil
 }
 
 // ReplaceRecoveryCodes implements ports.MFAStore, in one transaction. A
