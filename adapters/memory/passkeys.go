@@ -78,7 +78,8 @@ func (r *PasskeyStore) RecordPasskeyUse(ctx context.Context, id domain.PasskeyID
 	s := r.s
 	defer s.lock(ctx)()
 	p, ok := s.passkeys[id]
-	if !ok || !(p.SignCount < signCount || p.SignCount == 0 && signCount == 0) {
+	forward := p.SignCount < signCount || p.SignCount == 0 && signCount == 0
+	if !ok || !forward {
 		return false, nil
 	}
 	p.SignCount = signCount
