@@ -49,10 +49,11 @@ type MFAStore interface {
 
 // MFAChallengeStore keeps the mfaTokens of logins waiting for their
 // second step, by hash. Every method may return an error wrapping
-// domain.ErrUnavailable.
+// domain.ErrUnavailable, and joins the transaction of its context.
 type MFAChallengeStore interface {
 	// CreateChallenge stores c. It returns domain.ErrUserNotFound when
-	// its user does not exist.
+	// its user does not exist. A store may drop challenges that expired
+	// before c was created.
 	CreateChallenge(ctx context.Context, c domain.MFAChallenge) error
 	// Challenge returns the challenge with the hash if it is usable at now
 	// (domain.MFAChallenge.Usable), else domain.ErrInvalidMFAToken.
@@ -94,7 +95,9 @@ type PasskeyStore interface {
 	// DeletePasskeys removes every passkey of the user and returns how
 	// many there were.
 	DeletePasskeys(ctx context.Context, user domain.UserID) (int, error)
-	// CreateCeremony stores a begun ceremony.
+	// CreateCeremony stores a begun ceremony. It returns
+	// domain.ErrUserNotFound when the ceremony names a user that does not
+	// exist. A store may drop ceremonies that expired before c began.
 	CreateCeremony(ctx context.Context, c domain.PasskeyCeremony) error
 	// TakeCeremony removes and returns the ceremony with the id and
 	// purpose, if it has not expired at now, in one conditional write: a

@@ -11,7 +11,10 @@ import (
 // tokens. It never sees a token itself. Every method may also return an
 // error wrapping domain.ErrUnavailable when the store cannot serve for now.
 type RefreshTokenStore interface {
-	// CreateFamily starts a session with its first token.
+	// CreateFamily starts a session with its first token. The family's
+	// AMR is stored as domain.ParseAMR makes it (an empty one is
+	// domain.AMRPassword) and read back so; one ParseAMR refuses is an
+	// error, and nothing is stored.
 	CreateFamily(ctx context.Context, f domain.RefreshFamily, first domain.RefreshToken) error
 	// Lookup returns the token with the hash and its family, or
 	// domain.ErrRefreshTokenInvalid when no token has that hash.

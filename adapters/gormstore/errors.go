@@ -22,6 +22,7 @@ import (
 var (
 	errDuplicate      = errors.New("already exists")
 	errFamilyMismatch = errors.New("refresh token does not belong to the family")
+	errInvalidAMR     = errors.New("unknown or repeated authentication method")
 )
 
 // storeError wraps err, from GORM or a driver, with op as context and

@@ -87,6 +87,24 @@ func TestContract(t *testing.T) {
 					return NewUserRepository(db), NewLinkTokenStore(db)
 				})
 			})
+			t.Run("mfa", func(t *testing.T) {
+				t.Parallel()
+				contract.MFAStore(t, func(t *testing.T) contract.MFAStorage { return mfaStorage(b.open(t)) })
+			})
+			t.Run("mfa_challenges", func(t *testing.T) {
+				t.Parallel()
+				contract.MFAChallengeStore(t, func(t *testing.T) (ports.UserRepository, ports.MFAChallengeStore) {
+					db := b.open(t)
+					return NewUserRepository(db), NewMFAChallengeStore(db)
+				})
+			})
+			t.Run("passkeys", func(t *testing.T) {
+				t.Parallel()
+				contract.PasskeyStore(t, func(t *testing.T) (ports.UserRepository, ports.PasskeyStore) {
+					db := b.open(t)
+					return NewUserRepository(db), NewPasskeyStore(db)
+				})
+			})
 			t.Run("transactor", func(t *testing.T) {
 				t.Parallel()
 				contract.Transactor(t, func(t *testing.T) contract.TxStores {
@@ -95,6 +113,7 @@ func TestContract(t *testing.T) {
 						Tx: db, Users: NewUserRepository(db), Tokens: NewRefreshTokenStore(db),
 						Attempts: NewLoginAttemptStore(db), Keys: NewKeyStore(db, box), Audit: NewAuditLog(db),
 						Outbox: NewOutbox(db, box), Links: NewLinkTokenStore(db),
+						MFA: NewMFAStore(db, box), Challenges: NewMFAChallengeStore(db), Passkeys: NewPasskeyStore(db),
 					}
 				})
 			})
@@ -123,6 +142,30 @@ func keyStorage(db *DB) contract.KeyStorage {
 		},
 		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
 			return NewKeyStore(db, box).Reencrypt(ctx)
+		},
+	}
+}
+
+// mfaStorage is db's second-factor tables for the contract suite.
+func mfaStorage(db *DB) contract.MFAStorage {
+	return contract.MFAStorage{
+		Users:    NewUserRepository(db),
+		Passkeys: NewPasskeyStore(db),
+		Open:     func(box ports.SecretBox) ports.MFAStore { return NewMFAStore(db, box) },
+		Stored: func(t *testing.T, user domain.UserID) []byte {
+			var row totpFactorRow
+			if err := db.gorm.Where("user_id = ?", string(user)).Take(&row).Error; err != nil {
+				t.Fatalf("read totp factor of %s: %v", user, err)
+			}
+			return row.Secret
+		},
+		SetStored: func(t *testing.T, user domain.UserID, stored []byte) {
+			if err := db.gorm.Model(&totpFactorRow{}).Where("user_id = ?", string(user)).Update("secret", stored).Error; err != nil {
+				t.Fatalf("write totp factor of %s: %v", user, err)
+			}
+		},
+		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
+			return NewMFAStore(db, box).Reencrypt(ctx)
 		},
 	}
 }

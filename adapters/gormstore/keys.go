@@ -165,18 +165,39 @@ func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error)
 		}
 		return 0, storeError(op, err)
 	}
-	// Inside a caller's transaction the checkpoint must wait for its
-	// commit: SQLite's automatic checkpoints, or the next reseal, do it.
-	if changed > 0 && !s.db.postgres && s.db.txOf(ctx) == nil {
-		// Scanned, not Exec'd: these pragmas answer a row, and a prepared
-		// statement left on its row would keep the next commit from
-		// completing.
-		var result struct{ Busy, Log, Checkpointed int }
-		if err := s.db.gorm.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&result).Error; err != nil {
-			return 0, storeError(op+": checkpoint", err)
+	if changed > 0 {
+		if err := s.db.checkpointOutsideTx(ctx); err != nil {
+			return 0, fmt.Errorf("%s: %w", op, err)
 		}
 	}
 	return changed, nil
+}
+
+// Checkpoint writes SQLite's write-ahead log over the database file and
+// empties it, so that what a re-encryption overwrote (zeroed by
+// secure_delete in the log) leaves the file too; it does nothing on
+// PostgreSQL. Re-encryptions run outside a transaction checkpoint
+// themselves; a caller that runs several in one transaction calls it once
+// the transaction has committed.
+func (db *DB) Checkpoint(ctx context.Context) error {
+	if db.postgres {
+		return nil
+	}
+	// Scanned, not Exec'd: these pragmas answer a row, and a prepared
+	// statement left on its row would keep the next commit from
+	// completing.
+	var result struct{ Busy, Log, Checkpointed int }
+	return storeError("checkpoint", db.gorm.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&result).Error)
+}
+
+// checkpointOutsideTx is Checkpoint, unless ctx is inside a transaction,
+// whose commit the checkpoint must wait for: SQLite's automatic
+// checkpoints, or the caller's Checkpoint, do it then.
+func (db *DB) checkpointOutsideTx(ctx context.Context) error {
+	if db.txOf(ctx) != nil {
+		return nil
+	}
+	return db.Checkpoint(ctx)
 }
 
 // secureDelete turns SQLite's secure_delete on for tx's connection and

@@ -93,13 +93,20 @@ type fixtureRows struct {
 	Audit    []auditEventRow
 	Outbox   []outboxRow
 	Links    []linkTokenRow
+	// The tables of second factors, empty in the fixtures.
+	TOTP       []totpFactorRow
+	Recovery   []recoveryCodeRow
+	Challenges []mfaChallengeRow
+	Passkeys   []passkeyRow
+	Ceremonies []passkeyCeremonyRow
 }
 
 // readRows reads every table, each sorted by primary key.
 func readRows(t *testing.T, db *DB) fixtureRows {
 	t.Helper()
 	var r fixtureRows
-	for _, dest := range []any{&r.Users, &r.Keys, &r.Families, &r.Tokens, &r.Attempts, &r.Audit, &r.Outbox, &r.Links} {
+	for _, dest := range []any{&r.Users, &r.Keys, &r.Families, &r.Tokens, &r.Attempts, &r.Audit, &r.Outbox, &r.Links,
+		&r.TOTP, &r.Recovery, &r.Challenges, &r.Passkeys, &r.Ceremonies} {
 		if err := db.gorm.Find(dest).Error; err != nil {
 			t.Fatalf("read %T: %v", dest, err)
 		}
@@ -113,6 +120,17 @@ func readRows(t *testing.T, db *DB) fixtureRows {
 	slices.SortFunc(r.Audit, func(a, b auditEventRow) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(r.Outbox, func(a, b outboxRow) int { return cmp.Compare(a.ID, b.ID) })
 	slices.SortFunc(r.Links, func(a, b linkTokenRow) int { return cmp.Compare(a.Hash, b.Hash) })
+	return r
+}
+
+// upgraded returns the fixture's rows as the steps after the legacy ones
+// leave them: the columns they add hold their defaults (a session of then
+// signed in by password).
+func upgraded(r fixtureRows) fixtureRows {
+	r.Families = slices.Clone(r.Families)
+	for i := range r.Families {
+		r.Families[i].AMR = domain.MethodPassword
+	}
 	return r
 }
 
@@ -215,7 +233,7 @@ func TestUpgradeLegacy(t *testing.T) {
 					}
 				}
 			}
-			compareRows(t, readRows(t, db), want.rows)
+			compareRows(t, readRows(t, db), upgraded(want.rows))
 			var legacy []int64
 			if err := db.gorm.Raw("SELECT applied_at FROM " + legacyTable + " ORDER BY version").Scan(&legacy).Error; err != nil {
 				t.Fatalf("read %s after the upgrade: %v", legacyTable, err)
@@ -236,7 +254,7 @@ func TestUpgradeLegacy(t *testing.T) {
 				t.Errorf("status after a second Migrate = %+v, want %+v", again, status)
 			}
 			checkVersionTable(t, db, steps)
-			compareRows(t, readRows(t, db), want.rows)
+			compareRows(t, readRows(t, db), upgraded(want.rows))
 
 			// The upgraded data is usable: a user found by email, the keys
 			// in order, a live refresh token rotated.
@@ -262,6 +280,10 @@ func TestUpgradeLegacy(t *testing.T) {
 			if ok, err := tokens.Rotate(ctx, live.Hash, time.Now(), next); err != nil || !ok {
 				t.Errorf("Rotate(ada's live token) = %v, %v; want a rotation", ok, err)
 			}
+			// Its session signed in by password, the only way then.
+			if _, fam, err := tokens.Lookup(ctx, next.Hash); err != nil || !slices.Equal(fam.AMR, domain.AMRPassword) {
+				t.Errorf("Lookup(ada's rotated token) = family amr %v, %v; want %v", fam.AMR, err, domain.AMRPassword)
+			}
 			checkUpgradedAccounts(t, db, box, want.rows.Users)
 		})
 	}
@@ -280,8 +302,9 @@ func checkUpgradedAccounts(t *testing.T, db *DB, box ports.SecretBox, fixture []
 		if err != nil {
 			t.Fatalf("ByID(%s): %v", row.Email, err)
 		}
-		if got.EmailVerified || got.Disabled {
-			t.Errorf("upgraded %s: emailVerified %v, disabled %v; want false, false", row.Email, got.EmailVerified, got.Disabled)
+		if got.EmailVerified || got.Disabled || got.MFAEnabled {
+			t.Errorf("upgraded %s: emailVerified %v, disabled %v, mfaEnabled %v; want false, false, false",
+				row.Email, got.EmailVerified, got.Disabled, got.MFAEnabled)
 		}
 	}
 	admin := fixture[slices.IndexFunc(fixture, func(u userRow) bool { return u.Email == "admin@example.com" })]
@@ -339,7 +362,7 @@ func TestUpgradePartialLegacy(t *testing.T) {
 				t.Fatalf("Migrate: %v", err)
 			}
 			checkVersionTable(t, db, len(migrationFileNames(t, "sqlite")))
-			want := legacyFixtures[b.name].rows
+			want := upgraded(legacyFixtures[b.name].rows)
 			want.Keys, want.Audit = nil, nil
 			compareRows(t, readRows(t, db), want)
 			k := domain.SigningKey{ID: "k-new", Purpose: domain.KeyPurposeAccessToken, Algorithm: "EdDSA", Secret: []byte("s"), CreatedAt: time.Now()}

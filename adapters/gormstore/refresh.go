@@ -31,8 +31,12 @@ func (s *RefreshTokenStore) CreateFamily(ctx context.Context, f domain.RefreshFa
 	if first.FamilyID != f.ID || first.UserID != f.UserID {
 		return fmt.Errorf("create refresh family: %w", errFamilyMismatch)
 	}
-	famRow, tokRow := fromDomainRefreshFamily(f), fromDomainRefreshToken(first)
-	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
+	famRow, err := fromDomainRefreshFamily(f)
+	if err != nil {
+		return fmt.Errorf("create refresh family: %w", err)
+	}
+	tokRow := fromDomainRefreshToken(first)
+	err = s.db.transaction(ctx, func(tx *gorm.DB) error {
 		if err := tx.Create(&famRow).Error; err != nil {
 			return err
 		}
@@ -57,6 +61,7 @@ type lookupRow struct {
 	FamilyCreatedMicros int64   `gorm:"column:family_created_at"`
 	FamilyExpiresMicros int64   `gorm:"column:family_expires_at"`
 	FamilyRevokedMicros *int64  `gorm:"column:family_revoked_at"`
+	FamilyAMR           string  `gorm:"column:family_amr"`
 }
 
 // Lookup implements ports.RefreshTokenStore. One joined query reads the
@@ -66,7 +71,7 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 	err := s.db.reader(ctx).Raw(`
 		SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
 		       f.user_id AS family_user_id, f.created_at AS family_created_at,
-		       f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at
+		       f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at, f.amr AS family_amr
 		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
 		WHERE t.token_hash = ?`, hash).Scan(&rows).Error
 	if err != nil {
@@ -76,13 +81,17 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", domain.ErrRefreshTokenInvalid)
 	}
 	row := rows[0]
-	fam := toDomainRefreshFamily(refreshFamilyRow{
+	fam, err := toDomainRefreshFamily(refreshFamilyRow{
 		ID:            row.FamilyID,
 		UserID:        row.FamilyUserID,
 		CreatedMicros: row.FamilyCreatedMicros,
 		ExpiresMicros: row.FamilyExpiresMicros,
 		RevokedMicros: row.FamilyRevokedMicros,
+		AMR:           row.FamilyAMR,
 	})
+	if err != nil {
+		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", err)
+	}
 	tok := toDomainRefreshToken(refreshTokenRow{
 		Hash:          row.Hash,
 		FamilyID:      row.FamilyID,

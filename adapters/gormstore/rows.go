@@ -1,6 +1,7 @@
 package gormstore
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -21,13 +22,14 @@ type userRow struct {
 	UpdatedMicros int64  `gorm:"column:updated_at"`
 	EmailVerified bool   `gorm:"column:email_verified"`
 	Disabled      bool   `gorm:"column:disabled"`
+	MFAEnabled    bool   `gorm:"column:mfa_enabled"`
 }
 
 func (userRow) TableName() string { return "users" }
 
 // userUpdateColumns are the only columns Update writes: id and created_at
 // never change.
-var userUpdateColumns = []string{"name", "email", "password_hash", "profiles", "updated_at", "email_verified", "disabled"}
+var userUpdateColumns = []string{"name", "email", "password_hash", "profiles", "updated_at", "email_verified", "disabled", "mfa_enabled"}
 
 type refreshFamilyRow struct {
 	ID            string `gorm:"column:id;primaryKey"`
@@ -35,6 +37,8 @@ type refreshFamilyRow struct {
 	CreatedMicros int64  `gorm:"column:created_at"`
 	ExpiresMicros int64  `gorm:"column:expires_at"`
 	RevokedMicros *int64 `gorm:"column:revoked_at"`
+	// AMR is the family's domain.AMR, comma-separated.
+	AMR string `gorm:"column:amr"`
 }
 
 func (refreshFamilyRow) TableName() string { return "refresh_families" }
@@ -111,6 +115,7 @@ func fromDomainUser(u domain.User) userRow {
 		UpdatedMicros: toMicros(u.UpdatedAt),
 		EmailVerified: u.EmailVerified,
 		Disabled:      u.Disabled,
+		MFAEnabled:    u.MFAEnabled,
 	}
 }
 
@@ -129,29 +134,50 @@ func toDomainUser(r userRow) domain.User {
 		Profiles:      profiles,
 		EmailVerified: r.EmailVerified,
 		Disabled:      r.Disabled,
+		MFAEnabled:    r.MFAEnabled,
 		CreatedAt:     fromMicros(r.CreatedMicros),
 		UpdatedAt:     fromMicros(r.UpdatedMicros),
 	}
 }
 
-func fromDomainRefreshFamily(f domain.RefreshFamily) refreshFamilyRow {
+// fromDomainRefreshFamily is the row of f. Its AMR must be one ParseAMR
+// accepts (the methods it knows, none twice; an empty one is
+// domain.AMRPassword), so that every stored family reads back.
+func fromDomainRefreshFamily(f domain.RefreshFamily) (refreshFamilyRow, error) {
+	amr, ok := domain.ParseAMR(f.AMR)
+	if !ok {
+		return refreshFamilyRow{}, fmt.Errorf("%w: amr %q", errInvalidAMR, f.AMR)
+	}
 	return refreshFamilyRow{
 		ID:            f.ID,
 		UserID:        string(f.UserID),
 		CreatedMicros: toMicros(f.CreatedAt),
 		ExpiresMicros: toMicros(f.ExpiresAt),
 		RevokedMicros: toMicrosPtr(f.RevokedAt),
-	}
+		AMR:           strings.Join(amr, ","),
+	}, nil
 }
 
-func toDomainRefreshFamily(r refreshFamilyRow) domain.RefreshFamily {
+// toDomainRefreshFamily is the family of r. A stored amr that ParseAMR
+// refuses is an error: a session must never read as signed in by less, or
+// more, than it was.
+func toDomainRefreshFamily(r refreshFamilyRow) (domain.RefreshFamily, error) {
+	var methods []string
+	if r.AMR != "" {
+		methods = strings.Split(r.AMR, ",")
+	}
+	amr, ok := domain.ParseAMR(methods)
+	if !ok {
+		return domain.RefreshFamily{}, fmt.Errorf("refresh family %s: %w: amr %q", r.ID, errInvalidAMR, r.AMR)
+	}
 	return domain.RefreshFamily{
 		ID:        r.ID,
 		UserID:    domain.UserID(r.UserID),
 		CreatedAt: fromMicros(r.CreatedMicros),
 		ExpiresAt: fromMicros(r.ExpiresMicros),
+		AMR:       amr,
 		RevokedAt: fromMicrosPtr(r.RevokedMicros),
-	}
+	}, nil
 }
 
 func fromDomainRefreshToken(t domain.RefreshToken) refreshTokenRow {

@@ -49,7 +49,7 @@ var usersPerInsert = sqliteMaxVariables / len(userColumns)
 // connection opened before a migration added a column may answer SELECT *
 // with the old column list (see keyColumns), and a disabled account would
 // read as enabled.
-var userColumns = []string{"id", "name", "email", "password_hash", "profiles", "created_at", "updated_at", "email_verified", "disabled"}
+var userColumns = []string{"id", "name", "email", "password_hash", "profiles", "created_at", "updated_at", "email_verified", "disabled", "mfa_enabled"}
 
 // CreateMany implements ports.UserRepository: one transaction of
 // multi-row INSERTs, usersPerInsert rows each.
@@ -199,8 +199,10 @@ func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*
 }
 
 // Delete implements ports.UserRepository. The foreign keys delete the
-// user's refresh-token families and tokens, and its link tokens, in the
-// same statement. The user is read first, in the transaction, for the
+// user's refresh-token families and tokens, its link tokens, and its
+// second factors, mfaTokens, passkeys and passkey ceremonies, in the same
+// statement (on SQLite, _foreign_keys=1, which sqliteDSN insists on,
+// makes them act). The user is read first, in the transaction, for the
 // last-admin rule.
 func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 	err := r.db.transaction(ctx, func(tx *gorm.DB) error {

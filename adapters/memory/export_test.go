@@ -30,3 +30,20 @@ func (o *Outbox) StoredPayload(id domain.OutboxID) []byte {
 	defer o.s.mu.Unlock()
 	return slices.Clone(o.s.outbox[id].m.Payload)
 }
+
+// StoredTOTPSecret returns the user's TOTP secret as the store keeps it,
+// for the contract suite's checks of sealing.
+func (r *MFAStore) StoredTOTPSecret(user domain.UserID) []byte {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return slices.Clone(r.s.totp[user].Secret)
+}
+
+// SetStoredTOTPSecret overwrites the kept TOTP secret of the user.
+func (r *MFAStore) SetStoredTOTPSecret(user domain.UserID, stored []byte) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	f := r.s.totp[user]
+	f.Secret = slices.Clone(stored)
+	r.s.totp[user] = f
+}

@@ -79,6 +79,39 @@ func TestLinkTokenStore(t *testing.T) {
 	})
 }
 
+func TestMFAStore(t *testing.T) {
+	t.Parallel()
+	contract.MFAStore(t, func(*testing.T) contract.MFAStorage {
+		s := memory.NewStore()
+		// The box does not matter to the raw access.
+		raw := s.MFA(nil)
+		return contract.MFAStorage{
+			Users:     s.Users(),
+			Passkeys:  s.Passkeys(),
+			Open:      func(box ports.SecretBox) ports.MFAStore { return s.MFA(box) },
+			Stored:    func(_ *testing.T, user domain.UserID) []byte { return raw.StoredTOTPSecret(user) },
+			SetStored: func(_ *testing.T, user domain.UserID, stored []byte) { raw.SetStoredTOTPSecret(user, stored) },
+			Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) { return s.MFA(box).Reencrypt(ctx) },
+		}
+	})
+}
+
+func TestMFAChallengeStore(t *testing.T) {
+	t.Parallel()
+	contract.MFAChallengeStore(t, func(*testing.T) (ports.UserRepository, ports.MFAChallengeStore) {
+		s := memory.NewStore()
+		return s.Users(), s.MFAChallenges()
+	})
+}
+
+func TestPasskeyStore(t *testing.T) {
+	t.Parallel()
+	contract.PasskeyStore(t, func(*testing.T) (ports.UserRepository, ports.PasskeyStore) {
+		s := memory.NewStore()
+		return s.Users(), s.Passkeys()
+	})
+}
+
 func TestTransactor(t *testing.T) {
 	t.Parallel()
 	contract.Transactor(t, func(t *testing.T) contract.TxStores {
@@ -90,6 +123,7 @@ func TestTransactor(t *testing.T) {
 		return contract.TxStores{
 			Tx: s, Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Keys: s.Keys(box),
 			Audit: memory.NewAuditLog(), Outbox: s.Outbox(box), Links: s.LinkTokens(),
+			MFA: s.MFA(box), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(),
 		}
 	})
 }

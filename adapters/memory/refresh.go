@@ -15,6 +15,10 @@ import (
 // session outlive its revocation.
 var errFamilyMismatch = errors.New("refresh token does not belong to the family")
 
+// errInvalidAMR rejects a family whose AMR holds an unknown or repeated
+// method: a caller bug, which the SQL store could not read back.
+var errInvalidAMR = errors.New("unknown or repeated authentication method")
+
 // RefreshTokenStore is the in-memory ports.RefreshTokenStore.
 type RefreshTokenStore struct{ s *Store }
 
@@ -31,6 +35,12 @@ func (r *RefreshTokenStore) CreateFamily(ctx context.Context, f domain.RefreshFa
 	if first.FamilyID != f.ID || first.UserID != f.UserID {
 		return fmt.Errorf("create refresh family: %w", errFamilyMismatch)
 	}
+	// As the SQL store keeps it: an empty AMR is AMRPassword.
+	amr, ok := domain.ParseAMR(f.AMR)
+	if !ok {
+		return fmt.Errorf("create refresh family: %w: amr %q", errInvalidAMR, f.AMR)
+	}
+	f.AMR = amr
 	s := r.s
 	defer s.lock(ctx)()
 	if _, ok := s.users[f.UserID]; !ok {

@@ -56,6 +56,17 @@ type Store struct {
 	outbox map[domain.OutboxID]outboxEntry
 	// links holds the link tokens by hash.
 	links map[string]domain.LinkToken
+
+	// totp holds the TOTP factors by user, their secrets sealed.
+	totp map[domain.UserID]domain.TOTPFactor
+	// recovery holds the recovery codes by user and hash.
+	recovery map[recoveryKey]recoveryCode
+	// challenges holds the mfaTokens by hash.
+	challenges map[string]domain.MFAChallenge
+	// passkeys holds the passkeys by id; ceremonies the begun passkey
+	// ceremonies by id.
+	passkeys   map[domain.PasskeyID]domain.Passkey
+	ceremonies map[string]domain.PasskeyCeremony
 }
 
 var (
@@ -74,6 +85,12 @@ func NewStore() *Store {
 		keys:     make(map[string]domain.SigningKey),
 		outbox:   make(map[domain.OutboxID]outboxEntry),
 		links:    make(map[string]domain.LinkToken),
+
+		totp:       make(map[domain.UserID]domain.TOTPFactor),
+		recovery:   make(map[recoveryKey]recoveryCode),
+		challenges: make(map[string]domain.MFAChallenge),
+		passkeys:   make(map[domain.PasskeyID]domain.Passkey),
+		ceremonies: make(map[string]domain.PasskeyCeremony),
 	}
 }
 
@@ -98,6 +115,16 @@ func (s *Store) Outbox(box ports.SecretBox) *Outbox { return &Outbox{s: s, box: 
 // LinkTokens returns the store's link-token store. Its tokens can only
 // reference users of the same Store.
 func (s *Store) LinkTokens() *LinkTokenStore { return &LinkTokenStore{s: s} }
+
+// MFA returns the store's second-factor store, sealing and opening TOTP
+// secrets with box. Views with different boxes share the factors.
+func (s *Store) MFA(box ports.SecretBox) *MFAStore { return &MFAStore{s: s, box: box} }
+
+// MFAChallenges returns the store's mfaToken store.
+func (s *Store) MFAChallenges() *MFAChallengeStore { return &MFAChallengeStore{s: s} }
+
+// Passkeys returns the store's passkey store.
+func (s *Store) Passkeys() *PasskeyStore { return &PasskeyStore{s: s} }
 
 // Ping always succeeds: memory is always there.
 func (s *Store) Ping(context.Context) error { return nil }
@@ -173,6 +200,12 @@ type state struct {
 	keys     map[string]domain.SigningKey
 	outbox   map[domain.OutboxID]outboxEntry
 	links    map[string]domain.LinkToken
+
+	totp       map[domain.UserID]domain.TOTPFactor
+	recovery   map[recoveryKey]recoveryCode
+	challenges map[string]domain.MFAChallenge
+	passkeys   map[domain.PasskeyID]domain.Passkey
+	ceremonies map[string]domain.PasskeyCeremony
 }
 
 func (s *Store) snapshot() state {
@@ -186,6 +219,12 @@ func (s *Store) snapshot() state {
 		keys:     maps.Clone(s.keys),
 		outbox:   maps.Clone(s.outbox),
 		links:    maps.Clone(s.links),
+
+		totp:       maps.Clone(s.totp),
+		recovery:   maps.Clone(s.recovery),
+		challenges: maps.Clone(s.challenges),
+		passkeys:   maps.Clone(s.passkeys),
+		ceremonies: maps.Clone(s.ceremonies),
 	}
 }
 
@@ -193,6 +232,7 @@ func (s *Store) restore(st state) {
 	s.users, s.byEmail, s.ids = st.users, st.byEmail, st.ids
 	s.families, s.tokens, s.attempts, s.keys = st.families, st.tokens, st.attempts, st.keys
 	s.outbox, s.links = st.outbox, st.links
+	s.totp, s.recovery, s.challenges, s.passkeys, s.ceremonies = st.totp, st.recovery, st.challenges, st.passkeys, st.ceremonies
 }
 
 // normTime drops what the SQL store cannot keep (sub-microsecond digits,
@@ -225,6 +265,7 @@ func copyUser(u domain.User) domain.User {
 }
 
 func copyFamily(f domain.RefreshFamily) domain.RefreshFamily {
+	f.AMR = f.AMR.Clone()
 	f.CreatedAt = normTime(f.CreatedAt)
 	f.ExpiresAt = normTime(f.ExpiresAt)
 	f.RevokedAt = normTimePtr(f.RevokedAt)
@@ -256,4 +297,35 @@ func copyLinkToken(t domain.LinkToken) domain.LinkToken {
 	t.ExpiresAt = normTime(t.ExpiresAt)
 	t.UsedAt = normTimePtr(t.UsedAt)
 	return t
+}
+
+func copyTOTPFactor(f domain.TOTPFactor) domain.TOTPFactor {
+	f.Secret = slices.Clone(f.Secret)
+	f.CreatedAt = normTime(f.CreatedAt)
+	f.ConfirmedAt = normTimePtr(f.ConfirmedAt)
+	return f
+}
+
+func copyMFAChallenge(c domain.MFAChallenge) domain.MFAChallenge {
+	c.CreatedAt = normTime(c.CreatedAt)
+	c.ExpiresAt = normTime(c.ExpiresAt)
+	c.UsedAt = normTimePtr(c.UsedAt)
+	return c
+}
+
+// copyPasskey copies p; its byte slices are empty, never nil, as the SQL
+// store's NOT NULL columns give them back.
+func copyPasskey(p domain.Passkey) domain.Passkey {
+	p.CredentialID = append([]byte{}, p.CredentialID...)
+	p.Credential = append([]byte{}, p.Credential...)
+	p.CreatedAt = normTime(p.CreatedAt)
+	p.LastUsedAt = normTimePtr(p.LastUsedAt)
+	return p
+}
+
+func copyCeremony(c domain.PasskeyCeremony) domain.PasskeyCeremony {
+	c.State = append([]byte{}, c.State...)
+	c.CreatedAt = normTime(c.CreatedAt)
+	c.ExpiresAt = normTime(c.ExpiresAt)
+	return c
 }

@@ -149,8 +149,9 @@ func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*
 }
 
 // Delete implements ports.UserRepository. Like the SQL foreign keys, it
-// deletes the user's refresh-token families and their tokens, and the
-// user's link tokens, with it.
+// deletes the user's refresh-token families and their tokens, the user's
+// link tokens, and its second factors, mfaTokens, passkeys and passkey
+// ceremonies, with it.
 func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 	s := r.s
 	defer s.lock(ctx)()
@@ -181,6 +182,7 @@ func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 			delete(s.links, hash)
 		}
 	}
+	s.deleteSecondFactors(id)
 	return nil
 }
 

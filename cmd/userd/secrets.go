@@ -16,8 +16,9 @@ func (r *root) secretsReencryptCommand() *cobra.Command {
 		Use:   "reencrypt",
 		Short: "re-seal every stored secret under the first USERD_SECRET_KEY",
 		Long: withConfigNote(`Rewrite every secret kept in the database (the token-signing keys, the
-refresh-token HMAC key) so that it is sealed under the first key of
-USERD_SECRET_KEY, in one transaction, and print how many rows changed.
+refresh-token HMAC key, the users' TOTP secrets) so that it is sealed under
+the first key of USERD_SECRET_KEY, in one transaction, and print how many
+rows changed.
 Secrets stored in clear by an earlier version are sealed too. Run it after
 putting a new key first on every node; then the older keys can be removed.`),
 		Args: noArgs,
@@ -34,16 +35,35 @@ func (r *root) reencrypt(ctx context.Context) error {
 		return err
 	}
 	var (
+		db   *gormstore.DB
 		keys *gormstore.KeyStore
+		mfa  *gormstore.MFAStore
 		box  *secretbox.Box
 	)
-	options := fx.Options(baseModule(cfg, r.stderr), secretsModule, sqlModule, fx.Populate(&keys, &box))
+	options := fx.Options(baseModule(cfg, r.stderr), secretsModule, sqlModule, fx.Populate(&db, &keys, &mfa, &box))
 	return withApp(ctx, cfg, options, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, startTimeout)
 		defer cancel()
-		n, err := keys.Reencrypt(ctx)
+		// One transaction: every secret moves to the new key, or none
+		// does. The re-encryptions inside it leave the checkpoint that
+		// clears the old values out of a SQLite file to after the commit.
+		n := 0
+		err := db.WithinTx(ctx, func(ctx context.Context) error {
+			nKeys, err := keys.Reencrypt(ctx)
+			if err != nil {
+				return err
+			}
+			nTOTP, err := mfa.Reencrypt(ctx)
+			n = nKeys + nTOTP
+			return err
+		})
 		if err != nil {
 			return secretKeyHint(err)
+		}
+		if n > 0 {
+			if err := db.Checkpoint(ctx); err != nil {
+				return err
+			}
 		}
 		_, err = fmt.Fprintf(r.stdout, "re-encrypted %d secrets under key %s\n", n, box.CurrentKeyID())
 		return err

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/fx/fxtest"
 
+	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/config"
+	"github.com/userd/userd/domain"
 )
 
 // `userd secrets reencrypt` moves every secret to the new first key, after
@@ -27,10 +31,12 @@ func TestRun_secrets_reencrypt_on_sqlite(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldKey, newKey := secretbox.EncodeKey(file.Keys[0]), secretbox.EncodeKey(secretbox.NewKey())
+	// And a user's TOTP factor, sealed under the old key.
+	user := addTOTPUser(t, dsn, file.Keys[0])
 
 	t.Setenv("USERD_SECRET_KEY", newKey+","+oldKey)
 	code, out, errOut := runCLI(t, "", "secrets", "reencrypt")
-	want := "re-encrypted 2 secrets under key " + keyIDOf(t, newKey) + "\n"
+	want := "re-encrypted 3 secrets under key " + keyIDOf(t, newKey) + "\n"
 	if code != exitOK || out != want {
 		t.Fatalf("secrets reencrypt: code %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
 	}
@@ -42,6 +48,7 @@ func TestRun_secrets_reencrypt_on_sqlite(t *testing.T) {
 	if code, out, errOut = runCLI(t, "", "keys", "list"); code != exitOK {
 		t.Errorf("keys list under the new key alone: code %d: %s%s", code, out, errOut)
 	}
+	checkTOTPSealedUnder(t, dsn, user, newKey, oldKey)
 	t.Setenv("USERD_SECRET_KEY", oldKey)
 	code, _, errOut = runCLI(t, "", "keys", "list")
 	if code != exitFailure || !strings.Contains(errOut, "sealed under a secret key that is not configured (key id "+keyIDOf(t, newKey)+")") ||
@@ -67,4 +74,65 @@ func keyIDOf(t *testing.T, key string) string {
 		t.Fatal(err)
 	}
 	return secretbox.KeyID(keys[0])
+}
+
+// addTOTPUser stores a user with a confirmed TOTP factor in the SQLite
+// database dsn, its secret sealed under key, and returns the user's id.
+func addTOTPUser(t *testing.T, dsn string, key []byte) domain.UserID {
+	t.Helper()
+	db := openStore(t, dsn)
+	now := time.Now()
+	u := domain.User{ID: domain.NewUserID(now), Name: "Ada", Email: "ada@example.com", PasswordHash: "x",
+		Profiles: domain.Profiles{domain.ProfileCustomer}, MFAEnabled: true, CreatedAt: now, UpdatedAt: now}
+	if err := gormstore.NewUserRepository(db).Create(t.Context(), u); err != nil {
+		t.Fatal(err)
+	}
+	box, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfa := gormstore.NewMFAStore(db, box)
+	if err := mfa.PutTOTP(t.Context(), domain.TOTPFactor{UserID: u.ID, Secret: []byte("0123456789abcdefghij"), CreatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := mfa.AcceptTOTPStep(t.Context(), u.ID, domain.TOTPStep(now), now, true); err != nil || !ok {
+		t.Fatalf("AcceptTOTPStep = %v, %v", ok, err)
+	}
+	return u.ID
+}
+
+// checkTOTPSealedUnder checks that the user's TOTP secret opens under the
+// base64 key sealed and not under old.
+func checkTOTPSealedUnder(t *testing.T, dsn string, user domain.UserID, sealed, old string) {
+	t.Helper()
+	db := openStore(t, dsn)
+	for key, opens := range map[string]bool{sealed: true, old: false} {
+		keys, err := secretbox.ParseKeys(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := secretbox.New(keys...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := gormstore.NewMFAStore(db, box).TOTP(t.Context(), user)
+		if opens && (err != nil || string(f.Secret) != "0123456789abcdefghij") {
+			t.Errorf("TOTP secret under key %s = %q, %v; want it", keyIDOf(t, key), f.Secret, err)
+		}
+		if !opens && !errors.Is(err, domain.ErrSecretKeyUnknown) {
+			t.Errorf("TOTP secret under key %s: %v; want ErrSecretKeyUnknown", keyIDOf(t, key), err)
+		}
+	}
+}
+
+// openStore opens the migrated SQLite database dsn, closed at the end of
+// the test.
+func openStore(t *testing.T, dsn string) *gormstore.DB {
+	t.Helper()
+	db, err := gormstore.Open(gormstore.DriverSQLite, dsn, gormstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }

@@ -72,25 +72,28 @@ func checkUser(t *testing.T, got, want domain.User) {
 	t.Helper()
 	if got.ID != want.ID || got.Name != want.Name || got.Email != want.Email ||
 		got.PasswordHash != want.PasswordHash || !got.Profiles.Equal(want.Profiles) ||
-		got.EmailVerified != want.EmailVerified || got.Disabled != want.Disabled ||
+		got.EmailVerified != want.EmailVerified || got.Disabled != want.Disabled || got.MFAEnabled != want.MFAEnabled ||
 		!sameTime(got.CreatedAt, want.CreatedAt) || !sameTime(got.UpdatedAt, want.UpdatedAt) {
 		t.Errorf("user mismatch:\n got %s\nwant %s", fmtUser(got), fmtUser(want))
 	}
 }
 
 func fmtUser(u domain.User) string {
-	return fmt.Sprintf("{ID:%s Name:%q Email:%s Hash:%q Profiles:%v Verified:%v Disabled:%v Created:%s Updated:%s}",
-		u.ID, u.Name, u.Email, u.PasswordHash, u.Profiles, u.EmailVerified, u.Disabled,
+	return fmt.Sprintf("{ID:%s Name:%q Email:%s Hash:%q Profiles:%v Verified:%v Disabled:%v MFA:%v Created:%s Updated:%s}",
+		u.ID, u.Name, u.Email, u.PasswordHash, u.Profiles, u.EmailVerified, u.Disabled, u.MFAEnabled,
 		u.CreatedAt.Format(time.RFC3339Nano), u.UpdatedAt.Format(time.RFC3339Nano))
 }
 
+// checkFamily checks that got is want as stored: a family stored
+// without an AMR reads back as domain.AMRPassword (ports.RefreshTokenStore).
 func checkFamily(t *testing.T, got, want domain.RefreshFamily) {
 	t.Helper()
+	wantAMR, _ := domain.ParseAMR(want.AMR)
 	if got.ID != want.ID || got.UserID != want.UserID || !sameTime(got.CreatedAt, want.CreatedAt) ||
-		!sameTime(got.ExpiresAt, want.ExpiresAt) || !sameTimePtr(got.RevokedAt, want.RevokedAt) {
-		t.Errorf("family mismatch:\n got {ID:%s User:%s Created:%s Expires:%s Revoked:%s}\nwant {ID:%s User:%s Created:%s Expires:%s Revoked:%s}",
-			got.ID, got.UserID, got.CreatedAt.Format(time.RFC3339Nano), got.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(got.RevokedAt),
-			want.ID, want.UserID, want.CreatedAt.Format(time.RFC3339Nano), want.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(want.RevokedAt))
+		!sameTime(got.ExpiresAt, want.ExpiresAt) || !sameTimePtr(got.RevokedAt, want.RevokedAt) || !slices.Equal(got.AMR, wantAMR) {
+		t.Errorf("family mismatch:\n got {ID:%s User:%s Created:%s Expires:%s Revoked:%s AMR:%v}\nwant {ID:%s User:%s Created:%s Expires:%s Revoked:%s AMR:%v}",
+			got.ID, got.UserID, got.CreatedAt.Format(time.RFC3339Nano), got.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(got.RevokedAt), got.AMR,
+			want.ID, want.UserID, want.CreatedAt.Format(time.RFC3339Nano), want.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(want.RevokedAt), wantAMR)
 	}
 }
 

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -31,6 +32,53 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		checkFamily(t, f, fam)
 		if _, _, err := store.Lookup(ctx, randomHex(32)); !errors.Is(err, domain.ErrRefreshTokenInvalid) {
 			t.Errorf("Lookup(unknown) error = %v, want ErrRefreshTokenInvalid", err)
+		}
+	})
+
+	// A family keeps how its session signed in; one stored without says
+	// password, the only way before amr was recorded.
+	t.Run("amr", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		users, store := newStores(t)
+		u := newUser(at(0))
+		mustCreate(t, users, u)
+		for _, amr := range []domain.AMR{nil, {}, domain.AMRPassword, domain.AMRPasswordOTP, domain.AMRPasswordPasskey,
+			domain.AMRPasskeyVerified, domain.AMRPasskey} {
+			fam, first := newFamily(u.ID, at(time.Minute))
+			fam.AMR = amr.Clone()
+			mustCreateFamily(t, store, fam, first)
+			for i := range fam.AMR {
+				fam.AMR[i] = "x" // the caller's slice, after CreateFamily
+			}
+			fam.AMR = amr
+			_, got, err := store.Lookup(ctx, first.Hash)
+			if err != nil {
+				t.Fatalf("Lookup: %v", err)
+			}
+			checkFamily(t, got, fam)
+			if len(amr) == 0 && !slices.Equal(got.AMR, domain.AMRPassword) {
+				t.Errorf("family stored with amr %v reads back %v, want %v", amr, got.AMR, domain.AMRPassword)
+			}
+			// Rotation keeps it.
+			next := successorOf(first, at(time.Hour))
+			if ok, err := store.Rotate(ctx, first.Hash, at(time.Hour), next); err != nil || !ok {
+				t.Fatalf("Rotate = %v, %v", ok, err)
+			}
+			if _, got, err = store.Lookup(ctx, next.Hash); err != nil {
+				t.Fatalf("Lookup(successor): %v", err)
+			}
+			checkFamily(t, got, fam)
+		}
+		for _, amr := range []domain.AMR{{"pwd", "pwd"}, {"sms"}, {"pwd,otp"}, {""}} {
+			fam, first := newFamily(u.ID, at(time.Minute))
+			fam.AMR = amr
+			if err := store.CreateFamily(ctx, fam, first); err == nil {
+				t.Errorf("CreateFamily(amr %q) succeeded, want an error", amr)
+			}
+			if _, _, err := store.Lookup(ctx, first.Hash); !errors.Is(err, domain.ErrRefreshTokenInvalid) {
+				t.Errorf("Lookup(token of a family refused for its amr) = %v, want ErrRefreshTokenInvalid", err)
+			}
 		}
 	})
 

@@ -29,8 +29,9 @@ func newAdmin(created time.Time) domain.User {
 }
 
 // UserAccountStatus runs the contract of the account status of
-// ports.UserRepository against repositories made by newRepo: EmailVerified
-// and Disabled are stored and read by every method, and the last-admin
+// ports.UserRepository against repositories made by newRepo:
+// EmailVerified, Disabled and MFAEnabled are stored and read by every
+// method, and the last-admin
 // rule holds (Update and Delete refuse, writing nothing, to leave no
 // enabled admin, and concurrent changes never leave none).
 func UserAccountStatus(t *testing.T, newRepo func(t *testing.T) ports.UserRepository) {
@@ -40,7 +41,7 @@ func UserAccountStatus(t *testing.T, newRepo func(t *testing.T) ports.UserReposi
 		var users []domain.User
 		for i := range 4 {
 			u := newUser(at(time.Duration(i) * time.Second))
-			u.EmailVerified, u.Disabled = i&1 != 0, i&2 != 0
+			u.EmailVerified, u.Disabled, u.MFAEnabled = i&1 != 0, i&2 != 0, i == 1 || i == 2
 			users = append(users, u)
 		}
 		mustCreate(t, repo, users[0])
@@ -64,13 +65,13 @@ func UserAccountStatus(t *testing.T, newRepo func(t *testing.T) ports.UserReposi
 			want := users[slices.IndexFunc(users, func(u domain.User) bool { return u.ID == got.ID })]
 			checkUser(t, got, want)
 		}
-		// Update writes both, both ways.
+		// Update writes them all, both ways.
 		for i, u := range users {
 			want := u
-			want.EmailVerified, want.Disabled = !u.EmailVerified, !u.Disabled
+			want.EmailVerified, want.Disabled, want.MFAEnabled = !u.EmailVerified, !u.Disabled, !u.MFAEnabled
 			got, err := repo.Update(ctx, u.ID, func(v *domain.User) error {
 				checkUser(t, *v, u)
-				v.EmailVerified, v.Disabled = want.EmailVerified, want.Disabled
+				v.EmailVerified, v.Disabled, v.MFAEnabled = want.EmailVerified, want.Disabled, want.MFAEnabled
 				return nil
 			})
 			if err != nil {
