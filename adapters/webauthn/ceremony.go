@@ -32,6 +32,10 @@ func (rp *RelyingParty) BeginRegistration(u domain.User, existing []domain.Passk
 		gowebauthn.WithAuthenticatorSelection(protocol.AuthenticatorSelection{UserVerification: protocol.VerificationPreferred}),
 		gowebauthn.WithResidentKeyRequirement(protocol.ResidentKeyRequirementRequired),
 		gowebauthn.WithExclusions(exclude),
+		// Asked for so that a browser that reports it anyway is not
+		// refused for an unsolicited output (the library's default
+		// policy, kept); its rk tells whether the key is discoverable.
+		gowebauthn.WithExtensions(gowebauthn.WithExtensionCredProps()),
 	)
 	if err != nil {
 		return nil, nil, fmt.Errorf("begin passkey registration: %w", err)

@@ -147,7 +147,7 @@ func TestRegisterThenLogIn(t *testing.T) {
 	if creation.RP.ID != rpID || creation.RP.Name != "userd" ||
 		creation.User.ID != b64(wantHandle) || creation.User.Name != string(alice.Email) || creation.User.DisplayName != "Alice" ||
 		creation.AuthenticatorSelection.ResidentKey != "required" || !creation.AuthenticatorSelection.RequireResidentKey ||
-		creation.AuthenticatorSelection.UserVerification != "preferred" || creation.Timeout != int(domain.CeremonyTTL/time.Millisecond) {
+		creation.AuthenticatorSelection.UserVerification != "preferred" || !strings.Contains(string(opts), `"extensions":{"credProps":true}`) || creation.Timeout != int(domain.CeremonyTTL/time.Millisecond) {
 		t.Errorf("creation options: %s", opts)
 	}
 

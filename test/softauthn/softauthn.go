@@ -118,6 +118,9 @@ type creationOptions struct {
 	Challenge          string       `json:"challenge"`
 	PubKeyCredParams   []credParam  `json:"pubKeyCredParams"`
 	ExcludeCredentials []descriptor `json:"excludeCredentials"`
+	Extensions         struct {
+		CredProps bool `json:"credProps"`
+	} `json:"extensions"`
 }
 
 // requestOptions is what Get reads of
@@ -190,12 +193,16 @@ func (a *Authenticator) Create(publicKey json.RawMessage, f Faults) (json.RawMes
 		return nil, err
 	}
 	a.creds = append(a.creds, c)
+	extensions := map[string]any{}
+	if o.Extensions.CredProps {
+		extensions["credProps"] = map[string]bool{"rk": true} // every credential here is discoverable
+	}
 	return json.Marshal(map[string]any{
 		"id":                      enc(c.ID),
 		"rawId":                   enc(c.ID),
 		"type":                    "public-key",
 		"authenticatorAttachment": "platform",
-		"clientExtensionResults":  map[string]any{},
+		"clientExtensionResults":  extensions,
 		"response": map[string]any{
 			"clientDataJSON":     enc(clientData),
 			"authenticatorData":  enc(authData),
