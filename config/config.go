@@ -142,8 +142,9 @@ type Config struct {
 	// to an account whose email is not verified (403 email_not_verified).
 	RequireEmailVerification bool `env:"REQUIRE_EMAIL_VERIFICATION" envDefault:"false"`
 	// PublicURL is where browsers reach userd: the base of the links userd
-	// mails and of the WebAuthn defaults (a later issue). Scheme and host,
-	// maybe a path prefix; no query.
+	// mails and of the passkey defaults (WebAuthnRelyingPartyID,
+	// WebAuthnAllowedOrigins). Scheme and host, maybe a path prefix; no
+	// query.
 	PublicURL string `env:"PUBLIC_URL" envDefault:"http://localhost:8080"`
 	// VerifyEmailURL and ResetPasswordURL, when set, replace the links'
 	// URL up to the query (PublicURL + /account/verify-email or
@@ -175,6 +176,22 @@ type Config struct {
 	// RequireCurrentPassword makes a non-admin send currentPassword to
 	// change its own password or email.
 	RequireCurrentPassword bool `env:"REQUIRE_CURRENT_PASSWORD" envDefault:"false"`
+
+	// WebAuthnRPID is the relying party id of passkeys, a domain name
+	// (never an IP address) that every passkey is bound to for good.
+	// Empty, it is the host of PublicURL: WebAuthnRelyingPartyID says
+	// which.
+	WebAuthnRPID string `env:"WEBAUTHN_RP_ID" envDefault:""`
+	// WebAuthnRPName is the name of userd that authenticators show.
+	WebAuthnRPName string `env:"WEBAUTHN_RP_NAME" envDefault:"userd"`
+	// WebAuthnOrigins are the origins (scheme://host[:port]) of the pages
+	// that may use passkeys. Empty, the origin of PublicURL:
+	// WebAuthnAllowedOrigins says which.
+	WebAuthnOrigins []string `env:"WEBAUTHN_ORIGINS" envDefault:""`
+	// TOTPIssuer names userd in authenticator apps (the issuer of the
+	// otpauth URI). Empty, it is WebAuthnRPName: TOTPIssuerName says
+	// which.
+	TOTPIssuer string `env:"TOTP_ISSUER" envDefault:""`
 
 	// AccessTTL is the lifetime of an access token.
 	AccessTTL time.Duration `env:"ACCESS_TTL" envDefault:"15m"`

@@ -66,6 +66,7 @@ func TestDefaults(t *testing.T) {
 		MailMaxPerHour:       5,
 		MailFrom:             "userd <no-reply@localhost>",
 		MailDir:              "./mail",
+		WebAuthnRPName:       "userd",
 		AuthIPLimit:          120,
 		RegisterIPLimit:      20,
 		RateLimitIPv6Prefix:  64,

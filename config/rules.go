@@ -17,6 +17,7 @@ import (
 	"github.com/userd/userd/adapters/mail"
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/adapters/webauthn"
 )
 
 // parsers replace caarlos0/env's own for the types where userd is stricter
@@ -30,6 +31,7 @@ var parsers = map[reflect.Type]envlib.ParserFunc{
 	reflect.TypeFor[uint32]():         parseUint[uint32],
 	reflect.TypeFor[uint8]():          parseUint[uint8],
 	reflect.TypeFor[[]netip.Prefix](): func(v string) (any, error) { return parsePrefixes(v) },
+	reflect.TypeFor[[]string]():       func(v string) (any, error) { return parseList(v), nil },
 }
 
 // parseBool is strict on purpose: strconv.ParseBool would also take "1",
@@ -73,6 +75,18 @@ func parseUint[T uint8 | uint32](v string) (any, error) {
 		return nil, fmt.Errorf("%q is not an integer from 0 to %d", v, uint64(1)<<bits-1)
 	}
 	return T(n), nil
+}
+
+// parseList splits a comma-separated list, trimming spaces around items and
+// dropping empty ones.
+func parseList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // parsePrefixes parses a comma-separated list of IP addresses and CIDR
@@ -161,6 +175,27 @@ var rules = map[string]func(c *Config) error{
 	"SMTP_URL":               func(c *Config) error { return smtpURL(c.SMTPURL) },
 	"MAIL_FROM":              func(c *Config) error { return mailAddress(c.MailFrom) },
 	"MAIL_DIR":               func(c *Config) error { return nonEmpty(c.MailDir) },
+	"WEBAUTHN_RP_ID":         func(c *Config) error { return rpID(c) },
+	"WEBAUTHN_RP_NAME":       func(c *Config) error { return nonEmpty(c.WebAuthnRPName) },
+	"WEBAUTHN_ORIGINS": func(c *Config) error {
+		for _, o := range c.WebAuthnOrigins {
+			if err := webauthn.CheckOrigin(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	"TOTP_ISSUER": func(c *Config) error {
+		// The issuer is the label's prefix in the otpauth URI, before a
+		// colon (Google Authenticator's Key Uri Format).
+		if strings.Contains(c.TOTPIssuerName(), ":") {
+			if c.TOTPIssuer == "" {
+				return fmt.Errorf("unset, it is %sWEBAUTHN_RP_NAME (%q), which has a colon: set one without", EnvPrefix, c.WebAuthnRPName)
+			}
+			return errors.New("must not contain a colon")
+		}
+		return nil
+	},
 }
 
 // MinRateLimitIPv6Prefix is the shortest USERD_RATE_LIMIT_IPV6_PREFIX: a
@@ -234,6 +269,22 @@ func mailAddress(v string) error {
 func hostPort(v string) error {
 	if _, _, err := net.SplitHostPort(v); err != nil {
 		return fmt.Errorf("%q is not host:port", v)
+	}
+	return nil
+}
+
+// rpID checks the relying party id of passkeys, given or taken from
+// USERD_PUBLIC_URL, as adapters/webauthn will: a domain name, never an IP
+// address (the start must fail on one, and say so).
+func rpID(c *Config) error {
+	if c.WebAuthnRPID != "" {
+		return webauthn.CheckRPID(c.WebAuthnRPID)
+	}
+	if baseURL(c.PublicURL, true) != nil {
+		return nil // USERD_PUBLIC_URL's own error says it
+	}
+	if err := webauthn.CheckRPID(c.WebAuthnRelyingPartyID()); err != nil {
+		return fmt.Errorf("%w; unset, it is the host of %sPUBLIC_URL (%s): set it", err, EnvPrefix, c.WebAuthnRelyingPartyID())
 	}
 	return nil
 }

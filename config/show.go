@@ -67,6 +67,8 @@ func (c *Config) shown(s setting) string {
 		text = v.String()
 	case slog.Level:
 		text = strings.ToLower(v.String())
+	case []string:
+		text = strings.Join(v, ",")
 	case []netip.Prefix:
 		items := make([]string, len(v))
 		for i, p := range v {
