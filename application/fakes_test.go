@@ -14,6 +14,8 @@ import (
 	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
+	"github.com/userd/userd/adapters/totp"
+	"github.com/userd/userd/adapters/webauthn"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -159,7 +161,34 @@ func testDeps(t testing.TB, store *memory.Store, clk ports.Clock, audit *memory.
 		Keys: &fakeKeys{clock: clk}, Audit: audit, Metrics: counts, Clock: clk,
 		Tx: store, Outbox: store.Outbox(testBox), Links: store.LinkTokens(), Mailer: &fakeMailer{},
 		Log: slog.New(slog.NewJSONHandler(logs, nil)),
+		MFA: store.MFA(testBox), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
+		OTP: testOTP(t), RelyingParty: testRelyingParty(t),
 	}
+}
+
+// testOrigin is the origin of the tests' passkey ceremonies, on the RP id
+// localhost.
+const testOrigin = "http://localhost:8080"
+
+// testOTP is the TOTP adapter, issuer "userd".
+func testOTP(t testing.TB) *totp.OneTimePasswords {
+	t.Helper()
+	o, err := totp.New("userd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// testRelyingParty is the passkey adapter for RP id localhost and
+// testOrigin.
+func testRelyingParty(t testing.TB) *webauthn.RelyingParty {
+	t.Helper()
+	rp, err := webauthn.New(webauthn.Options{RPID: "localhost", RPName: "userd", Origins: []string{testOrigin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rp
 }
 
 // fakeMailer keeps what it is given to send; fail, when set, decides the

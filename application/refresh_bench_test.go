@@ -47,7 +47,9 @@ func sqliteServices(b *testing.B, mailer ports.Mailer) (*application.Services, p
 	svc, err := application.New(application.Deps{Users: users, Tokens: gormstore.NewRefreshTokenStore(db),
 		Attempts: gormstore.NewLoginAttemptStore(db), Hasher: hasher, Issuer: iss, Codec: startedCodec(b, keys, clk),
 		Keys: &fakeKeys{clock: clk}, Clock: clk, Tx: db, Outbox: gormstore.NewOutbox(db, box),
-		Links: gormstore.NewLinkTokenStore(db), Mailer: mailer},
+		Links: gormstore.NewLinkTokenStore(db), Mailer: mailer,
+		MFA: gormstore.NewMFAStore(db, box), Challenges: gormstore.NewMFAChallengeStore(db), Passkeys: gormstore.NewPasskeyStore(db),
+		OTP: testOTP(b), RelyingParty: testRelyingParty(b)},
 		application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second,
 			VerifyEmailURL: "http://x/v", ResetPasswordURL: "http://x/r"})
 	if err != nil {

@@ -36,6 +36,8 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
 		Hasher: hasher, Issuer: issuer, Codec: startedCodec(t, store.Keys(testBox), clk), Keys: &fakeKeys{clock: clk}, Clock: clk,
 		Tx: store, Outbox: store.Outbox(testBox), Links: store.LinkTokens(), Mailer: &fakeMailer{},
+		MFA: store.MFA(testBox), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
+		OTP: testOTP(t), RelyingParty: testRelyingParty(t),
 	}, application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)

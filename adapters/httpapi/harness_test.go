@@ -21,12 +21,18 @@ import (
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/adapters/totp"
 	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/adapters/webauthn"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 	"github.com/userd/userd/test/logbuf"
 )
+
+// testOrigin is the origin of the tests' passkey ceremonies, on the RP id
+// localhost.
+const testOrigin = "http://localhost:8080"
 
 // Credentials used across the tests. None is on the common-password list.
 const (
@@ -158,10 +164,20 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	if err := errors.Join(issuer.Start(ctx), codec.Start(ctx)); err != nil {
 		t.Fatal(err)
 	}
+	otp, err := totp.New("userd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := webauthn.New(webauthn.Options{RPID: "localhost", RPName: "userd", Origins: []string{testOrigin}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	deps := application.Deps{
 		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Hasher: hasher,
 		Issuer: issuer, Codec: codec, Keys: keys, Clock: clock, Log: log,
 		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
+		MFA: store.MFA(box), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
+		OTP: otp, RelyingParty: rp,
 	}
 	cfg.observe.wire(&deps)
 	svc, err := application.New(deps, cfg.app)

@@ -244,7 +244,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.GET("/users/me/passkeys", required, h.validQuery, h.listPasskeys)
 	api.POST("/users/me/passkeys/registration", required, h.validQuery, h.beginPasskeyRegistration)
 	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)
-	api.DELETE("/users/me/passkeys/:passkey", required, h.validQuery, h.deletePasskey)
+	api.DELETE("/users/me/passkeys/:passkeyId", required, h.validQuery, h.deletePasskey)
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
 	// would reach the :id routes and answer 400 invalid_id; they sit outside

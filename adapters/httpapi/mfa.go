@@ -241,7 +241,7 @@ func (h *handler) deletePasskey(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if err := h.passkeys.Delete(c.Request.Context(), principal(c), c.Param("passkey")); err != nil {
+	if err := h.passkeys.Delete(c.Request.Context(), principal(c), c.Param("passkeyId")); err != nil {
 		h.fail(c, err)
 		return
 	}

@@ -19,7 +19,9 @@ import (
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/adapters/totp"
 	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/adapters/webauthn"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -74,12 +76,22 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	mailer := &recordingMailer{}
+	otp, err := totp.New("userd", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := webauthn.New(webauthn.Options{RPID: "localhost", RPName: "userd", Origins: []string{"http://localhost:8080"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	deps := application.Deps{
 		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
 		// Tiny argon2 parameters: the tests hash a few passwords each.
 		Hasher: passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32}),
 		Issuer: issuer, Codec: codec, Keys: keys, Clock: clk, Log: log,
 		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
+		MFA: store.MFA(box), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
+		OTP: otp, RelyingParty: rp,
 	}
 	for _, o := range opts {
 		o(&deps)

@@ -118,19 +118,24 @@ func runInBackground(lc fx.Lifecycle, start func(context.Context) error, run fun
 
 type servicesParams struct {
 	fx.In
-	Config   config.Config
-	Users    ports.UserRepository
-	Tokens   ports.RefreshTokenStore
-	Attempts ports.LoginAttemptStore
-	Hasher   ports.PasswordHasher
-	Issuer   ports.TokenIssuer
-	Codec    ports.RefreshTokenCodec
-	Keys     ports.AccessTokenKeys
-	Tx       ports.Transactor
-	Outbox   ports.Outbox
-	Links    ports.LinkTokenStore
-	Mailer   ports.Mailer
-	Audit    ports.AuditLog
+	Config       config.Config
+	Users        ports.UserRepository
+	Tokens       ports.RefreshTokenStore
+	Attempts     ports.LoginAttemptStore
+	Hasher       ports.PasswordHasher
+	Issuer       ports.TokenIssuer
+	Codec        ports.RefreshTokenCodec
+	Keys         ports.AccessTokenKeys
+	Tx           ports.Transactor
+	Outbox       ports.Outbox
+	Links        ports.LinkTokenStore
+	Mailer       ports.Mailer
+	Audit        ports.AuditLog
+	MFA          ports.MFAStore
+	Challenges   ports.MFAChallengeStore
+	Passkeys     ports.PasskeyStore
+	OTP          ports.OneTimePasswords
+	RelyingParty ports.PasskeyRelyingParty
 	// Metrics and OutboxMetrics are absent in the CLI commands, whose
 	// events are stored but not counted.
 	Metrics       ports.SecurityMetrics `optional:"true"`
@@ -144,6 +149,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Hasher: p.Hasher, Issuer: p.Issuer,
 		Codec: p.Codec, Keys: p.Keys, Tx: p.Tx, Outbox: p.Outbox, Links: p.Links, Mailer: p.Mailer,
 		Audit: p.Audit, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, Clock: p.Clock, Log: p.Log,
+		MFA: p.MFA, Challenges: p.Challenges, Passkeys: p.Passkeys, OTP: p.OTP, RelyingParty: p.RelyingParty,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,

@@ -68,7 +68,7 @@ func withApp(ctx context.Context, cfg config.Config, options fx.Option, fn func(
 // without the metrics or the HTTP server. populate receives the values the
 // command uses.
 func commandOptions(cfg config.Config, logOut io.Writer, populate ...any) fx.Option {
-	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), mailModule, appModule, fx.Populate(populate...))
+	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), mailModule, factorsModule, appModule, fx.Populate(populate...))
 }
 
 // serverOptions are the fx options of `userd serve`.
@@ -80,6 +80,7 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		baseModule(cfg, logOut),
 		storeModule(cfg),
 		mailModule,
+		factorsModule,
 		appModule,
 		metricsModule,
 		// At the root, so that the application's hasher is the counted
