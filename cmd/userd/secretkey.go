@@ -129,7 +129,7 @@ func secretKeyHint(err error) error {
 		return fmt.Errorf("%w: give USERD_SECRET_KEY the key the secrets were sealed with, "+
 			"after the new one if it is being replaced (see `userd secrets reencrypt`)", err)
 	case errors.Is(err, domain.ErrSecretInvalid):
-		return fmt.Errorf("%w: the database's keys were altered, or restored from another database", err)
+		return fmt.Errorf("%w: the database's keys or TOTP secrets were altered, or restored from another database", err)
 	}
 	return err
 }
