@@ -16,6 +16,8 @@ import (
 
 	"github.com/pquerna/otp"
 	pqtotp "github.com/pquerna/otp/totp"
+
+	"github.com/userd/userd/test/softauthn"
 )
 
 // Bodies of the second-factor routes; decoding them with
@@ -596,4 +598,130 @@ func TestMFA_admin_reset(t *testing.T) {
 	// me names the admin itself; an admin without factors may reset them.
 	wantNoContent(t, s.do("DELETE", "/api/users/me/mfa", nil, withToken(admin)))
 	wantNoContent(t, s.do("DELETE", "/api/users/me/mfa", "{}", withToken(s.login(adminEmail, adminPassword).AccessToken)))
+}
+
+// TestMFA_audit_and_logs_hold_no_secrets runs every second-factor flow with
+// the audit trail on, then checks that each left its event and that no
+// audit row or log line holds a TOTP secret, a code, an mfaToken or a
+// recovery code.
+func TestMFA_audit_and_logs_hold_no_secrets(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, withAudit())
+	s.createAdmin()
+	ada, tb := s.customer("Ada", "ada@example.com")
+	var secrets, codes []string // codes: six digits, matched as whole numbers
+
+	secret, recovery := s.enrolTOTP(tb.AccessToken) // mfa.totp_enabled
+	secrets = append(secrets, secret)
+	secrets = append(secrets, recovery...)
+
+	ch := s.mfaRequired("ada@example.com", custPassword)
+	bad := wrongCode(t, secret, s.now())
+	wantProblem(t, s.loginMFA(ch.MFAToken, bad), http.StatusUnauthorized, "invalid_mfa_code")
+	good := totpCode(t, secret, s.now())
+	wantJSON(t, s.loginMFA(ch.MFAToken, good), http.StatusOK, nil)
+	secrets, codes = append(secrets, ch.MFAToken), append(codes, bad, good)
+
+	ch = s.mfaRequired("ada@example.com", custPassword) // mfa.recovery_code_used
+	wantJSON(t, s.do("POST", "/auth/login/mfa", map[string]string{"mfaToken": ch.MFAToken, "recoveryCode": strings.ToUpper(recovery[0])}),
+		http.StatusOK, nil)
+	secrets = append(secrets, ch.MFAToken, strings.ToUpper(recovery[0]))
+
+	s.clock.Advance(30 * time.Second)
+	renewWith := totpCode(t, secret, s.now())
+	var renewed recoveryCodesBody // mfa.recovery_codes_renewed
+	wantJSON(t, s.do("POST", "/api/users/me/mfa/recovery-codes", map[string]string{"code": renewWith}, withToken(tb.AccessToken)),
+		http.StatusOK, &renewed)
+	codes = append(codes, renewWith)
+	secrets = append(secrets, renewed.RecoveryCodes...)
+
+	// mfa.totp_disabled, and a recovery code used
+	wantNoContent(t, s.do("DELETE", "/api/users/me/mfa/totp", map[string]string{"code": renewed.RecoveryCodes[0]}, withToken(tb.AccessToken)))
+
+	a := softauthn.New(testOrigin)
+	p := s.addPasskey(tb.AccessToken, a, "") // passkey.registered
+	ch = s.mfaRequired("ada@example.com", custPassword)
+	o := s.beginPasskeyLogin(ch.MFAToken)
+	wantJSON(t, s.finishPasskeyLogin(o.CeremonyID, assertion(t, o, a, softauthn.Faults{}), ch.MFAToken), http.StatusOK, nil)
+	secrets = append(secrets, ch.MFAToken)
+	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+p.ID, nil, withToken(tb.AccessToken))) // passkey.removed
+
+	second, more := s.enrolTOTP(tb.AccessToken)
+	secrets = append(secrets, second)
+	secrets = append(secrets, more...)
+	admin := s.login(adminEmail, adminPassword).AccessToken
+	wantNoContent(t, s.do("DELETE", "/api/users/"+ada.ID+"/mfa", nil, withToken(admin))) // mfa.reset
+
+	events, res := s.auditPage(admin, "?limit=200")
+	count := map[string]int{}
+	for _, e := range events {
+		if strings.HasPrefix(e.Type, "mfa.") || strings.HasPrefix(e.Type, "passkey.") {
+			if e.SubjectID != ada.ID {
+				t.Errorf("%s: subject %s, want %s", e.Type, e.SubjectID, ada.ID)
+			}
+			count[e.Type]++
+		}
+	}
+	want := map[string]int{"mfa.totp_enabled": 2, "mfa.totp_disabled": 1, "mfa.recovery_codes_renewed": 1,
+		"mfa.recovery_code_used": 2, "mfa.reset": 1, "passkey.registered": 1, "passkey.removed": 1}
+	for typ, n := range want {
+		if count[typ] != n {
+			t.Errorf("%d %s events, want %d (all: %v)", count[typ], typ, n, count)
+		}
+	}
+
+	logs := s.logs.String()
+	if !strings.Contains(logs, "totp enabled") {
+		t.Fatal("the logs buffer holds none of the flows")
+	}
+	for _, where := range []struct {
+		name string
+		text string
+	}{{"the audit trail", withoutNoise(t, string(res.Body))}, {"the log", withoutNoise(t, logs)}} {
+		for _, secret := range secrets {
+			if strings.Contains(where.text, secret) || strings.Contains(where.text, strings.ToUpper(secret)) {
+				t.Errorf("%s holds the secret %q", where.name, secret)
+			}
+		}
+		for _, code := range codes {
+			if regexp.MustCompile(`(^|[^0-9])` + code + `([^0-9]|$)`).MatchString(where.text) {
+				t.Errorf("%s holds the code %q", where.name, code)
+			}
+		}
+	}
+}
+
+// withoutNoise drops, from JSON objects one a line or an array of them,
+// the members whose values are made of random or clock digits (ids, times,
+// latencies) that a six-digit code could appear in by chance.
+func withoutNoise(t *testing.T, text string) string {
+	t.Helper()
+	noise := []string{"id", "time", "latency", "request_id", "requestId", "ceremonyId"}
+	var objects []map[string]any
+	if strings.HasPrefix(text, "[") {
+		if err := json.Unmarshal([]byte(text), &objects); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			objects = append(objects, m)
+		}
+	}
+	var b strings.Builder
+	for _, m := range objects {
+		for _, k := range noise {
+			delete(m, k)
+		}
+		line, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
