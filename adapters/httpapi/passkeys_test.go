@@ -265,20 +265,20 @@ func TestPasskeys_refused_assertions(t *testing.T) {
 		// and its authenticator.
 		run func(t *testing.T, s *testServer, a *softauthn.Authenticator) response
 	}{
-		{"wrong_origin", func(t *testing.T, s *testServer, a *softauthn.Authenticator) response {
+		{"wrong_origin", func(_ *testing.T, s *testServer, a *softauthn.Authenticator) response {
 			return s.passkeyLogin(a, softauthn.Faults{Origin: "https://evil.example"})
 		}},
-		{"wrong_rp_id", func(t *testing.T, s *testServer, a *softauthn.Authenticator) response {
+		{"wrong_rp_id", func(_ *testing.T, s *testServer, a *softauthn.Authenticator) response {
 			return s.passkeyLogin(a, softauthn.Faults{RPID: "example.com"})
 		}},
-		{"bad_signature", func(t *testing.T, s *testServer, a *softauthn.Authenticator) response {
+		{"bad_signature", func(_ *testing.T, s *testServer, a *softauthn.Authenticator) response {
 			return s.passkeyLogin(a, softauthn.Faults{BadSignature: true})
 		}},
 		{"challenge_of_another_ceremony", func(t *testing.T, s *testServer, a *softauthn.Authenticator) response {
 			first, second := s.beginPasskeyLogin(""), s.beginPasskeyLogin("")
 			return s.finishPasskeyLogin(second.CeremonyID, assertion(t, first, a, softauthn.Faults{}), "")
 		}},
-		{"wrong_challenge", func(t *testing.T, s *testServer, a *softauthn.Authenticator) response {
+		{"wrong_challenge", func(_ *testing.T, s *testServer, a *softauthn.Authenticator) response {
 			return s.passkeyLogin(a, softauthn.Faults{Challenge: []byte("a challenge the server never gave")})
 		}},
 		{"ceremony_finished_twice", func(t *testing.T, s *testServer, a *softauthn.Authenticator) response {
@@ -305,7 +305,7 @@ func TestPasskeys_refused_assertions(t *testing.T) {
 			}
 			return s.passkeyLogin(a, softauthn.Faults{Credential: a.Credentials()[1].ID})
 		}},
-		{"no_user_handle_in_a_discoverable_login", func(t *testing.T, s *testServer, a *softauthn.Authenticator) response {
+		{"no_user_handle_in_a_discoverable_login", func(_ *testing.T, s *testServer, a *softauthn.Authenticator) response {
 			return s.passkeyLogin(a, softauthn.Faults{NoUserHandle: true})
 		}},
 		{"unknown_ceremony", func(t *testing.T, s *testServer, a *softauthn.Authenticator) response {
