@@ -115,16 +115,16 @@ const DefaultRequestTimeout = 10 * time.Second
 
 // handler carries what every route needs.
 type handler struct {
-	mail    *application.MailService
-	users   *application.UserService
-	auth    *application.AuthService
+	mail     *application.MailService
+	users    *application.UserService
+	auth     *application.AuthService
 	mfa      *application.MFAService
 	passkeys *application.PasskeyService
-	audit   *application.AuditService
-	health  ports.HealthChecker
-	clock   ports.Clock
-	log     *slog.Logger
-	maxBody int64
+	audit    *application.AuditService
+	health   ports.HealthChecker
+	clock    ports.Clock
+	log      *slog.Logger
+	maxBody  int64
 
 	authLimiter     *ratelimit.Limiter
 	registerLimiter *ratelimit.Limiter
@@ -241,6 +241,9 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.DELETE("/users/me/mfa/totp", required, h.validQuery, h.disableTOTP)
 	api.POST("/users/me/mfa/recovery-codes", required, h.validQuery, h.renewRecoveryCodes)
 	api.DELETE("/users/:id/mfa", required, h.validQuery, h.resetMFA)
+	// Its own route: in OpenAPI a concrete path matches before a templated
+	// one, so the document describes DELETE /api/users/me/mfa on its own.
+	api.DELETE("/users/me/mfa", required, h.validQuery, h.resetOwnMFA)
 	api.GET("/users/me/passkeys", required, h.validQuery, h.listPasskeys)
 	api.POST("/users/me/passkeys/registration", required, h.validQuery, h.beginPasskeyRegistration)
 	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)

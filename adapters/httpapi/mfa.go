@@ -151,27 +151,29 @@ func (h *handler) renewRecoveryCodes(c *gin.Context) {
 	h.writeJSON(c, http.StatusOK, recoveryCodesResponse{RecoveryCodes: codes})
 }
 
-// resetMFA answers DELETE /api/users/{id}/mfa, for admins; "me" names the
-// caller.
-func (h *handler) resetMFA(c *gin.Context) {
+// resetMFA answers DELETE /api/users/{id}/mfa, for admins.
+func (h *handler) resetMFA(c *gin.Context) { h.resetMFAOf(c, c.Param("id")) }
+
+// resetOwnMFA answers DELETE /api/users/me/mfa: an admin's reset of its
+// own factors.
+func (h *handler) resetOwnMFA(c *gin.Context) {
+	id := ""
+	if p := principal(c); p != nil {
+		id = p.UserID.String()
+	}
+	h.resetMFAOf(c, id)
+}
+
+func (h *handler) resetMFAOf(c *gin.Context, rawID string) {
 	if err := decodeOptionalJSON(c.Request, &struct{}{}); err != nil {
 		h.fail(c, err)
 		return
 	}
-	if err := h.mfa.Reset(c.Request.Context(), principal(c), meOr(c)); err != nil {
+	if err := h.mfa.Reset(c.Request.Context(), principal(c), rawID); err != nil {
 		h.fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
-}
-
-// meOr is the :id of the path, with "me" read as the caller's id.
-func meOr(c *gin.Context) string {
-	id := c.Param("id")
-	if p := principal(c); id == "me" && p != nil {
-		return p.UserID.String()
-	}
-	return id
 }
 
 // loginMFA answers POST /auth/login/mfa, the second step of a login.

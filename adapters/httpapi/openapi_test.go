@@ -26,6 +26,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/userd/userd/adapters/httpapi"
+	"github.com/userd/userd/domain"
 )
 
 // The OpenAPI document is held to the code from both sides: every response
@@ -490,5 +491,23 @@ func TestOpenAPI_optional_routes(t *testing.T) {
 		if res := s.do("GET", "/metrics", nil, opts...); res.Status != http.StatusOK {
 			t.Errorf("GET /metrics: %d", res.Status)
 		}
+	}
+}
+
+// TestOpenAPI_audit_event_types checks that the type enum of AuditEvent is
+// exactly the domain's list of event types, in its order.
+func TestOpenAPI_audit_event_types(t *testing.T) {
+	t.Parallel()
+	v := docValidatorFor(t)
+	var documented []string
+	for _, c := range v.doc.Components.Schemas["AuditEvent"].Value.Properties["type"].Value.Enum {
+		documented = append(documented, c.(string))
+	}
+	var known []string
+	for _, typ := range domain.AuditEventTypes {
+		known = append(known, string(typ))
+	}
+	if !slices.Equal(documented, known) {
+		t.Errorf("AuditEvent.type enum\n  %q\nwant domain.AuditEventTypes\n  %q", documented, known)
 	}
 }
