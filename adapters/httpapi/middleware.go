@@ -157,7 +157,8 @@ func (h *handler) apiHeaders(c *gin.Context) {
 		return
 	}
 	if m := c.Request.Method; m == http.MethodPost || m == http.MethodPut {
-		if !isJSONContentType(c.GetHeader("Content-Type")) && !(optionalBody[c.FullPath()] && bodyless(c.Request)) {
+		// A JSON body, or none on a route whose body is optional.
+		if ok := isJSONContentType(c.GetHeader("Content-Type")) || optionalBody[c.FullPath()] && bodyless(c.Request); !ok {
 			h.writeProblem(c, problem{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
 				Detail: "the request body must be application/json"})
 			return
