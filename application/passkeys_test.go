@@ -243,7 +243,7 @@ func TestPasskeys_login(t *testing.T) {
 		},
 		{
 			name: "second_factor_ceremony_of_another_account",
-			run: func(t *testing.T, e *env, _ domain.User, key *softauthn.Authenticator) (application.TokenPair, error) {
+			run: func(t *testing.T, e *env, _ domain.User, _ *softauthn.Authenticator) (application.TokenPair, error) {
 				// Grace's password step begins a ceremony for grace's
 				// passkeys; Ada's second step may not finish it.
 				_, grace := e.seed(t, "grace@example.com")
@@ -257,7 +257,7 @@ func TestPasskeys_login(t *testing.T) {
 		},
 		{
 			name: "second_factor_with_another_accounts_passkey",
-			run: func(t *testing.T, e *env, _ domain.User, key *softauthn.Authenticator) (application.TokenPair, error) {
+			run: func(t *testing.T, e *env, _ domain.User, _ *softauthn.Authenticator) (application.TokenPair, error) {
 				_, grace := e.seed(t, "grace@example.com")
 				graceKey := softauthn.New(testOrigin)
 				e.registerPasskey(t, grace, graceKey)
