@@ -15,6 +15,7 @@ import (
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/softauthn"
 )
 
 // auditEnv is an env seen from the audit trail: its counters and the
@@ -420,6 +421,49 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	wantErr(t, e.env.svc.Mail.ResetPassword(requestCtx, reset, third), nil)
 	e.deliver(t) // the notice, given up
 
+	// Second factors: the TOTP secret, its codes, the recovery codes and
+	// the mfaToken are secrets too.
+	enrol, err := e.env.svc.MFA.BeginTOTP(requestCtx, self, ptr(third))
+	wantErr(t, err, nil)
+	secrets = append(secrets, enrol.Secret, enrol.URI)
+	code := totpCode(t, enrol.Secret, e.clock.Now())
+	codes := []string{code}
+	recovery, err := e.env.svc.MFA.ConfirmTOTP(requestCtx, self, &code)
+	wantErr(t, err, nil)
+	_, err = e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: third})
+	var required *domain.MFARequiredError
+	if !errors.As(err, &required) {
+		t.Fatalf("login error = %v, want a second factor required", err)
+	}
+	secrets = append(secrets, required.Token)
+	const wrongRecovery = "zzzzz-yyyyy"
+	_, err = e.auth.LoginMFA(requestCtx, application.MFALoginInput{MFAToken: &required.Token, RecoveryCode: ptr(wrongRecovery)})
+	wantErr(t, err, domain.ErrMFACodeRejected)
+	pair, err = e.auth.LoginMFA(requestCtx, application.MFALoginInput{MFAToken: &required.Token, RecoveryCode: &recovery[0]})
+	wantErr(t, err, nil)
+	secrets = append(secrets, pair.RefreshToken, pair.Access.Token)
+	e.clock.Advance(time.Minute)
+	code = totpCode(t, enrol.Secret, e.clock.Now())
+	codes = append(codes, code)
+	renewed, err := e.env.svc.MFA.RenewRecoveryCodes(requestCtx, self, &code)
+	wantErr(t, err, nil)
+	e.clock.Advance(time.Minute)
+	code = totpCode(t, enrol.Secret, e.clock.Now())
+	codes = append(codes, code)
+	wantErr(t, e.env.svc.MFA.DisableTOTP(requestCtx, self, &code), nil)
+	key := softauthn.New(testOrigin)
+	reg, err := e.env.svc.Passkeys.BeginRegistration(requestCtx, self)
+	wantErr(t, err, nil)
+	cred, err := key.Create(reg.PublicKey, softauthn.Faults{})
+	wantErr(t, err, nil)
+	passkey, err := e.env.svc.Passkeys.FinishRegistration(requestCtx, self, application.PasskeyRegistrationInput{CeremonyID: &reg.CeremonyID, Credential: cred})
+	wantErr(t, err, nil)
+	wantErr(t, e.env.svc.Passkeys.Delete(requestCtx, self, string(passkey.ID)), nil)
+	e.registerPasskey(t, self, softauthn.New(testOrigin))
+	wantErr(t, e.env.svc.MFA.Reset(requestCtx, admin, u.ID.String()), nil)
+	mfaSecrets := slices.Concat(recovery, renewed, []string{wrongRecovery, reg.CeremonyID})
+	secrets = append(secrets, mfaSecrets...)
+
 	wantErr(t, e.users.Delete(requestCtx, admin, u.ID.String()), nil)
 	_, err = e.keys.RotateAsOperator(ctx, domain.RotateWhenPublished)
 	wantErr(t, err, nil)
@@ -433,6 +477,33 @@ func TestEvents_never_store_a_password(t *testing.T) {
 			if strings.Contains(text, s) {
 				t.Errorf("event %s holds the secret %q", text, s)
 			}
+		}
+		for _, c := range mfaSecrets {
+			if strings.Contains(strings.ToLower(text), c) {
+				t.Errorf("event %s holds the code %q", text, c)
+			}
+		}
+		for _, c := range codes {
+			if holdsCode(text, c) {
+				t.Errorf("event %s holds the TOTP code %q", text, c)
+			}
+		}
+	}
+	// Nor do the logs.
+	logs := e.logs.String()
+	for _, s := range secrets {
+		if strings.Contains(logs, s) {
+			t.Errorf("the logs hold the secret %q", s)
+		}
+	}
+	for _, c := range mfaSecrets {
+		if strings.Contains(strings.ToLower(logs), c) {
+			t.Errorf("the logs hold the code %q", c)
+		}
+	}
+	for _, c := range codes {
+		if holdsCode(logs, c) {
+			t.Errorf("the logs hold the TOTP code %q", c)
 		}
 	}
 	// The scenario covers every event type, so every kind of row was checked.
@@ -522,6 +593,24 @@ func TestEvents_without_audit_log_records_nothing(t *testing.T) {
 	wantErr(t, err, nil)
 	if len(page.Items) != 0 || page.Next != "" {
 		t.Errorf("page %+v, want empty", page)
+	}
+}
+
+// holdsCode reports whether text holds the six digits of a TOTP code as a
+// word of its own, not inside a longer run of letters and digits such as
+// an id, where they may occur by chance.
+func holdsCode(text, code string) bool {
+	alnum := func(b byte) bool { return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+	for i := 0; ; {
+		j := strings.Index(text[i:], code)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(code)
+		if (start == 0 || !alnum(text[start-1])) && (end == len(text) || !alnum(text[end])) {
+			return true
+		}
+		i = start + 1
 	}
 }
 

@@ -157,9 +157,10 @@ func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, c
 }
 
 // RenewRecoveryCodes replaces the caller's recovery codes, proven by a
-// TOTP or recovery code. An account whose only factors are passkeys has no
-// code to give: its session must have signed in with a second factor
-// (or recently), and code may be absent.
+// TOTP or recovery code. An account whose only factors are passkeys may
+// have no code to give (none yet, or its codes lost, the usual reason to
+// renew them): without one, its session must have signed in with a second
+// factor (or recently).
 func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Principal, code *string) ([]string, error) {
 	self, err := s.signedIn(ctx, actor)
 	if err != nil {
@@ -170,10 +171,11 @@ func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Princ
 		return nil, err
 	}
 	now := s.clock.Now()
+	hasCode := code != nil && *code != ""
 	switch {
 	case !summary.Enabled():
 		return nil, domain.ErrMFANotEnabled
-	case summary.TOTP || summary.RecoveryCodesLeft > 0:
+	case summary.TOTP || (hasCode && summary.RecoveryCodesLeft > 0):
 		raw, err := requiredCode(code)
 		if err != nil {
 			return nil, err
@@ -189,7 +191,7 @@ func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Princ
 		if err := s.spendCode(ctx, self.ID, f, raw); err != nil {
 			return nil, err
 		}
-	case code != nil && *code != "":
+	case hasCode:
 		// Nothing could verify it.
 		return nil, domain.ErrInvalidMFACode
 	case !actor.Session.Strong(now):
