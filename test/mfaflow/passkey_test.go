@@ -196,7 +196,8 @@ func TestPasskeys_in_chromium(t *testing.T) {
 
 	// The authenticator holds the one passkey, resident, for localhost,
 	// used once since its creation.
-	creds, err := chromedp.Call(sctx, webauthn.GetCredentials, webauthn.GetCredentialsParams{AuthenticatorID: va.AuthenticatorID})
+	id := va.AuthenticatorID
+	creds, err := chromedp.Call(sctx, webauthn.GetCredentials, webauthn.GetCredentialsParams{AuthenticatorID: id})
 	if err != nil {
 		t.Fatalf("WebAuthn.getCredentials: %v", err)
 	}
