@@ -2,8 +2,12 @@
 # Runs the Postman collection docs/userd.postman_collection.json with newman
 # against a freshly built userd: a free 127.0.0.1 port, a scratch SQLite
 # database, a bootstrap admin and no per-IP limits (everything comes from
-# 127.0.0.1, and each pass registers users). Exits with
-# newman's status. `make postman` and .ci/run call it.
+# 127.0.0.1, and each pass registers users), and beside it
+# test/softauthn/cmd/softauthn-server, the passkey authenticator that stands
+# in for a browser in the "Second factors" folder (newman cannot sign);
+# userd's relying party is the collection's web origin,
+# http://localhost:8080 (rp id localhost). Exits with newman's status.
+# `make postman` and .ci/run call it.
 #
 # Settings (environment):
 #   NEWMAN              newman command to use; default: `newman` on PATH if it
@@ -29,8 +33,10 @@ say() { echo "postman: $*"; }
 
 tmp="$(mktemp -d)"
 pid=""
+authn_pid=""
 cleanup() {
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ -n "$authn_pid" ] && kill -0 "$authn_pid" 2>/dev/null; then kill -TERM "$authn_pid" 2>/dev/null || true; wait "$authn_pid" 2>/dev/null || true; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -52,8 +58,9 @@ fi
 ver="$($NEWMAN --version 2>/dev/null)" || { say "cannot run newman ($NEWMAN)"; exit 1; }
 say "newman $ver"
 
-say "building userd"
+say "building userd and softauthn-server"
 go build -o "$tmp/userd" ./cmd/userd
+go build -o "$tmp/softauthn-server" ./test/softauthn/cmd/softauthn-server
 
 # A clean environment, so that no USERD_* setting of the caller's shell
 # changes the defaults the collection checks; port 0 lets the kernel pick a
@@ -63,6 +70,7 @@ env -i PATH="$PATH" HOME="$HOME" TMPDIR="${TMPDIR:-/tmp}" \
   USERD_DB_DRIVER=sqlite USERD_DB_DSN="$tmp/userd.db" USERD_MAIL_DIR="$tmp/mail" \
   USERD_BOOTSTRAP_ADMIN_EMAIL="$ADMIN_EMAIL" USERD_BOOTSTRAP_ADMIN_PASSWORD="$ADMIN_PASSWORD" \
   USERD_AUTH_IP_LIMIT=0 USERD_REGISTER_IP_LIMIT=0 USERD_LOG_FORMAT=json \
+  USERD_WEBAUTHN_RP_ID=localhost USERD_WEBAUTHN_ORIGINS=http://localhost:8080 \
   "$tmp/userd" serve >"$tmp/server.log" 2>&1 &
 pid=$!
 
@@ -83,12 +91,26 @@ done
 base="http://$addr"
 say "userd ready at $base"
 
+# The stand-in authenticator, on a free port it prints.
+"$tmp/softauthn-server" -addr 127.0.0.1:0 >"$tmp/softauthn.log" 2>&1 &
+authn_pid=$!
+authn=""
+for _ in $(seq 1 100); do
+  kill -0 "$authn_pid" 2>/dev/null || { say "softauthn-server exited at start:"; sed 's/^/  /' "$tmp/softauthn.log"; exit 1; }
+  authn="$(sed -n 's/^softauthn-server listening on \(http:[^ ]*\)$/\1/p' "$tmp/softauthn.log" | head -n1)"
+  [ -n "$authn" ] && break
+  sleep 0.1
+done
+[ -n "$authn" ] || { say "softauthn-server did not listen after 10 s"; exit 1; }
+say "softauthn-server at $authn"
+
 start=$(date +%s.%N)
 set +e
 $NEWMAN run docs/userd.postman_collection.json \
   --env-var "baseUrl=$base" \
   --env-var "adminEmail=$ADMIN_EMAIL" \
   --env-var "adminPassword=$ADMIN_PASSWORD" \
+  --env-var "authenticatorUrl=$authn" \
   --iteration-count "$ITERATIONS" \
   --timeout-request 10000 --timeout 300000 \
   --reporters cli,json --reporter-json-export "$tmp/newman.json"
@@ -102,6 +124,9 @@ if ! wait "$pid"; then
   tail -n 5 "$tmp/server.log" | sed 's/^/  /'
 fi
 pid=""
+kill -TERM "$authn_pid" 2>/dev/null || true
+wait "$authn_pid" 2>/dev/null || true
+authn_pid=""
 
 # One line for the reader, and the counts for .ci/run: a request execution
 # passes when every check of it (and of its scripts) passed.
