@@ -32,7 +32,7 @@ type Deps struct {
 	Passkeys     ports.PasskeyStore
 	OTP          ports.OneTimePasswords
 	RelyingParty ports.PasskeyRelyingParty
-	Audit  ports.AuditLog
+	Audit        ports.AuditLog
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
 	Metrics       ports.SecurityMetrics

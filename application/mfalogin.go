@@ -89,7 +89,7 @@ func (s *AuthService) LoginMFA(ctx context.Context, in MFALoginInput) (TokenPair
 	amr := domain.AMRPasswordOTP
 	var check error
 	if hasCode {
-		check = s.checkTOTPLogin(ctx, user.ID, *in.Code, now)
+		check = s.checkTOTPLogin(ctx, user.ID, *in.Code)
 	} else if code, ok := domain.ParseRecoveryCode(*in.RecoveryCode); ok {
 		check = s.spendRecoveryCode(ctx, user.ID, code, now)
 	} else {
@@ -106,7 +106,7 @@ func (s *AuthService) LoginMFA(ctx context.Context, in MFALoginInput) (TokenPair
 
 // checkTOTPLogin checks a TOTP code of the user's confirmed factor and
 // spends its time step.
-func (s *AuthService) checkTOTPLogin(ctx context.Context, user domain.UserID, code string, now time.Time) error {
+func (s *AuthService) checkTOTPLogin(ctx context.Context, user domain.UserID, code string) error {
 	f, err := s.mfa.TOTP(ctx, user)
 	if errors.Is(err, domain.ErrMFANotEnabled) || (err == nil && !f.Confirmed()) {
 		return domain.ErrInvalidMFACode

@@ -115,16 +115,16 @@ const DefaultRequestTimeout = 10 * time.Second
 
 // handler carries what every route needs.
 type handler struct {
-	mail    *application.MailService
-	users   *application.UserService
-	auth    *application.AuthService
+	mail     *application.MailService
+	users    *application.UserService
+	auth     *application.AuthService
 	mfa      *application.MFAService
 	passkeys *application.PasskeyService
-	audit   *application.AuditService
-	health  ports.HealthChecker
-	clock   ports.Clock
-	log     *slog.Logger
-	maxBody int64
+	audit    *application.AuditService
+	health   ports.HealthChecker
+	clock    ports.Clock
+	log      *slog.Logger
+	maxBody  int64
 
 	authLimiter     *ratelimit.Limiter
 	registerLimiter *ratelimit.Limiter

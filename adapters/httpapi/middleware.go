@@ -157,7 +157,8 @@ func (h *handler) apiHeaders(c *gin.Context) {
 		return
 	}
 	if m := c.Request.Method; m == http.MethodPost || m == http.MethodPut {
-		if !isJSONContentType(c.GetHeader("Content-Type")) && !(optionalBody[c.FullPath()] && bodyless(c.Request)) {
+		noBodyNeeded := optionalBody[c.FullPath()] && bodyless(c.Request)
+		if !isJSONContentType(c.GetHeader("Content-Type")) && !noBodyNeeded {
 			h.writeProblem(c, problem{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
 				Detail: "the request body must be application/json"})
 			return
