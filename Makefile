@@ -89,8 +89,9 @@ soak:
 	USERD_SOAK=1 USERD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -v -timeout 2h -run '^TestSoak$$' ./test/faults
 
 ## loadtest: the load harness (cmd/userd-load): builds and starts userd on SQLite,
-## seeds users, runs every scenario at concurrency 1,4,16,64 with the reference
-## points; table on stdout, JSON and SVG in bench/results/ (under 5 minutes).
+## seeds users, runs every scenario (mfa and passkey included) at concurrency
+## 1,4,16,64 with the reference points; table on stdout, JSON and SVG in
+## bench/results/ (under 5 minutes on a quiet machine).
 ## LOADTEST_FLAGS='--db both' adds PostgreSQL (USERD_TEST_POSTGRES_DSN)
 LOADTEST_FLAGS ?=
 loadtest:

@@ -25,6 +25,8 @@ var scenarioColors = map[string]string{
 	"login":   "#d62728",
 	"refresh": "#2ca02c",
 	"mixed":   "#ff7f0e",
+	"mfa":     "#e377c2",
+	"passkey": "#bcbd22",
 }
 
 // chartSVG draws two panels, req/s and p99 latency against concurrency,

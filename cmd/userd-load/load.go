@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -93,6 +94,12 @@ func do(hc *http.Client, req *http.Request, want int, into any) error {
 // step issues one request and reports whether it got the expected answer.
 type step func() error
 
+// errSpent is what a step returns when it has no prepared request left:
+// its worker stops, and the attempt counts neither as a request nor as an
+// error. The scenarios whose requests are made beforehand (an mfaToken
+// and a recovery code, a signed passkey assertion) end this way.
+var errSpent = errors.New("no prepared request left")
+
 // pointResult is what one run of workers measured.
 type pointResult struct {
 	requests  int64
@@ -105,7 +112,8 @@ type pointResult struct {
 
 // runPoint runs conc closed-loop workers, each sending its next request
 // when the previous one has been answered, until dur has passed or
-// maxRequests requests have been sent. newStep is called once per worker, so that a
+// maxRequests requests have been sent, or every worker's step has said
+// errSpent. newStep is called once per worker, so that a
 // worker's state (a token chain, a counter) is its own.
 func runPoint(ctx context.Context, newStep func(worker int) step, conc int, dur time.Duration, maxRequests int64) pointResult {
 	var (
@@ -133,6 +141,9 @@ func runPoint(ctx context.Context, newStep func(worker int) step, conc int, dur 
 					break
 				}
 				err := s()
+				if errors.Is(err, errSpent) {
+					break
+				}
 				lat = append(lat, time.Since(t0))
 				if err != nil {
 					failures.Add(1)

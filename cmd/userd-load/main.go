@@ -4,8 +4,10 @@
 // With no flags it builds userd, starts it on a free 127.0.0.1 port with a
 // SQLite database in a temporary directory, seeds 1,000 users through the
 // API, logs in a pool of them and runs every scenario (read, me, list,
-// create, login, refresh, mixed) at concurrency 1, 4, 16 and 64 for 3 s
-// each. The reference points are a bare net/http handler that answers the
+// create, login, refresh, mixed, mfa, passkey, reset, verify) at
+// concurrency 1, 4, 16 and 64 for 3 s each; mfa and passkey instead send
+// --mfa-steps and --passkey-steps requests a level, prepared beforehand
+// (secondfactor.go). The reference points are a bare net/http handler that answers the
 // same bytes as a user read, loaded the same way, and the raw argon2id hash
 // rate on all cores. It prints one table and writes the same figures as
 // JSON, and an SVG chart, into bench/results/.
@@ -14,6 +16,7 @@
 //	go run ./cmd/userd-load --quick                           # smoke run, well under a minute
 //	go run ./cmd/userd-load --db postgres --dsn 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./cmd/userd-load --scenarios read,login --concurrency 16 --duration 10s
+//	go run ./cmd/userd-load --scenarios read,mfa,passkey --concurrency 1,4   # second factors beside a read
 //	go run ./cmd/userd-load --target http://127.0.0.1:8080 --admin-email E --admin-password P
 //	go run ./cmd/userd-load --render bench/results/latest-sqlite.json   # table and chart again
 //
@@ -76,7 +79,7 @@ func (e usageError) Error() string { return e.msg }
 // allScenarios in the order they run and appear in the table.
 // The mail scenarios come last: the messages they queue are sent in the
 // background, and would otherwise load the server during the others.
-var allScenarios = []string{"read", "me", "list", "create", "login", "refresh", "mixed", "reset", "verify"}
+var allScenarios = []string{"read", "me", "list", "create", "login", "refresh", "mixed", "mfa", "passkey", "reset", "verify"}
 
 // config is the parsed command line.
 type config struct {
@@ -96,6 +99,8 @@ type config struct {
 	duration     time.Duration
 	warmup       time.Duration
 	maxRequests  int64
+	mfaSteps     int
+	passkeySteps int
 	hashDuration time.Duration
 	reference    bool
 	out          string
@@ -137,6 +142,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&conc, "concurrency", "1,4,16,64", "concurrency levels (closed-loop workers), comma-separated")
 	fs.DurationVar(&c.duration, "duration", 3*time.Second, "measured time per scenario and concurrency level")
 	fs.DurationVar(&c.warmup, "warmup", 500*time.Millisecond, "unmeasured warm-up before each measured point")
+	fs.IntVar(&c.mfaSteps, "mfa-steps", 400, "mfa: measured requests per concurrency level, each an mfaToken (one password login beforehand) and an unused recovery code")
+	fs.IntVar(&c.passkeySteps, "passkey-steps", 1000, "passkey: measured requests per concurrency level, each a passkey login begun and signed beforehand")
 	fs.Int64Var(&c.maxRequests, "max-requests", 1_000_000, "safety cap on requests per measured point")
 	fs.DurationVar(&c.hashDuration, "hash-duration", 3*time.Second, "time for the raw argon2id hash-rate reference")
 	fs.BoolVar(&c.reference, "reference", true, "measure the reference points (bare handler, argon2id rate); --reference=false skips them")
@@ -184,6 +191,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if !set["pool"] {
 			c.pool = 16
 		}
+		if !set["mfa-steps"] {
+			c.mfaSteps = 100
+		}
+		if !set["passkey-steps"] {
+			c.passkeySteps = 200
+		}
 	}
 
 	var err error
@@ -210,6 +223,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{"--warmup must not be negative"}
 	case c.quietWait < 0:
 		return nil, usageError{"--quiet-wait must not be negative"}
+	case c.mfaSteps < 1 || c.passkeySteps < 1:
+		return nil, usageError{"--mfa-steps and --passkey-steps must be at least 1"}
 	case c.maxRequests < 1:
 		return nil, usageError{"--max-requests must be at least 1"}
 	case mem < 8 || iter < 1 || par < 1 || par > 255 || mem > 1<<22 || iter > 1<<10:

@@ -152,7 +152,8 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(c.concurrency, []int{1, 4, 16, 64}) || c.duration != 3*time.Second || c.users != 1000 ||
-		!slices.Equal(c.backends, []string{"sqlite"}) || !slices.Equal(c.scenarios, allScenarios) || c.pool != 256 {
+		!slices.Equal(c.backends, []string{"sqlite"}) || !slices.Equal(c.scenarios, allScenarios) || c.pool != 256 ||
+		c.mfaSteps != 400 || c.passkeySteps != 1000 {
 		t.Errorf("defaults: %+v", c)
 	}
 	c, err = parseFlags([]string{"--quick", "--users", "50"}, io.Discard)
@@ -161,6 +162,16 @@ func TestParseFlags(t *testing.T) {
 	}
 	if !slices.Equal(c.concurrency, []int{1, 4}) || c.duration != time.Second || c.users != 50 || c.pool != 16 {
 		t.Errorf("quick: %+v", c)
+	}
+	if c.mfaSteps != 100 || c.passkeySteps != 200 {
+		t.Errorf("quick: %d mfa steps, %d passkey steps", c.mfaSteps, c.passkeySteps)
+	}
+	c, err = parseFlags([]string{"--quick", "--scenarios", "read,mfa,passkey", "--mfa-steps", "30", "--passkey-steps", "40"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.scenarios, []string{"read", "mfa", "passkey"}) || c.mfaSteps != 30 || c.passkeySteps != 40 {
+		t.Errorf("explicit steps win over --quick: %+v", c)
 	}
 	c, err = parseFlags([]string{"--concurrency", "8", "--users", "3"}, io.Discard)
 	if err != nil {
@@ -176,6 +187,8 @@ func TestParseFlags(t *testing.T) {
 		{"--target", "http://127.0.0.1:1"},
 		{"--target", "http://127.0.0.1:1", "--admin-email", "a@example.com", "--admin-password", "x", "--db", "postgres"},
 		{"--pid", "12"},
+		{"--mfa-steps", "0"},
+		{"--passkey-steps", "-1"},
 		{"extra"},
 	} {
 		var ue usageError
@@ -186,6 +199,35 @@ func TestParseFlags(t *testing.T) {
 	t.Setenv("USERD_TEST_POSTGRES_DSN", "")
 	if _, err := parseFlags([]string{"--db", "both"}, io.Discard); err == nil {
 		t.Error("--db both without a DSN: want an error")
+	}
+}
+
+// TestRunPointSpent: workers whose prepared requests run out stop; the
+// point ends when all have, long before its duration, and the attempt
+// that found nothing left counts neither as a request nor as an error.
+func TestRunPointSpent(t *testing.T) {
+	t.Parallel()
+	items := make([][]byte, 10)
+	queues := deal(items, 3)
+	for w, q := range queues {
+		if len(q) != share(len(items), 3, w) {
+			t.Errorf("worker %d: %d items, share says %d", w, len(q), share(len(items), 3, w))
+		}
+	}
+	newStep := func(w int) step {
+		q := queues[w]
+		return func() error {
+			if len(q) == 0 {
+				return errSpent
+			}
+			q = q[1:]
+			return nil
+		}
+	}
+	start := time.Now()
+	r := runPoint(context.Background(), newStep, 3, time.Minute, 1000)
+	if r.requests != 10 || r.errors != 0 || r.capped || time.Since(start) > 10*time.Second {
+		t.Errorf("got %d requests, %d errors, capped %v, in %v", r.requests, r.errors, r.capped, time.Since(start))
 	}
 }
 

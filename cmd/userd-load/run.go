@@ -13,6 +13,20 @@ import (
 // measure runs one point: an unmeasured warm-up, then the measured run,
 // with the server's RSS and both processes' CPU around it.
 func measure(ctx context.Context, cfg *config, scenario, backend string, conc int, newStep func(int) step, mon *procMon) Point {
+	warm := func() {
+		if cfg.warmup > 0 {
+			runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
+		}
+	}
+	return measureRun(ctx, cfg, scenario, backend, conc, mon, warm, func() pointResult {
+		return runPoint(ctx, newStep, conc, cfg.duration, cfg.maxRequests)
+	})
+}
+
+// measureRun is measure with the warm-up and the measured run given: those
+// of a scenario whose requests are prepared beforehand run until the
+// prepared requests are spent rather than for a duration.
+func measureRun(ctx context.Context, cfg *config, scenario, backend string, conc int, mon *procMon, warm func(), load func() pointResult) Point {
 	// A local PostgreSQL's processes (all of them: its other clients'
 	// work counts here too).
 	dbCPU := func() map[int]time.Duration { return nil }
@@ -20,12 +34,10 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 		dbCPU = func() map[int]time.Duration { return commandCPU("postgres") }
 	}
 	waitQuiet(ctx, cfg.quietWait, mon, dbCPU)
-	if cfg.warmup > 0 {
-		runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
-	}
+	warm()
 	mon.resetPeak()
 	srv0, self0, db0, all0 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
-	r := runPoint(ctx, newStep, conc, cfg.duration, cfg.maxRequests)
+	r := load()
 	srv1, self1, db1, all1 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
 	db := cpuGrowth(db0, db1)
 	rssNow, rssPeak := mon.rssMiB()
@@ -116,6 +128,12 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 		Reference:    ref,
 		LoadAvgStart: loadAverage(),
 	}
+	if slices.Contains(cfg.scenarios, "mfa") {
+		rep.Settings.MFASteps = cfg.mfaSteps
+	}
+	if slices.Contains(cfg.scenarios, "passkey") {
+		rep.Settings.PasskeySteps = cfg.passkeySteps
+	}
 	base, pid := cfg.target, cfg.pid
 	adminEmail, adminPassword := cfg.adminEmail, cfg.adminPass
 	var sink *smtpSink
@@ -190,7 +208,15 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 			if err := t.refreshAccess(ctx, cfg.seedConc, adminEmail, adminPassword); err != nil {
 				return nil, err
 			}
-			p := measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon)
+			var p Point
+			switch sc {
+			case "mfa", "passkey":
+				if p, err = t.measurePrepared(ctx, cfg, sc, backend, conc, mon, logf); err != nil {
+					return nil, err
+				}
+			default:
+				p = measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon)
+			}
 			rep.Results = append(rep.Results, p)
 			logf("%s: %-7s c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d  RSS %.0f MiB",
 				backend, sc, conc, p.RPS, p.P50, p.P99, p.Errors, p.RSSEndMiB)

@@ -79,6 +79,8 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, 
 		fmt.Sprintf("USERD_ARGON2_MEMORY_KIB=%d", argon.MemoryKiB),
 		fmt.Sprintf("USERD_ARGON2_ITERATIONS=%d", argon.Iterations),
 		fmt.Sprintf("USERD_ARGON2_PARALLELISM=%d", argon.Parallelism),
+		// The passkey scenario's software authenticator claims this page.
+		"USERD_WEBAUTHN_RP_ID="+passkeyRPID, "USERD_WEBAUTHN_ORIGINS="+passkeyOrigin,
 	)
 	switch backend {
 	case "sqlite":

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/userd/userd/test/softauthn"
 )
 
 // userPassword is the password of every seeded and created user.
@@ -58,6 +60,10 @@ type target struct {
 	loginAt   time.Time
 	accessTTL time.Duration
 	created   atomic.Int64
+	// accounts numbers the accounts the second-factor scenarios make for
+	// themselves; passkeys[w] is the authenticator of worker w's passkey.
+	accounts atomic.Int64
+	passkeys []*softauthn.Authenticator
 
 	meURL, listURL, usersURL, loginURL, refreshURL *url.URL
 	resetURL, verifyURL, metricsURL                *url.URL
@@ -85,6 +91,9 @@ func newTarget(hc *http.Client, base string) (*target, error) {
 	t.listURL.RawQuery = "limit=50"
 	return t, nil
 }
+
+// ref is the URL of path on the target.
+func (t *target) ref(path string) *url.URL { return t.base.ResolveReference(&url.URL{Path: path}) }
 
 func bearer(token string) []string { return []string{"Bearer " + token} }
 
