@@ -138,7 +138,7 @@ func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, c
 	if !f.Confirmed() {
 		return domain.ErrMFANotEnabled
 	}
-	if err := s.spendCode(ctx, self.ID, &f, raw); err != nil {
+	if err := s.spendCodeNoted(ctx, self.ID, &f, raw); err != nil {
 		return err
 	}
 	now := s.clock.Now()
@@ -188,7 +188,7 @@ func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Princ
 			}
 			f = &got
 		}
-		if err := s.spendCode(ctx, self.ID, f, raw); err != nil {
+		if err := s.spendCodeNoted(ctx, self.ID, f, raw); err != nil {
 			return nil, err
 		}
 	case hasCode:
@@ -265,37 +265,49 @@ func requiredCode(code *string) (string, error) {
 // spendCode checks code as a TOTP code of f (a confirmed factor; nil when
 // the account has none) or, when it has the form of one, as one of the
 // user's recovery codes, and spends it: a TOTP code's time step cannot be
-// used again, a recovery code is used up. Anything else is
+// used again, a recovery code is used up. It reports whether a recovery
+// code was spent, which the caller records (recoveryCodeUsed) once its
+// transaction, if any, has committed. Anything else is
 // domain.ErrInvalidMFACode.
-func (b *base) spendCode(ctx context.Context, user domain.UserID, f *domain.TOTPFactor, code string) error {
+func (b *base) spendCode(ctx context.Context, user domain.UserID, f *domain.TOTPFactor, code string) (recovery bool, err error) {
 	now := b.clock.Now()
 	if totpCode, ok := domain.ParseTOTPCode(code); ok {
 		if f == nil {
-			return domain.ErrInvalidMFACode
+			return false, domain.ErrInvalidMFACode
 		}
 		step, ok := b.otp.Match(f.Secret, totpCode, now, f.LastStep)
 		if !ok {
-			return domain.ErrInvalidMFACode
+			return false, domain.ErrInvalidMFACode
 		}
 		accepted, err := b.mfa.AcceptTOTPStep(ctx, user, step, now, false)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !accepted {
-			return domain.ErrInvalidMFACode
+			return false, domain.ErrInvalidMFACode
 		}
-		return nil
+		return false, nil
 	}
-	recovery, ok := domain.ParseRecoveryCode(code)
+	recoveryCode, ok := domain.ParseRecoveryCode(code)
 	if !ok {
-		return domain.ErrInvalidMFACode
+		return false, domain.ErrInvalidMFACode
 	}
-	return b.spendRecoveryCode(ctx, user, recovery, now)
+	return true, b.useRecoveryCode(ctx, user, recoveryCode, now)
 }
 
-// spendRecoveryCode uses up one of the user's recovery codes, or returns
-// domain.ErrInvalidMFACode, and records its use with the codes left.
-func (b *base) spendRecoveryCode(ctx context.Context, user domain.UserID, code string, now time.Time) error {
+// spendCodeNoted is spendCode outside a transaction, recording a spent
+// recovery code at once.
+func (b *base) spendCodeNoted(ctx context.Context, user domain.UserID, f *domain.TOTPFactor, code string) error {
+	recovery, err := b.spendCode(ctx, user, f, code)
+	if err == nil && recovery {
+		b.recoveryCodeUsed(ctx, user)
+	}
+	return err
+}
+
+// useRecoveryCode uses up one of the user's recovery codes, or returns
+// domain.ErrInvalidMFACode.
+func (b *base) useRecoveryCode(ctx context.Context, user domain.UserID, code string, now time.Time) error {
 	used, err := b.mfa.UseRecoveryCode(ctx, user, domain.HashRecoveryCode(user, code), now)
 	if err != nil {
 		return err
@@ -303,13 +315,18 @@ func (b *base) spendRecoveryCode(ctx context.Context, user domain.UserID, code s
 	if !used {
 		return domain.ErrInvalidMFACode
 	}
+	return nil
+}
+
+// recoveryCodeUsed records that a recovery code of the user was spent,
+// with how many are left.
+func (b *base) recoveryCodeUsed(ctx context.Context, user domain.UserID) {
 	left := 0
 	if summary, err := b.mfa.Summary(ctx, user); err == nil {
 		left = summary.RecoveryCodesLeft
 	}
 	b.events.note(ctx, domain.RecoveryCodeUsedEvent(user, left))
 	b.log.LogAttrs(ctx, slog.LevelInfo, "recovery code used", slog.String("user_id", user.String()), slog.Int("left", left))
-	return nil
 }
 
 // syncMFAEnabled makes the user's MFAEnabled say whether a factor is left,

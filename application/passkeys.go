@@ -264,7 +264,19 @@ func (s *PasskeyService) finishSecondFactor(ctx context.Context, auth *AuthServi
 	if err != nil {
 		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
 	}
-	return auth.finishSecondStep(ctx, ch, user, domain.AMRPasswordPasskey)
+	if err := auth.mayOpenSession(ctx, user); err != nil {
+		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
+	}
+	var pair TokenPair
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		var err error
+		pair, err = auth.finishSecondStep(ctx, ch, user, domain.AMRPasswordPasskey)
+		return err
+	})
+	if err != nil {
+		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
+	}
+	return auth.loggedIn(ctx, pair, domain.AMRPasswordPasskey), nil
 }
 
 // lookup finds the account and passkeys an assertion names; with only
