@@ -159,18 +159,7 @@ func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error)
 		}
 		return nil
 	})
-	if err != nil {
-		if errors.Is(err, domain.ErrSecretInvalid) || errors.Is(err, domain.ErrSecretKeyUnknown) || errors.Is(err, domain.ErrSecretKeyMissing) {
-			return 0, fmt.Errorf("%s: %w", op, err)
-		}
-		return 0, storeError(op, err)
-	}
-	if changed > 0 {
-		if err := s.db.checkpointOutsideTx(ctx); err != nil {
-			return 0, fmt.Errorf("%s: %w", op, err)
-		}
-	}
-	return changed, nil
+	return s.db.resealed(ctx, op, changed, err)
 }
 
 // Checkpoint writes SQLite's write-ahead log over the database file and
@@ -211,4 +200,23 @@ func secureDelete(tx *gorm.DB) (restore func() error, err error) {
 		return nil, err
 	}
 	return func() error { return tx.Raw(fmt.Sprintf("PRAGMA secure_delete = %d", was)).Scan(&now).Error }, nil
+}
+
+// resealed ends a re-sealing of op that changed changed rows in a
+// transaction that returned err: errors of the secret key keep their
+// words for the operator, and a SQLite file whose rows changed is
+// checkpointed, so that the old sealed values leave it.
+func (db *DB) resealed(ctx context.Context, op string, changed int, err error) (int, error) {
+	if err != nil {
+		if errors.Is(err, domain.ErrSecretInvalid) || errors.Is(err, domain.ErrSecretKeyUnknown) || errors.Is(err, domain.ErrSecretKeyMissing) {
+			return 0, fmt.Errorf("%s: %w", op, err)
+		}
+		return 0, storeError(op, err)
+	}
+	if changed > 0 {
+		if err := db.checkpointOutsideTx(ctx); err != nil {
+			return 0, fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	return changed, nil
 }

@@ -259,16 +259,5 @@ func (s *MFAStore) Reencrypt(ctx context.Context) (int, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		if errors.Is(err, domain.ErrSecretInvalid) || errors.Is(err, domain.ErrSecretKeyUnknown) || errors.Is(err, domain.ErrSecretKeyMissing) {
-			return 0, fmt.Errorf("%s: %w", op, err)
-		}
-		return 0, storeError(op, err)
-	}
-	if changed > 0 {
-		if err := s.db.checkpointOutsideTx(ctx); err != nil {
-			return 0, fmt.Errorf("%s: %w", op, err)
-		}
-	}
-	return changed, nil
+	return s.db.resealed(ctx, op, changed, err)
 }
