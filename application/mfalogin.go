@@ -18,9 +18,9 @@ import (
 // the count reset: the failures of the email (wrong passwords, and wrong
 // codes of earlier attempts) are forgotten only when the whole login
 // succeeds. Were a right password to reset them, whoever holds the
-// password could try five codes, wait out the lock, and start again with
-// the password: a few hundred thousand guesses a year at a one-in-a-
-// million code that three time steps make three times likelier.
+// password could try five codes, wait out the 30 s lock, and start again
+// with the password: some 14,000 guesses a day at a one-in-a-million code
+// that three accepted time steps make three times likelier (docs/mfa.md).
 func (s *AuthService) secondFactorRequired(ctx context.Context, user domain.User, email domain.Email,
 	rehash bool, password string, now time.Time) error {
 	_ = s.throttle.unchecked(ctx, email, nil)
