@@ -80,7 +80,10 @@ func (s *MailService) ConfirmEmail(ctx context.Context, token string) (domain.Us
 			u.EmailVerified, u.UpdatedAt = true, now
 			return nil
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return s.emit(ctx, domain.WebhookUserEmailVerified, verified.ID, nil)
 	})
 	if err != nil {
 		return domain.User{}, tokenError(err)
@@ -141,6 +144,12 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 		}
 		if err := s.tokens.RevokeUser(ctx, reset.ID, now); err != nil {
 			return fmt.Errorf("revoke sessions: %w", err)
+		}
+		if err := s.emit(ctx, domain.WebhookUserPasswordReset, reset.ID, nil); err != nil {
+			return err
+		}
+		if err := s.emitSessionsRevoked(ctx, reset.ID, string(domain.EndedByPasswordReset)); err != nil {
+			return err
 		}
 		return s.enqueueMail(ctx, passwordChangedNotice(reset, domain.RequestMetaFrom(ctx).Lang), false)
 	})

@@ -32,7 +32,10 @@ type Deps struct {
 	Passkeys     ports.PasskeyStore
 	OTP          ports.OneTimePasswords
 	RelyingParty ports.PasskeyRelyingParty
-	Audit        ports.AuditLog
+	// Webhooks, when set, receives the events (USERD_WEBHOOK_URL); nil
+	// queues none.
+	Webhooks ports.WebhookSender
+	Audit    ports.AuditLog
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
 	Metrics       ports.SecurityMetrics
@@ -67,6 +70,9 @@ type Config struct {
 	ResetPasswordTTL time.Duration
 	// MailBudget bounds the messages the request routes send an account.
 	MailBudget domain.MailBudget
+	// WebhookEvents are the event types queued for the receiver; empty,
+	// all of them.
+	WebhookEvents []string
 }
 
 // Services are the use cases, grouped by what they serve. Every driving
@@ -102,6 +108,7 @@ type base struct {
 	passkeys   ports.PasskeyStore
 	otp        ports.OneTimePasswords
 	rp         ports.PasskeyRelyingParty
+	webhooks   ports.WebhookSender
 	// delivery is the sender, which use cases that queue a message wake.
 	delivery      *DeliveryService
 	outboxMetrics ports.OutboxMetrics
@@ -155,6 +162,7 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	b := &base{
 		users: deps.Users, tx: deps.Tx, outbox: deps.Outbox, links: deps.Links, mailer: deps.Mailer,
 		mfa: deps.MFA, challenges: deps.Challenges, passkeys: deps.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
+		webhooks:      deps.Webhooks,
 		outboxMetrics: deps.OutboxMetrics,
 		tokens:        deps.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
 		codec: deps.Codec, keys: deps.Keys, audit: deps.Audit, clock: deps.Clock, log: log, cfg: cfg,

@@ -128,6 +128,8 @@ func (d *DeliveryService) handle(ctx context.Context, m domain.OutboxMessage) {
 		err = d.sendMail(ctx, m)
 	case domain.OutboxMailRequest:
 		err = d.answerRequest(ctx, m)
+	case domain.OutboxWebhook:
+		err = d.sendWebhook(ctx, m)
 	default:
 		// Written by a newer version of userd: leave it to a node that
 		// knows it, and say so.

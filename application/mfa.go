@@ -240,7 +240,10 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 		if err := s.setMFAEnabled(ctx, id, false, now); err != nil {
 			return err
 		}
-		return s.tokens.RevokeUser(ctx, id, now)
+		if err := s.tokens.RevokeUser(ctx, id, now); err != nil {
+			return err
+		}
+		return s.emitSessionsRevoked(ctx, id, string(domain.EndedByMFAReset))
 	})
 	if err != nil {
 		return err
@@ -344,15 +347,25 @@ func (b *base) syncMFAEnabled(ctx context.Context, user domain.UserID, now time.
 	return b.setMFAEnabled(ctx, user, summary.Enabled(), now)
 }
 
-// setMFAEnabled stores the user's MFAEnabled when it changes.
+// setMFAEnabled stores the user's MFAEnabled when it changes, and queues
+// user.mfa_enabled or user.mfa_disabled when it does.
 func (b *base) setMFAEnabled(ctx context.Context, user domain.UserID, enabled bool, now time.Time) error {
+	changed := false
 	_, err := b.users.Update(ctx, user, func(u *domain.User) error {
-		if u.MFAEnabled != enabled {
+		changed = u.MFAEnabled != enabled
+		if changed {
 			u.MFAEnabled, u.UpdatedAt = enabled, now
 		}
 		return nil
 	})
-	return err
+	if err != nil || !changed {
+		return err
+	}
+	typ := domain.WebhookUserMFADisabled
+	if enabled {
+		typ = domain.WebhookUserMFAEnabled
+	}
+	return b.emit(ctx, typ, user, nil)
 }
 
 func hashRecoveryCodes(user domain.UserID, codes []string) []string {

@@ -32,8 +32,22 @@ func (s *AuthService) openSession(ctx context.Context, user domain.User, amr dom
 		IssuedAt:  now,
 		ExpiresAt: minTime(now.Add(s.cfg.RefreshTTL), family.ExpiresAt),
 	}
-	if err := s.tokens.CreateFamily(ctx, family, rec); err != nil {
-		return TokenPair{}, fmt.Errorf("create session: %w", err)
+	create := func(ctx context.Context) error {
+		if err := s.tokens.CreateFamily(ctx, family, rec); err != nil {
+			return fmt.Errorf("create session: %w", err)
+		}
+		return s.emit(ctx, domain.WebhookSessionCreated, user.ID, map[string]any{"sessionId": family.ID, "amr": []string(amr)})
+	}
+	// A transaction only when there is an event to write with the session:
+	// without a receiver a login stays one statement here.
+	var err error
+	if s.wantsWebhook(domain.WebhookSessionCreated) {
+		err = s.tx.WithinTx(ctx, create)
+	} else {
+		err = create(ctx)
+	}
+	if err != nil {
+		return TokenPair{}, err
 	}
 	return s.pair(ctx, user, domain.SessionOf(family), token, rec.ExpiresAt)
 }
@@ -117,8 +131,8 @@ func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, famil
 			return s.refreshedPair(ctx, nextFamily, successor, next.ExpiresAt)
 		}
 	}
-	if err := s.tokens.RevokeFamily(ctx, family.ID, now); err != nil {
-		return TokenPair{}, fmt.Errorf("revoke family: %w", err)
+	if err := s.revokeFamily(ctx, family, now, domain.EndedByReuse); err != nil {
+		return TokenPair{}, err
 	}
 	s.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
 		slog.String("user_id", family.UserID.String()), slog.String("family_id", family.ID))
@@ -153,14 +167,32 @@ func (s *AuthService) Logout(ctx context.Context, token string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.tokens.RevokeFamily(ctx, family.ID, s.clock.Now()); err != nil {
-		return fmt.Errorf("revoke family: %w", err)
+	if err := s.revokeFamily(ctx, family, s.clock.Now(), domain.EndedByLogout); err != nil {
+		return err
 	}
 	if family.RevokedAt == nil {
 		// Whoever holds the refresh token acts as its user.
 		s.events.note(ctx, domain.SessionRevokedEvent(family.UserID, family.UserID, domain.EndedByLogout, family.ID))
 	}
 	return nil
+}
+
+// revokeFamily ends one session, and queues session.revoked with it when
+// it was live.
+func (s *AuthService) revokeFamily(ctx context.Context, family domain.RefreshFamily, now time.Time, why domain.SessionEnd) error {
+	revoke := func(ctx context.Context) error {
+		if err := s.tokens.RevokeFamily(ctx, family.ID, now); err != nil {
+			return fmt.Errorf("revoke family: %w", err)
+		}
+		if family.RevokedAt != nil {
+			return nil
+		}
+		return s.emitSessionRevoked(ctx, family.UserID, family.ID, string(why))
+	}
+	if family.RevokedAt == nil && s.wantsWebhook(domain.WebhookSessionRevoked) {
+		return s.tx.WithinTx(ctx, revoke)
+	}
+	return revoke(ctx)
 }
 
 func newFamilyID() string {

@@ -120,6 +120,9 @@ func (s *UserService) create(ctx context.Context, nu domain.NewUser, password st
 		if err := s.users.Create(ctx, u); err != nil {
 			return err
 		}
+		if err := s.emit(ctx, domain.WebhookUserCreated, u.ID, map[string]any{"profiles": u.Profiles.Strings()}); err != nil {
+			return err
+		}
 		if verified {
 			return nil
 		}

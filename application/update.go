@@ -64,7 +64,10 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		if err != nil {
 			return err
 		}
-		return s.followUpdate(ctx, updated, change, changes)
+		if err := s.followUpdate(ctx, updated, change, changes); err != nil {
+			return err
+		}
+		return s.emitUserChanges(ctx, updated, changes)
 	})
 	if err != nil {
 		return domain.User{}, err

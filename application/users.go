@@ -89,7 +89,13 @@ func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID
 	if err := actor.RequireAdmin(); err != nil {
 		return err
 	}
-	if err := s.users.Delete(ctx, id); err != nil {
+	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		if err := s.users.Delete(ctx, id); err != nil {
+			return err
+		}
+		return s.emit(ctx, domain.WebhookUserDeleted, id, nil)
+	})
+	if err != nil {
 		return err
 	}
 	s.events.note(ctx, domain.UserDeletedEvent(actor.UserID, id))

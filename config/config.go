@@ -193,6 +193,15 @@ type Config struct {
 	// which.
 	TOTPIssuer string `env:"TOTP_ISSUER" envDefault:""`
 
+	// WebhookURL is where events are posted (Standard Webhooks); empty,
+	// none are sent. Its query may hold a token: shown like a DSN.
+	WebhookURL string `env:"WEBHOOK_URL" envDefault:"" redact:"dsn"`
+	// WebhookSecret signs the events: "whsec_" and the base64 of 24 to 64
+	// bytes. Required with WebhookURL.
+	WebhookSecret string `env:"WEBHOOK_SECRET" envDefault:"" redact:"secret"`
+	// WebhookEvents are the event types sent; empty, all of them.
+	WebhookEvents []string `env:"WEBHOOK_EVENTS" envDefault:""`
+
 	// AccessTTL is the lifetime of an access token.
 	AccessTTL time.Duration `env:"ACCESS_TTL" envDefault:"15m"`
 	// RefreshTTL is the lifetime of one refresh token.

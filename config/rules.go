@@ -18,6 +18,8 @@ import (
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/adapters/webauthn"
+	"github.com/userd/userd/adapters/webhook"
+	"github.com/userd/userd/domain"
 )
 
 // parsers replace caarlos0/env's own for the types where userd is stricter
@@ -185,6 +187,28 @@ var rules = map[string]func(c *Config) error{
 		}
 		return nil
 	},
+	"WEBHOOK_URL": func(c *Config) error {
+		if c.WebhookURL == "" {
+			return nil
+		}
+		return webhook.CheckURL(c.WebhookURL)
+	},
+	// The error says what is wrong with the secret, never the secret.
+	"WEBHOOK_SECRET": func(c *Config) error {
+		if c.WebhookSecret == "" {
+			return nil
+		}
+		_, err := webhook.ParseSecret(c.WebhookSecret)
+		return err
+	},
+	"WEBHOOK_EVENTS": func(c *Config) error {
+		for _, t := range c.WebhookEvents {
+			if !domain.KnownWebhookEventType(t) {
+				return fmt.Errorf("%q is not an event type (known: %s)", t, strings.Join(domain.WebhookEventTypes, ","))
+			}
+		}
+		return nil
+	},
 	"TOTP_ISSUER": func(c *Config) error {
 		// The issuer is the label's prefix in the otpauth URI, before a
 		// colon (Google Authenticator's Key Uri Format).
@@ -321,6 +345,12 @@ func (c *Config) validate() []error {
 		if len(c.JWTHMACSecret) < MinJWTHMACSecretLen {
 			add("%sJWT_HMAC_SECRET: must be at least %d bytes", EnvPrefix, MinJWTHMACSecretLen)
 		}
+	}
+	switch {
+	case c.WebhookURL != "" && c.WebhookSecret == "":
+		add("%sWEBHOOK_SECRET: must be set when %sWEBHOOK_URL is (whsec_ and the base64 of 24 to 64 random bytes)", EnvPrefix, EnvPrefix)
+	case c.WebhookURL == "" && c.WebhookSecret != "":
+		add("%sWEBHOOK_URL: must be set when %sWEBHOOK_SECRET is", EnvPrefix, EnvPrefix)
 	}
 	errs = append(errs, c.validateSecretKey()...)
 	if c.RefreshFamilyTTL < c.RefreshTTL {

@@ -136,6 +136,8 @@ type servicesParams struct {
 	Passkeys     ports.PasskeyStore
 	OTP          ports.OneTimePasswords
 	RelyingParty ports.PasskeyRelyingParty
+	// Webhooks is nil without USERD_WEBHOOK_URL.
+	Webhooks ports.WebhookSender `optional:"true"`
 	// Metrics and OutboxMetrics are absent in the CLI commands, whose
 	// events are stored but not counted.
 	Metrics       ports.SecurityMetrics `optional:"true"`
@@ -150,6 +152,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		Codec: p.Codec, Keys: p.Keys, Tx: p.Tx, Outbox: p.Outbox, Links: p.Links, Mailer: p.Mailer,
 		Audit: p.Audit, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, Clock: p.Clock, Log: p.Log,
 		MFA: p.MFA, Challenges: p.Challenges, Passkeys: p.Passkeys, OTP: p.OTP, RelyingParty: p.RelyingParty,
+		Webhooks: p.Webhooks,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,
@@ -162,6 +165,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		VerifyEmailTTL:           p.Config.EmailVerificationTTL,
 		ResetPasswordTTL:         p.Config.PasswordResetTTL,
 		MailBudget:               domain.MailBudget{MinInterval: p.Config.MailMinInterval, MaxPerHour: p.Config.MailMaxPerHour},
+		WebhookEvents:            p.Config.WebhookEvents,
 	})
 }
 

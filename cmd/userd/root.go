@@ -67,6 +67,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *root {
 		group("migrate", "apply or list schema migrations", r.migrateUpCommand(), r.migrateStatusCommand()),
 		group("keys", "manage the access-token signing keys", r.keysRotateCommand(), r.keysListCommand()),
 		group("secrets", "manage the encryption of the secrets kept in the database", r.secretsReencryptCommand()),
+		group("webhooks", "check the webhook receiver", r.webhooksTestCommand()),
 		group("users", "manage users in bulk", r.usersImportCommand()),
 		group("config", "show the configuration", r.configPrintCommand()),
 		r.versionCommand(),

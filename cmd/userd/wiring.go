@@ -68,7 +68,7 @@ func withApp(ctx context.Context, cfg config.Config, options fx.Option, fn func(
 // without the metrics or the HTTP server. populate receives the values the
 // command uses.
 func commandOptions(cfg config.Config, logOut io.Writer, populate ...any) fx.Option {
-	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), mailModule, factorsModule, appModule, fx.Populate(populate...))
+	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), mailModule, factorsModule, webhooksModule, appModule, fx.Populate(populate...))
 }
 
 // serverOptions are the fx options of `userd serve`.
@@ -81,6 +81,7 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		storeModule(cfg),
 		mailModule,
 		factorsModule,
+		webhooksModule,
 		appModule,
 		metricsModule,
 		// At the root, so that the application's hasher is the counted

@@ -1,0 +1,133 @@
+package application
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// emit queues the webhook event typ about user, with more data, in the
+// transaction of ctx: the event is stored with the change that causes it,
+// or not at all. Without a receiver, or for a type the deployment does not
+// want, it does nothing. data never holds a secret, hash or token.
+func (b *base) emit(ctx context.Context, typ string, user domain.UserID, data map[string]any) error {
+	if !b.wantsWebhook(typ) {
+		return nil
+	}
+	payload := map[string]any{"userId": user.String()}
+	for k, v := range data {
+		payload[k] = v
+	}
+	now := b.clock.Now()
+	id := domain.NewOutboxID(now)
+	body, err := json.Marshal(domain.NewWebhookEvent(id, typ, now, payload))
+	if err != nil {
+		return fmt.Errorf("queue webhook: %w", err)
+	}
+	msg := domain.OutboxMessage{ID: id, Kind: domain.OutboxWebhook, Payload: body, CreatedAt: now, NextAttemptAt: now}
+	if err := b.outbox.Enqueue(ctx, msg); err != nil {
+		return fmt.Errorf("queue webhook: %w", err)
+	}
+	return nil
+}
+
+// wantsWebhook reports whether events of typ are sent.
+func (b *base) wantsWebhook(typ string) bool {
+	return b.webhooks != nil && (len(b.cfg.WebhookEvents) == 0 || slices.Contains(b.cfg.WebhookEvents, typ))
+}
+
+// emitUserChanges queues the events of a committed change of an account:
+// user.updated with the fields' names, user.disabled or user.enabled, and
+// session.revoked when every session ended.
+func (b *base) emitUserChanges(ctx context.Context, u domain.User, changes domain.Changes) error {
+	if len(changes.Fields) == 0 {
+		return nil
+	}
+	if err := b.emit(ctx, domain.WebhookUserUpdated, u.ID, map[string]any{"changed": changes.Fields}); err != nil {
+		return err
+	}
+	if slices.Contains(changes.Fields, domain.FieldDisabled) {
+		typ := domain.WebhookUserEnabled
+		if u.Disabled {
+			typ = domain.WebhookUserDisabled
+		}
+		if err := b.emit(ctx, typ, u.ID, nil); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(changes.Fields, domain.FieldEmailVerified) && u.EmailVerified {
+		if err := b.emit(ctx, domain.WebhookUserEmailVerified, u.ID, nil); err != nil {
+			return err
+		}
+	}
+	if changes.EndsSessions {
+		return b.emitSessionsRevoked(ctx, u.ID, string(domain.EndedByCredentialChange))
+	}
+	return nil
+}
+
+// emitSessionsRevoked queues session.revoked for every session of a user
+// ending at once.
+func (b *base) emitSessionsRevoked(ctx context.Context, user domain.UserID, reason string) error {
+	return b.emit(ctx, domain.WebhookSessionRevoked, user, map[string]any{"all": true, "reason": reason})
+}
+
+// emitSessionRevoked queues session.revoked for one session.
+func (b *base) emitSessionRevoked(ctx context.Context, user domain.UserID, session, reason string) error {
+	return b.emit(ctx, domain.WebhookSessionRevoked, user, map[string]any{"sessionId": session, "reason": reason})
+}
+
+// sendWebhook delivers one queued event and deletes it, schedules another
+// attempt on the contract's schedule (1 s, 5 s, 30 s, 2 min, 10 min, then
+// hourly), or gives it up after a day.
+func (d *DeliveryService) sendWebhook(ctx context.Context, m domain.OutboxMessage) error {
+	var e domain.WebhookEvent
+	if err := json.Unmarshal(m.Payload, &e); err != nil {
+		d.giveUpWebhook(ctx, m, "", "unreadable")
+		return fmt.Errorf("read webhook: %w", err)
+	}
+	if d.webhooks == nil {
+		// Queued while a receiver was set; none is now.
+		d.giveUpWebhook(ctx, m, e.Type, "no receiver")
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	_, err := d.webhooks.Send(sctx, e)
+	cancel()
+	switch {
+	case err == nil:
+		d.count(func(mx ports.OutboxMetrics) { mx.Delivered(m.Kind) })
+		return d.outbox.Done(context.WithoutCancel(ctx), m.ID)
+	case ctx.Err() != nil:
+		d.giveBack(ctx, m)
+		return nil
+	}
+	next, tooOld := domain.NextWebhookAttempt(m.CreatedAt, d.clock.Now(), m.Attempts+1)
+	if tooOld {
+		d.giveUpWebhook(ctx, m, e.Type, "expired")
+		return err
+	}
+	d.count(func(mx ports.OutboxMetrics) { mx.Retried(m.Kind) })
+	if rerr := d.outbox.Retry(context.WithoutCancel(ctx), m.ID, next, m.Attempts+1, err.Error()); rerr != nil {
+		return fmt.Errorf("%w; %w", err, rerr)
+	}
+	return err
+}
+
+// giveUpWebhook abandons an event: deleted, logged as an error, counted.
+func (d *DeliveryService) giveUpWebhook(ctx context.Context, m domain.OutboxMessage, typ, why string) {
+	ctx = context.WithoutCancel(ctx)
+	if err := d.outbox.Done(ctx, m.ID); err != nil {
+		d.log.LogAttrs(ctx, slog.LevelError, "webhook given up but not deleted",
+			slog.String("outbox_id", string(m.ID)), slog.String("error", err.Error()))
+	}
+	d.count(func(mx ports.OutboxMetrics) { mx.GivenUp(m.Kind) })
+	d.log.LogAttrs(ctx, slog.LevelError, "webhook given up", slog.String("outbox_id", string(m.ID)),
+		slog.String("type", typ), slog.String("reason", why), slog.Int("attempts", m.Attempts+1),
+		slog.String("last_error", m.LastError))
+}
