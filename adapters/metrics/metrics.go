@@ -126,7 +126,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	for _, t := range domain.AuditEventTypes {
 		m.events.WithLabelValues(string(t))
 	}
-	for _, k := range []domain.OutboxKind{domain.OutboxMail, domain.OutboxMailRequest} {
+	for _, k := range []domain.OutboxKind{domain.OutboxMail, domain.OutboxMailRequest, domain.OutboxWebhook} {
 		for _, r := range []string{OutboxDelivered, OutboxRetried, OutboxGivenUp} {
 			m.outbox.WithLabelValues(string(k), r)
 		}
@@ -206,7 +206,7 @@ func (m *Metrics) GivenUp(kind domain.OutboxKind) {
 // outboxKindLabel bounds the kind label to the known kinds.
 func outboxKindLabel(k domain.OutboxKind) string {
 	switch k {
-	case domain.OutboxMail, domain.OutboxMailRequest:
+	case domain.OutboxMail, domain.OutboxMailRequest, domain.OutboxWebhook:
 		return string(k)
 	}
 	return "other"
