@@ -52,6 +52,8 @@ type browser struct {
 	// guard refuses unsafe requests from other origins when the cookie
 	// authenticates; nil without the cookie.
 	guard *http.CrossOriginProtection
+	// routes are the engine's /api and /auth routes, for the preflights.
+	routes []gin.RouteInfo
 }
 
 func newBrowser(opts Options) (*browser, error) {
@@ -107,9 +109,7 @@ func (b *browser) listed(origin string) bool {
 // answer it got before CORS existed (405, or 404 for an unknown path), and
 // the browser refuses the request.
 //
-// A preflight takes its methods from the route: gin has already put the
-// methods of the path in Allow, to answer the OPTIONS it has no route for
-// with a 405. The library checks the origin, the method and the headers
+// A preflight takes its methods from the routes of its path. The library checks the origin, the method and the headers
 // asked for and writes Vary; the answer then lists every method and
 // header of the route rather than only those asked for, so that one
 // cached preflight serves them all.
@@ -126,7 +126,7 @@ func (h *handler) cors(c *gin.Context) {
 		c.Next()
 		return
 	}
-	methods := routeMethods(c)
+	methods := h.routeMethods(c)
 	if len(methods) == 0 {
 		// An unknown path: its 404.
 		c.Next()
@@ -140,25 +140,45 @@ func (h *handler) cors(c *gin.Context) {
 	c.Abort()
 }
 
-// routeMethods are the methods the path of an OPTIONS request answers.
-func routeMethods(c *gin.Context) []string {
-	if c.FullPath() == "/api/users/me" {
-		// The one path with an OPTIONS route: the 405 answers of
-		// meNotAllowed. It answers GET only.
+// routeMethods are the methods the path of an OPTIONS request answers:
+// those of the routes whose pattern matches it. (Gin's own Allow for such
+// a request can name a method that only a neighbouring path has: PATCH of
+// /api/users/me shows up for /api/users/me/mfa.)
+func (h *handler) routeMethods(c *gin.Context) []string {
+	path := c.Request.URL.Path
+	if path == "/api/users/me" {
+		// GET only: the other methods reach meNotAllowed, not /:id.
 		return []string{http.MethodGet}
 	}
-	allow := c.Writer.Header().Get("Allow")
-	if allow == "" {
-		return nil
-	}
 	var out []string
-	for _, m := range strings.Split(allow, ",") {
-		if m = strings.TrimSpace(m); m != "" && m != http.MethodOptions {
-			out = append(out, m)
+	for _, r := range h.browser.routes {
+		if !slices.Contains(out, r.Method) && matchPattern(r.Path, path) {
+			out = append(out, r.Method)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// matchPattern reports whether path matches a gin route pattern, where
+// a :name segment matches any non-empty segment.
+func matchPattern(pattern, path string) bool {
+	ps, ss := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(ss) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, ":") {
+			if ss[i] == "" {
+				return false
+			}
+			continue
+		}
+		if p != ss[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // crossOrigin refuses, when the refresh cookie is on, an unsafe request to

@@ -297,6 +297,11 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	if opts.Pages != nil {
 		h.mountPages(e, opts.Pages)
 	}
+	for _, r := range e.Routes() {
+		if isAPIPath(r.Path) {
+			h.browser.routes = append(h.browser.routes, r)
+		}
+	}
 	return e
 }
 
