@@ -21,7 +21,7 @@ func TestBrowserSettings(t *testing.T) {
 	}{
 		{name: "defaults", wantOrigins: []string{}},
 		{name: "list",
-			env: map[string]string{"USERD_CORS_ALLOWED_ORIGINS": "https://App.Example.com:443, http://localhost:3000,", "USERD_REFRESH_COOKIE": "true"},
+			env:         map[string]string{"USERD_CORS_ALLOWED_ORIGINS": "https://App.Example.com:443, http://localhost:3000,", "USERD_REFRESH_COOKIE": "true"},
 			wantOrigins: []string{"https://app.example.com", "http://localhost:3000"}, wantCookie: true},
 		{name: "default_http_port", env: map[string]string{"USERD_CORS_ALLOWED_ORIGINS": "http://localhost:80"},
 			wantOrigins: []string{"http://localhost"}},

@@ -266,7 +266,7 @@ func refreshCookieOf(t *testing.T, res response) string {
 }
 
 func withCookie(token string) reqOption {
-	return func(r *http.Request) { r.AddCookie(&http.Cookie{Name: "__Host-userd_refresh", Value: token}) }
+	return func(r *http.Request) { r.Header.Add("Cookie", "__Host-userd_refresh="+token) }
 }
 
 func TestRefreshCookie_set_by_every_route_that_issues_tokens(t *testing.T) {
