@@ -226,6 +226,16 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix `env:"TRUSTED_PROXIES" envDefault:""`
 
+	// CORSOrigins are the origins (scheme://host[:port]) whose browser
+	// pages may call /api/* and /auth/*; "*" alone admits every origin,
+	// but not with RefreshCookie. CORSAllowedOrigins gives them as a
+	// browser writes them.
+	CORSOrigins []string `env:"CORS_ALLOWED_ORIGINS" envDefault:""`
+	// RefreshCookie hands browsers the refresh token as the HttpOnly
+	// cookie __Host-userd_refresh instead of in the body, and refuses
+	// unsafe requests from unlisted origins.
+	RefreshCookie bool `env:"REFRESH_COOKIE" envDefault:"false"`
+
 	// Issuer and Audience are the iss and aud of access tokens.
 	Issuer   string `env:"ISSUER" envDefault:"userd"`
 	Audience string `env:"AUDIENCE" envDefault:"userd"`

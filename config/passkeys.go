@@ -29,11 +29,32 @@ func (c Config) WebAuthnAllowedOrigins() []string {
 	if err != nil || u.Host == "" {
 		return nil
 	}
+	return []string{browserOrigin(u)}
+}
+
+// CORSAllowedOrigins are USERD_CORS_ALLOWED_ORIGINS as a browser writes
+// an Origin (lower case, without a default port), so that they compare
+// with it as they are; "*" stays "*".
+func (c Config) CORSAllowedOrigins() []string {
+	out := make([]string, 0, len(c.CORSOrigins))
+	for _, o := range c.CORSOrigins {
+		u, err := url.Parse(o)
+		if o == "*" || err != nil {
+			out = append(out, o)
+			continue
+		}
+		out = append(out, browserOrigin(u))
+	}
+	return out
+}
+
+// browserOrigin is the origin of u as a browser writes it.
+func browserOrigin(u *url.URL) string {
 	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
 	if port := u.Port(); (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
 		host = strings.TrimSuffix(host, ":"+port)
 	}
-	return []string{scheme + "://" + host}
+	return scheme + "://" + host
 }
 
 // TOTPIssuerName names userd in authenticator apps: USERD_TOTP_ISSUER, or

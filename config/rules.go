@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -209,6 +210,7 @@ var rules = map[string]func(c *Config) error{
 		}
 		return nil
 	},
+	"CORS_ALLOWED_ORIGINS": func(c *Config) error { return corsOrigins(c.CORSOrigins) },
 	"TOTP_ISSUER": func(c *Config) error {
 		// The issuer is the label's prefix in the otpauth URI, before a
 		// colon (Google Authenticator's Key Uri Format).
@@ -220,6 +222,30 @@ var rules = map[string]func(c *Config) error{
 		}
 		return nil
 	},
+}
+
+// corsOrigins accepts "*" alone, or origins: http or https, a host, maybe a
+// port, and nothing else. A path (a trailing slash included) is the common
+// mistake: a browser's Origin never has one, so the origin would never
+// match.
+func corsOrigins(list []string) error {
+	for _, o := range list {
+		if o == "*" {
+			if len(list) > 1 {
+				return errors.New(`"*" admits every origin: give it alone, or list the origins`)
+			}
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" ||
+			u.User != nil || u.Opaque != "" || u.RawQuery != "" || u.Fragment != "" || strings.Contains(o, "*") {
+			return fmt.Errorf("%q is not an origin like https://app.example.com or http://localhost:3000", o)
+		}
+		if u.Path != "" || u.ForceQuery {
+			return fmt.Errorf("%q has a path: an origin is scheme://host[:port], without even a trailing slash", o)
+		}
+	}
+	return nil
 }
 
 // MinRateLimitIPv6Prefix is the shortest USERD_RATE_LIMIT_IPV6_PREFIX: a
@@ -358,6 +384,10 @@ func (c *Config) validate() []error {
 	}
 	if c.RefreshReuseGrace >= c.RefreshTTL {
 		add("%sREFRESH_REUSE_GRACE: must be less than %sREFRESH_TTL (%s)", EnvPrefix, EnvPrefix, c.RefreshTTL)
+	}
+	if c.RefreshCookie && slices.Contains(c.CORSOrigins, "*") {
+		add("%sCORS_ALLOWED_ORIGINS: \"*\" cannot go with %sREFRESH_COOKIE=true: credentials are only allowed for listed origins; list them",
+			EnvPrefix, EnvPrefix)
 	}
 	if perLane := passwordhash.MinMemoryKiBPerLane * uint32(c.Argon2Parallelism); c.Argon2MemoryKiB < perLane {
 		add("%sARGON2_MEMORY_KIB: must be at least %d per lane of %sARGON2_PARALLELISM (%d)",

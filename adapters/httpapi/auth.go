@@ -48,16 +48,30 @@ func (h *handler) logout(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
+	if h.browser.cookie {
+		clearRefreshCookie(c)
+	}
 	c.Status(http.StatusNoContent)
 }
 
 // refreshToken reads {"refreshToken"}; a missing or empty one is a
-// validation failure (the request's shape), not an invalid token.
+// validation failure (the request's shape), not an invalid token. With
+// the refresh cookie, the body may be left out or hold no token: the
+// cookie's is taken then.
 func (h *handler) refreshToken(c *gin.Context) (string, bool) {
 	var req refreshRequest
-	if err := decodeJSON(c.Request, &req); err != nil {
+	decode := decodeJSON
+	if h.browser.cookie {
+		decode = decodeOptionalJSON
+	}
+	if err := decode(c.Request, &req); err != nil {
 		h.fail(c, err)
 		return "", false
+	}
+	if (req.RefreshToken == nil || *req.RefreshToken == "") && h.browser.cookie {
+		if tok := refreshCookie(c.Request); tok != "" {
+			return tok, true
+		}
 	}
 	if req.RefreshToken == nil || *req.RefreshToken == "" {
 		var verr domain.ValidationError
@@ -70,10 +84,17 @@ func (h *handler) refreshToken(c *gin.Context) (string, bool) {
 
 // writeTokens sends a token response. Tokens must stay out of every cache
 // (RFC 6749, section 5.1): requestID sets no-store already, Pragma covers
-// HTTP/1.0 caches.
+// HTTP/1.0 caches. With the refresh cookie, the refresh token goes into
+// the cookie and stays out of the body, out of reach of the page's
+// scripts.
 func (h *handler) writeTokens(c *gin.Context, pair application.TokenPair) {
 	c.Set(userIDKey, pair.User.ID.String())
 	c.Header("Cache-Control", "no-store")
 	c.Header("Pragma", "no-cache")
-	h.writeJSON(c, http.StatusOK, toTokenResponse(pair, h.clock.Now()))
+	res := toTokenResponse(pair, h.clock.Now())
+	if h.browser.cookie {
+		setRefreshCookie(c, res.RefreshToken, res.RefreshExpiresIn)
+		res.RefreshToken = ""
+	}
+	h.writeJSON(c, http.StatusOK, res)
 }

@@ -133,10 +133,11 @@ func formatTime(t time.Time) string {
 }
 
 type tokenResponse struct {
-	AccessToken      string       `json:"accessToken"`
-	TokenType        string       `json:"tokenType"`
-	ExpiresIn        int64        `json:"expiresIn"`
-	RefreshToken     string       `json:"refreshToken"`
+	AccessToken string `json:"accessToken"`
+	TokenType   string `json:"tokenType"`
+	ExpiresIn   int64  `json:"expiresIn"`
+	// RefreshToken is left out when the refresh cookie carries it.
+	RefreshToken     string       `json:"refreshToken,omitempty"`
 	RefreshExpiresIn int64        `json:"refreshExpiresIn"`
 	User             userResponse `json:"user"`
 }

@@ -52,6 +52,8 @@ type serverConfig struct {
 	regLimit  int
 	v6prefix  int
 	proxies   []netip.Prefix
+	origins   []string // CORS
+	cookie    bool     // the refresh cookie
 	// observe wires the audit trail and the metrics (withAudit,
 	// withMetrics in audit_test.go); nil leaves them out.
 	observe *observation
@@ -97,6 +99,14 @@ func withAuthIPLimit(n int, proxies ...string) serverOption {
 // withRegisterIPLimit sets the hourly per-IP limit of self-service
 // registrations.
 func withRegisterIPLimit(n int) serverOption { return func(c *serverConfig) { c.regLimit = n } }
+
+// withCORS lists the origins that may call the API from a browser.
+func withCORS(origins ...string) serverOption {
+	return func(c *serverConfig) { c.origins = origins }
+}
+
+// withRefreshCookie turns the refresh cookie on.
+func withRefreshCookie() serverOption { return func(c *serverConfig) { c.cookie = true } }
 
 // withIPv6Prefix sets the prefix length that keys IPv6 clients.
 func withIPv6Prefix(bits int) serverOption { return func(c *serverConfig) { c.v6prefix = bits } }
@@ -192,7 +202,8 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, RegisterIPLimit: cfg.regLimit,
 		IPv6Prefix: cfg.v6prefix, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
 		MaxInFlight: cfg.inFlight, KeySet: issuer, Health: health,
-		Pages: web.New(svc, web.Options{Logger: log}),
+		Pages:              web.New(svc, web.Options{Logger: log}),
+		CORSAllowedOrigins: cfg.origins, RefreshCookie: cfg.cookie,
 	}
 	cfg.observe.apply(&hopts)
 	h := httpapi.New(svc, hopts)

@@ -80,6 +80,18 @@ type Options struct {
 	// ServeTooManyRequests when it has one (TooManyRequestsPage). Nil
 	// leaves those paths 404.
 	Pages http.Handler
+	// CORSAllowedOrigins are the origins (scheme://host[:port], as a
+	// browser writes them) whose pages may call /api/* and /auth/*; "*"
+	// alone admits any origin, and cannot go with RefreshCookie (New
+	// panics on it, as on an origin that is not one: config refuses
+	// both). Other origins get no CORS header.
+	CORSAllowedOrigins []string
+	// RefreshCookie hands the refresh token to browsers as the HttpOnly
+	// cookie RefreshCookieName instead of in the token response's body,
+	// reads it on refresh and logout, lets CORS carry credentials for the
+	// listed origins, and refuses unsafe requests from other origins (403
+	// cross_origin_request).
+	RefreshCookie bool
 }
 
 // KeySet is the source of the public JWK set (RFC 7517) that verifies
@@ -135,6 +147,7 @@ type handler struct {
 
 	metrics RequestObserver
 	keySet  KeySet
+	browser *browser
 }
 
 type systemClock struct{}
@@ -184,6 +197,12 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 		h.keySet = emptyKeySet{}
 	}
 
+	b, err := newBrowser(opts)
+	if err != nil {
+		panic("httpapi: Options.CORSAllowedOrigins: " + err.Error())
+	}
+	h.browser = b
+
 	e := gin.New()
 	// A 301 to another path surprises API clients (and drops the body of a
 	// POST in many of them): an unknown path is a plain 404.
@@ -200,8 +219,10 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	// recovered panic's 500 too, and so do the request metrics, observed
 	// where the access line is written. Per-route checks follow in groups:
 	// header checks, then (for /auth/*) the per-IP rate limit, then
-	// authentication.
-	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.bufferBody, h.admit, h.deadline)
+	// authentication. CORS comes before everything that may refuse a
+	// request, so that a listed origin's page can read every refusal; a
+	// preflight ends there (browser.go).
+	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.cors, h.crossOrigin, h.bufferBody, h.admit, h.deadline)
 	e.NoRoute(h.noRoute)
 	e.NoMethod(h.noMethod)
 
@@ -275,6 +296,11 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 
 	if opts.Pages != nil {
 		h.mountPages(e, opts.Pages)
+	}
+	for _, r := range e.Routes() {
+		if isAPIPath(r.Path) {
+			h.browser.routes = append(h.browser.routes, r)
+		}
 	}
 	return e
 }

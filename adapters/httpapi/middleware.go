@@ -157,7 +157,8 @@ func (h *handler) apiHeaders(c *gin.Context) {
 		return
 	}
 	if m := c.Request.Method; m == http.MethodPost || m == http.MethodPut {
-		mayOmitBody := optionalBody[c.FullPath()] && bodyless(c.Request)
+		route := c.FullPath()
+		mayOmitBody := (optionalBody[route] || h.browser.cookie && cookieBody[route]) && bodyless(c.Request)
 		if !isJSONContentType(c.GetHeader("Content-Type")) && !mayOmitBody {
 			h.writeProblem(c, problem{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
 				Detail: "the request body must be application/json"})
@@ -180,6 +181,14 @@ var optionalBody = map[string]bool{
 	"/api/users/me/passkeys/registration": true,
 	"/api/users/me/mfa/recovery-codes":    true,
 	"/auth/passkey":                       true,
+}
+
+// cookieBody are the routes whose body may be left out when the refresh
+// cookie is on: the cookie holds their refresh token.
+var cookieBody = map[string]bool{
+	"/auth/refreshtoken":  true,
+	"/auth/refresh-token": true,
+	"/auth/logout":        true,
 }
 
 // bodyless reports whether r says it has no body.

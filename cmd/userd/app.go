@@ -209,6 +209,9 @@ func newHandler(p handlerParams) http.Handler {
 		Metrics:         p.Metrics,
 		KeySet:          p.Issuer,
 		Health:          p.Health,
+
+		CORSAllowedOrigins: p.Config.CORSAllowedOrigins(),
+		RefreshCookie:      p.Config.RefreshCookie,
 	}
 	if addr, _ := p.Config.ServeMetricsOn(); addr == "" {
 		opts.MetricsHandler = metrics.Handler(p.Registry)

@@ -3,8 +3,9 @@
 // codes made by OATH Toolkit's oathtool (an implementation of RFC 6238
 // that shares nothing with userd's), the enrolment QR code read back by
 // ZBar's zbarimg, and passkeys made by the virtual authenticator of a
-// real headless Chromium. Each tool missing skips its test, or fails it
-// when CI=true.
+// real headless Chromium, in which a page of another origin also calls
+// userd with CORS and the refresh cookie (cors_test.go). Each tool
+// missing skips its test, or fails it when CI=true.
 package mfaflow
 
 import (
