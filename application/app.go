@@ -33,6 +33,10 @@ type Deps struct {
 	OTP          ports.OneTimePasswords
 	RelyingParty ports.PasskeyRelyingParty
 	Audit        ports.AuditLog
+	// SessionEndings, when set, carries the sessions this node ends to
+	// the other nodes of the store, and theirs to this one; nil for a
+	// single node.
+	SessionEndings ports.SessionEndings
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
 	Metrics       ports.SecurityMetrics
@@ -67,7 +71,16 @@ type Config struct {
 	ResetPasswordTTL time.Duration
 	// MailBudget bounds the messages the request routes send an account.
 	MailBudget domain.MailBudget
+	// EndedSessionKeep is how long an ended session's access tokens are
+	// refused by its id: the access-token lifetime plus the verifier's
+	// leeway, after which they have expired anyway. 0 means
+	// DefaultEndedSessionKeep.
+	EndedSessionKeep time.Duration
 }
+
+// DefaultEndedSessionKeep covers the default access-token lifetime (15
+// min) and leeway (30 s).
+const DefaultEndedSessionKeep = 15*time.Minute + 30*time.Second
 
 // Services are the use cases, grouped by what they serve. Every driving
 // adapter (HTTP, CLI, later the web pages) calls these, so that no rule is
@@ -86,6 +99,8 @@ type Services struct {
 	MFA *MFAService
 	// Passkeys serves passkey registration and passkey login.
 	Passkeys *PasskeyService
+	// Sessions lists and ends a user's sessions.
+	Sessions *SessionService
 }
 
 // base is what every service shares: the ports, the configuration, the
@@ -116,6 +131,10 @@ type base struct {
 	cfg           Config
 	events        *events
 	throttle      passwordThrottle
+	// ended are the sessions ended lately, here or on another node;
+	// endings tells the other nodes (nil: none).
+	ended   *endedSessions
+	endings ports.SessionEndings
 }
 
 // New builds the use cases over the ports. It does no I/O: the adapters
@@ -152,6 +171,9 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	if cfg.ResetPasswordTTL <= 0 {
 		cfg.ResetPasswordTTL = domain.DefaultResetPasswordTTL
 	}
+	if cfg.EndedSessionKeep <= 0 {
+		cfg.EndedSessionKeep = DefaultEndedSessionKeep
+	}
 	b := &base{
 		users: deps.Users, tx: deps.Tx, outbox: deps.Outbox, links: deps.Links, mailer: deps.Mailer,
 		mfa: deps.MFA, challenges: deps.Challenges, passkeys: deps.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
@@ -160,6 +182,11 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		codec: deps.Codec, keys: deps.Keys, audit: deps.Audit, clock: deps.Clock, log: log, cfg: cfg,
 		events:   newEvents(deps.Audit, deps.Metrics, deps.Clock, log),
 		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
+		ended:    newEndedSessions(cfg.EndedSessionKeep),
+		endings:  deps.SessionEndings,
+	}
+	if b.endings != nil {
+		b.endings.Subscribe(func(sids []string) { b.ended.add(b.clock.Now(), sids...) })
 	}
 	auth := &AuthService{base: b}
 	return &Services{
@@ -172,5 +199,6 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		Delivery: newDeliveryService(b),
 		MFA:      &MFAService{b},
 		Passkeys: &PasskeyService{base: b, auth: auth},
+		Sessions: &SessionService{b},
 	}, nil
 }

@@ -222,6 +222,7 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 	var (
 		totp     bool
 		passkeys int
+		ended    []string
 	)
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
 		if _, err := s.users.ByID(ctx, id); err != nil {
@@ -240,11 +241,13 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 		if err := s.setMFAEnabled(ctx, id, false, now); err != nil {
 			return err
 		}
-		return s.tokens.RevokeUser(ctx, id, now)
+		ended, err = s.tokens.RevokeUser(ctx, id, now)
+		return err
 	})
 	if err != nil {
 		return err
 	}
+	s.sessionsEnded(ctx, ended...)
 	s.events.note(ctx, domain.MFAResetEvent(actor.UserID, id, totp, passkeys))
 	s.events.note(ctx, domain.SessionRevokedEvent(actor.UserID, id, domain.EndedByMFAReset, ""))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "second factors reset", slog.String("user_id", id.String()))

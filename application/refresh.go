@@ -18,12 +18,16 @@ import (
 // by amr, and returns the first token pair.
 func (s *AuthService) openSession(ctx context.Context, user domain.User, amr domain.AMR, now time.Time) (TokenPair, error) {
 	token := s.codec.New()
+	meta := domain.RequestMetaFrom(ctx)
 	family := domain.RefreshFamily{
-		ID:        newFamilyID(),
-		UserID:    user.ID,
-		CreatedAt: now,
-		ExpiresAt: now.Add(s.cfg.RefreshFamilyTTL),
-		AMR:       amr.Clone(),
+		ID:         newFamilyID(),
+		UserID:     user.ID,
+		CreatedAt:  now,
+		ExpiresAt:  now.Add(s.cfg.RefreshFamilyTTL),
+		AMR:        amr.Clone(),
+		LastUsedAt: now,
+		UserAgent:  domain.SessionUserAgent(meta.UserAgent),
+		IP:         meta.ClientIP,
 	}
 	rec := domain.RefreshToken{
 		Hash:      s.codec.Hash(token),
@@ -120,6 +124,7 @@ func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, famil
 	if err := s.tokens.RevokeFamily(ctx, family.ID, now); err != nil {
 		return TokenPair{}, fmt.Errorf("revoke family: %w", err)
 	}
+	s.sessionsEnded(ctx, family.ID)
 	s.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
 		slog.String("user_id", family.UserID.String()), slog.String("family_id", family.ID))
 	s.events.note(ctx, domain.RefreshReuseDetectedEvent(family.UserID, family.ID))
@@ -156,6 +161,7 @@ func (s *AuthService) Logout(ctx context.Context, token string) error {
 	if err := s.tokens.RevokeFamily(ctx, family.ID, s.clock.Now()); err != nil {
 		return fmt.Errorf("revoke family: %w", err)
 	}
+	s.sessionsEnded(ctx, family.ID)
 	if family.RevokedAt == nil {
 		// Whoever holds the refresh token acts as its user.
 		s.events.note(ctx, domain.SessionRevokedEvent(family.UserID, family.UserID, domain.EndedByLogout, family.ID))
