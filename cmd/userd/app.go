@@ -144,8 +144,8 @@ type servicesParams struct {
 	OutboxMetrics ports.OutboxMetrics   `optional:"true"`
 	// SessionEndings is absent with the memory store: one process.
 	SessionEndings ports.SessionEndings `optional:"true"`
-	Clock         ports.Clock
-	Log           *slog.Logger
+	Clock          ports.Clock
+	Log            *slog.Logger
 }
 
 func newServices(p servicesParams) (*application.Services, error) {
