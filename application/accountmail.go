@@ -123,7 +123,10 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 	if err != nil {
 		return fmt.Errorf("hash password: %w", err)
 	}
-	var reset domain.User
+	var (
+		reset domain.User
+		ended []string
+	)
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
 		now := s.clock.Now()
 		if _, err := s.links.Use(ctx, hash, domain.LinkResetPassword, now); err != nil {
@@ -142,7 +145,7 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 		if err := s.links.Void(ctx, reset.ID, domain.LinkResetPassword, now); err != nil {
 			return fmt.Errorf("void reset links: %w", err)
 		}
-		if err := s.tokens.RevokeUser(ctx, reset.ID, now); err != nil {
+		if ended, err = s.tokens.RevokeUser(ctx, reset.ID, now); err != nil {
 			return fmt.Errorf("revoke sessions: %w", err)
 		}
 		if err := s.emit(ctx, domain.WebhookUserPasswordReset, reset.ID, nil); err != nil {
@@ -156,6 +159,7 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 	if err != nil {
 		return tokenError(err)
 	}
+	s.sessionsEnded(ctx, ended...)
 	// The lock-out is about guessing this password; a reset ends it. Not in
 	// the transaction: the attempts are counted apart from the account.
 	if err := s.throttle.succeeded(ctx, reset.Email); err != nil {

@@ -36,6 +36,10 @@ type Deps struct {
 	// queues none.
 	Webhooks ports.WebhookSender
 	Audit    ports.AuditLog
+	// SessionEndings, when set, carries the sessions this node ends to
+	// the other nodes of the store, and theirs to this one; nil for a
+	// single node.
+	SessionEndings ports.SessionEndings
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
 	Metrics       ports.SecurityMetrics
@@ -73,7 +77,16 @@ type Config struct {
 	// WebhookEvents are the event types queued for the receiver; empty,
 	// all of them.
 	WebhookEvents []string
+	// EndedSessionKeep is how long an ended session's access tokens are
+	// refused by its id: the access-token lifetime plus the verifier's
+	// leeway, after which they have expired anyway. 0 means
+	// DefaultEndedSessionKeep.
+	EndedSessionKeep time.Duration
 }
+
+// DefaultEndedSessionKeep covers the default access-token lifetime (15
+// min) and leeway (30 s).
+const DefaultEndedSessionKeep = 15*time.Minute + 30*time.Second
 
 // Services are the use cases, grouped by what they serve. Every driving
 // adapter (HTTP, CLI, later the web pages) calls these, so that no rule is
@@ -92,6 +105,8 @@ type Services struct {
 	MFA *MFAService
 	// Passkeys serves passkey registration and passkey login.
 	Passkeys *PasskeyService
+	// Sessions lists and ends a user's sessions.
+	Sessions *SessionService
 }
 
 // base is what every service shares: the ports, the configuration, the
@@ -123,6 +138,10 @@ type base struct {
 	cfg           Config
 	events        *events
 	throttle      passwordThrottle
+	// ended are the sessions ended lately, here or on another node;
+	// endings tells the other nodes (nil: none).
+	ended   *endedSessions
+	endings ports.SessionEndings
 }
 
 // New builds the use cases over the ports. It does no I/O: the adapters
@@ -159,6 +178,9 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	if cfg.ResetPasswordTTL <= 0 {
 		cfg.ResetPasswordTTL = domain.DefaultResetPasswordTTL
 	}
+	if cfg.EndedSessionKeep <= 0 {
+		cfg.EndedSessionKeep = DefaultEndedSessionKeep
+	}
 	b := &base{
 		users: deps.Users, tx: deps.Tx, outbox: deps.Outbox, links: deps.Links, mailer: deps.Mailer,
 		mfa: deps.MFA, challenges: deps.Challenges, passkeys: deps.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
@@ -168,6 +190,11 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		codec: deps.Codec, keys: deps.Keys, audit: deps.Audit, clock: deps.Clock, log: log, cfg: cfg,
 		events:   newEvents(deps.Audit, deps.Metrics, deps.Clock, log),
 		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
+		ended:    newEndedSessions(cfg.EndedSessionKeep),
+		endings:  deps.SessionEndings,
+	}
+	if b.endings != nil {
+		b.endings.Subscribe(func(sids []string) { b.ended.add(b.clock.Now(), sids...) })
 	}
 	auth := &AuthService{base: b}
 	return &Services{
@@ -180,5 +207,6 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		Delivery: newDeliveryService(b),
 		MFA:      &MFAService{b},
 		Passkeys: &PasskeyService{base: b, auth: auth},
+		Sessions: &SessionService{b},
 	}, nil
 }

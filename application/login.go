@@ -218,10 +218,11 @@ func (s *AuthService) rehash(ctx context.Context, user domain.User, password str
 var errRehashRaced = errors.New("password changed during rehash")
 
 // Authenticate verifies a bearer access token and returns its principal, or
-// domain.ErrInvalidToken.
+// domain.ErrInvalidToken, also for a token whose session has ended (here,
+// or on another node as the SessionEndings told).
 func (s *AuthService) Authenticate(ctx context.Context, bearer string) (*domain.Principal, error) {
 	p, err := s.issuer.Verify(ctx, bearer)
-	if err != nil {
+	if err != nil || s.ended.has(p.Session.ID) {
 		return nil, domain.ErrInvalidToken
 	}
 	return &p, nil

@@ -222,6 +222,7 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 	var (
 		totp     bool
 		passkeys int
+		ended    []string
 	)
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
 		if _, err := s.users.ByID(ctx, id); err != nil {
@@ -240,7 +241,7 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 		if err := s.setMFAEnabled(ctx, id, false, now); err != nil {
 			return err
 		}
-		if err := s.tokens.RevokeUser(ctx, id, now); err != nil {
+		if ended, err = s.tokens.RevokeUser(ctx, id, now); err != nil {
 			return err
 		}
 		return s.emitSessionsRevoked(ctx, id, string(domain.EndedByMFAReset))
@@ -248,6 +249,7 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 	if err != nil {
 		return err
 	}
+	s.sessionsEnded(ctx, ended...)
 	s.events.note(ctx, domain.MFAResetEvent(actor.UserID, id, totp, passkeys))
 	s.events.note(ctx, domain.SessionRevokedEvent(actor.UserID, id, domain.EndedByMFAReset, ""))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "second factors reset", slog.String("user_id", id.String()))

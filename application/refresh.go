@@ -18,12 +18,16 @@ import (
 // by amr, and returns the first token pair.
 func (s *AuthService) openSession(ctx context.Context, user domain.User, amr domain.AMR, now time.Time) (TokenPair, error) {
 	token := s.codec.New()
+	meta := domain.RequestMetaFrom(ctx)
 	family := domain.RefreshFamily{
-		ID:        newFamilyID(),
-		UserID:    user.ID,
-		CreatedAt: now,
-		ExpiresAt: now.Add(s.cfg.RefreshFamilyTTL),
-		AMR:       amr.Clone(),
+		ID:         newFamilyID(),
+		UserID:     user.ID,
+		CreatedAt:  now,
+		ExpiresAt:  now.Add(s.cfg.RefreshFamilyTTL),
+		AMR:        amr.Clone(),
+		LastUsedAt: now,
+		UserAgent:  domain.SessionUserAgent(meta.UserAgent),
+		IP:         meta.ClientIP,
 	}
 	rec := domain.RefreshToken{
 		Hash:      s.codec.Hash(token),
@@ -38,15 +42,7 @@ func (s *AuthService) openSession(ctx context.Context, user domain.User, amr dom
 		}
 		return s.emit(ctx, domain.WebhookSessionCreated, user.ID, map[string]any{"sessionId": family.ID, "amr": []string(amr)})
 	}
-	// A transaction only when there is an event to write with the session:
-	// without a receiver a login stays one statement here.
-	var err error
-	if s.wantsWebhook(domain.WebhookSessionCreated) {
-		err = s.tx.WithinTx(ctx, create)
-	} else {
-		err = create(ctx)
-	}
-	if err != nil {
+	if err := s.inTxFor(ctx, domain.WebhookSessionCreated, create); err != nil {
 		return TokenPair{}, err
 	}
 	return s.pair(ctx, user, domain.SessionOf(family), token, rec.ExpiresAt)
@@ -134,6 +130,7 @@ func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, famil
 	if err := s.revokeFamily(ctx, family, now, domain.EndedByReuse); err != nil {
 		return TokenPair{}, err
 	}
+	s.sessionsEnded(ctx, family.ID)
 	s.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
 		slog.String("user_id", family.UserID.String()), slog.String("family_id", family.ID))
 	s.events.note(ctx, domain.RefreshReuseDetectedEvent(family.UserID, family.ID))
@@ -170,6 +167,7 @@ func (s *AuthService) Logout(ctx context.Context, token string) error {
 	if err := s.revokeFamily(ctx, family, s.clock.Now(), domain.EndedByLogout); err != nil {
 		return err
 	}
+	s.sessionsEnded(ctx, family.ID)
 	if family.RevokedAt == nil {
 		// Whoever holds the refresh token acts as its user.
 		s.events.note(ctx, domain.SessionRevokedEvent(family.UserID, family.UserID, domain.EndedByLogout, family.ID))

@@ -47,6 +47,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	var (
 		changes domain.Changes
 		updated domain.User
+		ended   []string
 	)
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
 		updated, err = s.users.Update(ctx, id, func(u *domain.User) error {
@@ -64,7 +65,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		if err != nil {
 			return err
 		}
-		if err := s.followUpdate(ctx, updated, change, changes); err != nil {
+		if ended, err = s.followUpdate(ctx, updated, change, changes); err != nil {
 			return err
 		}
 		return s.emitUserChanges(ctx, updated, changes)
@@ -72,6 +73,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 	if err != nil {
 		return domain.User{}, err
 	}
+	s.sessionsEnded(ctx, ended...)
 	s.recordUpdate(ctx, actor, id, changes)
 	return updated, nil
 }
@@ -80,31 +82,31 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 // sessions end when they must; a new email gets a verification link (unless
 // an admin verified it in the same change) and the old one a notice; a new
 // password, a notice.
-func (s *UserService) followUpdate(ctx context.Context, u domain.User, change domain.UserChange, changes domain.Changes) error {
+func (s *UserService) followUpdate(ctx context.Context, u domain.User, change domain.UserChange, changes domain.Changes) (ended []string, err error) {
 	if changes.EndsSessions {
-		if err := s.tokens.RevokeUser(ctx, u.ID, s.clock.Now()); err != nil {
-			return fmt.Errorf("revoke sessions: %w", err)
+		if ended, err = s.tokens.RevokeUser(ctx, u.ID, s.clock.Now()); err != nil {
+			return nil, fmt.Errorf("revoke sessions: %w", err)
 		}
 	}
 	lang := domain.RequestMetaFrom(ctx).Lang
 	if changes.OldEmail != "" {
 		if !u.EmailVerified {
 			if err := s.sendLink(ctx, u, domain.LinkVerifyEmail, false, lang); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		notice := domain.Mail{To: changes.OldEmail, User: u.ID, Name: u.Name, Template: domain.MailEmailChanged,
 			Lang: lang, Data: map[string]string{"new_email": u.Email.String()}}
 		if err := s.enqueueMail(ctx, notice, false); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if change.Password != nil {
 		if err := s.enqueueMail(ctx, passwordChangedNotice(u, lang), false); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return ended, nil
 }
 
 // parseUpdate checks the form of an update: the id, the body's id, the

@@ -89,7 +89,15 @@ func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID
 	if err := actor.RequireAdmin(); err != nil {
 		return err
 	}
+	// The store deletes the sessions with the account: they are ended
+	// first, in the same transaction, to learn their ids, whose access
+	// tokens must be refused as well.
+	var ended []string
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
+		var err error
+		if ended, err = s.tokens.RevokeUser(ctx, id, s.clock.Now()); err != nil {
+			return err
+		}
 		if err := s.users.Delete(ctx, id); err != nil {
 			return err
 		}
@@ -98,6 +106,7 @@ func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID
 	if err != nil {
 		return err
 	}
+	s.sessionsEnded(ctx, ended...)
 	s.events.note(ctx, domain.UserDeletedEvent(actor.UserID, id))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "user deleted", slog.String("user_id", id.String()))
 	return nil

@@ -41,6 +41,16 @@ func (b *base) wantsWebhook(typ string) bool {
 	return b.webhooks != nil && (len(b.cfg.WebhookEvents) == 0 || slices.Contains(b.cfg.WebhookEvents, typ))
 }
 
+// inTxFor runs fn in a transaction when an event of typ is sent (the event
+// is written with the change), and as it is otherwise: without a receiver
+// the change stays the statements it was.
+func (b *base) inTxFor(ctx context.Context, typ string, fn func(context.Context) error) error {
+	if b.wantsWebhook(typ) {
+		return b.tx.WithinTx(ctx, fn)
+	}
+	return fn(ctx)
+}
+
 // emitUserChanges queues the events of a committed change of an account:
 // user.updated with the fields' names, user.disabled or user.enabled, and
 // session.revoked when every session ended.

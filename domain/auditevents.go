@@ -80,6 +80,9 @@ const (
 	EndedByPasswordReset SessionEnd = "password_reset"
 	// EndedByMFAReset: an admin removed the account's second factors.
 	EndedByMFAReset SessionEnd = "mfa_reset"
+	// EndedByRevocation: the user, or an admin, ended the session by its
+	// id (DELETE /api/users/{id}/sessions[/{sid}]).
+	EndedByRevocation SessionEnd = "revoked"
 )
 
 // UserCreatedEvent records that actor (empty for an anonymous or operator

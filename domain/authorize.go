@@ -36,6 +36,10 @@ func (p *Principal) CanReadUser(id UserID) error { return p.selfOrAdmin(id) }
 // (within CanChangeProfiles).
 func (p *Principal) CanUpdateUser(id UserID) error { return p.selfOrAdmin(id) }
 
+// CanManageSessions lets an admin list and end the sessions of any
+// account, and anyone those of their own.
+func (p *Principal) CanManageSessions(id UserID) error { return p.selfOrAdmin(id) }
+
 func (p *Principal) selfOrAdmin(id UserID) error {
 	switch {
 	case p == nil:

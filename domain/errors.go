@@ -13,6 +13,11 @@ import (
 var (
 	// ErrInvalidID: a user id that is not 24 lowercase hex characters.
 	ErrInvalidID = errors.New("invalid user id")
+	// ErrInvalidSessionID: a session id that is not 32 lowercase hex
+	// characters.
+	ErrInvalidSessionID = errors.New("invalid session id")
+	// ErrSessionNotFound: the user has no active session with the id.
+	ErrSessionNotFound = errors.New("session not found")
 	// ErrUserNotFound: no user has the given id or email.
 	ErrUserNotFound = errors.New("user not found")
 	// ErrEmailTaken: another user already has the normalised email.

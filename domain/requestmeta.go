@@ -12,6 +12,9 @@ type RequestMeta struct {
 	// Lang is the request's Accept-Language, as the client sent it (cut
 	// to a sane length): the language of any message the request causes.
 	Lang string
+	// UserAgent is the request's User-Agent, as SessionUserAgent keeps
+	// it: what a session opened by the request shows.
+	UserAgent string
 }
 
 type requestMetaKey struct{}

@@ -2,7 +2,9 @@ package domain
 
 import (
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Authentication methods of RFC 8176, as an access token's amr claim names
@@ -103,4 +105,57 @@ func (s Session) Strong(now time.Time) bool {
 // SessionOf is the session of a refresh-token family.
 func SessionOf(f RefreshFamily) Session {
 	return Session{ID: f.ID, AuthTime: f.CreatedAt, AMR: f.AMR.Clone()}
+}
+
+// MaxUserAgentLen is how many characters of a User-Agent a session keeps.
+const MaxUserAgentLen = 256
+
+// SessionUserAgent is the User-Agent a session keeps of raw: valid UTF-8
+// without control characters (each becomes a space), cut to
+// MaxUserAgentLen characters. A header is the client's to fill; what is
+// stored and shown back must be harmless text.
+func SessionUserAgent(raw string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range strings.ToValidUTF8(raw, "\uFFFD") {
+		if n == MaxUserAgentLen {
+			break
+		}
+		if unicode.IsControl(r) {
+			r = ' '
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// sessionIDLen is the length of a session id: 16 random bytes in hex.
+const sessionIDLen = 32
+
+// ParseSessionID checks the form of a session id (the sid claim, the id of
+// a refresh-token family): 32 lowercase hexadecimal characters, else
+// ErrInvalidSessionID.
+func ParseSessionID(s string) (string, error) {
+	if len(s) != sessionIDLen {
+		return "", ErrInvalidSessionID
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", ErrInvalidSessionID
+		}
+	}
+	return s, nil
+}
+
+// SortSessions orders sessions as the contract lists them: newest first,
+// ties by id, descending.
+func SortSessions(fams []RefreshFamily) {
+	slices.SortFunc(fams, func(a, b RefreshFamily) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
 }

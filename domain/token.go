@@ -35,6 +35,13 @@ type RefreshFamily struct {
 	// RevokedAt is set once the family is ended (logout, reuse, credential
 	// change, user deletion).
 	RevokedAt *time.Time
+	// LastUsedAt is when a token of the family was last exchanged;
+	// CreatedAt until the first refresh.
+	LastUsedAt time.Time
+	// UserAgent and IP are the User-Agent (SessionUserAgent makes it) and
+	// client IP of the sign-in that opened the session.
+	UserAgent string
+	IP        string
 }
 
 // Active reports whether tokens of the family may still be used at now.

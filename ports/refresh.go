@@ -11,7 +11,8 @@ import (
 // tokens. It never sees a token itself. Every method may also return an
 // error wrapping domain.ErrUnavailable when the store cannot serve for now.
 type RefreshTokenStore interface {
-	// CreateFamily starts a session with its first token. The family's
+	// CreateFamily starts a session with its first token. Its LastUsedAt
+	// is its CreatedAt, whatever the caller sets. The family's
 	// AMR is stored as domain.ParseAMR makes it (an empty one is
 	// domain.AMRPassword) and read back so; one ParseAMR refuses is an
 	// error, and nothing is stored.
@@ -24,13 +25,23 @@ type RefreshTokenStore interface {
 	// is unused and its family not revoked. It reports false (and writes
 	// nothing) when the token was used already; it returns
 	// domain.ErrRefreshFamilyRevoked when the family is revoked. Two
-	// concurrent calls for one token never both report true.
+	// concurrent calls for one token never both report true. A rotation
+	// sets the family's LastUsedAt to usedAt.
 	Rotate(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error)
 	// RevokeFamily ends the family at the given time. Revoking an unknown or
 	// revoked family is not an error.
 	RevokeFamily(ctx context.Context, familyID string, at time.Time) error
-	// RevokeUser ends every family of the user.
-	RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) error
+	// RevokeUser ends every family of the user that is not revoked yet,
+	// and returns their ids (none for a user without any), so that their
+	// access tokens can be refused too.
+	RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) ([]string, error)
+	// Sessions returns the user's families that are active at now, newest
+	// first (domain.SortSessions); none for an unknown user.
+	Sessions(ctx context.Context, userID domain.UserID, now time.Time) ([]domain.RefreshFamily, error)
+	// RevokeSession ends the user's family familyID at the given time. It
+	// returns domain.ErrSessionNotFound when the user has no such family
+	// active at that time (unknown, another user's, revoked or expired).
+	RevokeSession(ctx context.Context, userID domain.UserID, familyID string, at time.Time) error
 }
 
 // RefreshTokenCodec makes refresh tokens and what is stored for them. The

@@ -223,7 +223,7 @@ func BenchmarkTransactions(b *testing.B) {
 						if _, err := users.Update(ctx, u.ID, func(v *domain.User) error { v.EmailVerified = true; return nil }); err != nil {
 							return err
 						}
-						if err := tokens.RevokeUser(ctx, u.ID, now); err != nil {
+						if _, err := tokens.RevokeUser(ctx, u.ID, now); err != nil {
 							return err
 						}
 						return outbox.Enqueue(ctx, domain.OutboxMessage{ID: domain.NewOutboxID(now), Kind: domain.OutboxMail,

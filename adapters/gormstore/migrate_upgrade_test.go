@@ -125,11 +125,13 @@ func readRows(t *testing.T, db *DB) fixtureRows {
 
 // upgraded returns the fixture's rows as the steps after the legacy ones
 // leave them: the columns they add hold their defaults (a session of then
-// signed in by password).
+// signed in by password, last used when it was made, with no User-Agent
+// or IP known).
 func upgraded(r fixtureRows) fixtureRows {
 	r.Families = slices.Clone(r.Families)
 	for i := range r.Families {
 		r.Families[i].AMR = domain.MethodPassword
+		r.Families[i].LastUsedMicros = r.Families[i].CreatedMicros
 	}
 	return r
 }

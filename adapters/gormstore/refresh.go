@@ -62,6 +62,9 @@ type lookupRow struct {
 	FamilyExpiresMicros int64   `gorm:"column:family_expires_at"`
 	FamilyRevokedMicros *int64  `gorm:"column:family_revoked_at"`
 	FamilyAMR           string  `gorm:"column:family_amr"`
+	FamilyLastUsed      int64   `gorm:"column:family_last_used_at"`
+	FamilyUserAgent     string  `gorm:"column:family_user_agent"`
+	FamilyIP            string  `gorm:"column:family_ip"`
 }
 
 // Lookup implements ports.RefreshTokenStore. One joined query reads the
@@ -71,7 +74,8 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 	err := s.db.reader(ctx).Raw(`
 		SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
 		       f.user_id AS family_user_id, f.created_at AS family_created_at,
-		       f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at, f.amr AS family_amr
+		       f.expires_at AS family_expires_at, f.revoked_at AS family_revoked_at, f.amr AS family_amr,
+		       f.last_used_at AS family_last_used_at, f.user_agent AS family_user_agent, f.ip AS family_ip
 		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
 		WHERE t.token_hash = ?`, hash).Scan(&rows).Error
 	if err != nil {
@@ -82,12 +86,15 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 	}
 	row := rows[0]
 	fam, err := toDomainRefreshFamily(refreshFamilyRow{
-		ID:            row.FamilyID,
-		UserID:        row.FamilyUserID,
-		CreatedMicros: row.FamilyCreatedMicros,
-		ExpiresMicros: row.FamilyExpiresMicros,
-		RevokedMicros: row.FamilyRevokedMicros,
-		AMR:           row.FamilyAMR,
+		ID:             row.FamilyID,
+		UserID:         row.FamilyUserID,
+		CreatedMicros:  row.FamilyCreatedMicros,
+		ExpiresMicros:  row.FamilyExpiresMicros,
+		RevokedMicros:  row.FamilyRevokedMicros,
+		AMR:            row.FamilyAMR,
+		LastUsedMicros: row.FamilyLastUsed,
+		UserAgent:      row.FamilyUserAgent,
+		IP:             row.FamilyIP,
 	})
 	if err != nil {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", err)
@@ -143,7 +150,11 @@ func (s *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt 
 			return errNotRotated
 		}
 		succRow := fromDomainRefreshToken(successor)
-		return tx.Create(&succRow).Error
+		if err := tx.Create(&succRow).Error; err != nil {
+			return err
+		}
+		return tx.Model(&refreshFamilyRow{}).Where("id = ?", used.FamilyID).
+			Update("last_used_at", toMicros(usedAt)).Error
 	})
 	switch {
 	case err == nil:
@@ -168,10 +179,66 @@ func (s *RefreshTokenStore) RevokeFamily(ctx context.Context, familyID string, a
 	return storeError("revoke refresh family", err)
 }
 
-// RevokeUser implements ports.RefreshTokenStore.
-func (s *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) error {
-	err := s.db.writer(ctx).Model(&refreshFamilyRow{}).
-		Where("user_id = ? AND revoked_at IS NULL", string(userID)).
-		Update("revoked_at", toMicros(at)).Error
-	return storeError("revoke user's refresh families", err)
+// RevokeUser implements ports.RefreshTokenStore. The ids returned are
+// exactly the families this call ended: on PostgreSQL those of its UPDATE
+// ... RETURNING; on SQLite read and revoked in one transaction, under the
+// one writer's lock.
+func (s *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) ([]string, error) {
+	var ended []string
+	var err error
+	if s.db.postgres {
+		// One statement: the rows it updates are the ids it returns.
+		err = s.db.writer(ctx).Raw(`UPDATE refresh_families SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id`,
+			toMicros(at), string(userID)).Scan(&ended).Error
+	} else {
+		err = s.db.transaction(ctx, func(tx *gorm.DB) error {
+			ended = ended[:0]
+			const open = "user_id = ? AND revoked_at IS NULL"
+			if err := tx.Model(&refreshFamilyRow{}).Where(open, string(userID)).Pluck("id", &ended).Error; err != nil {
+				return err
+			}
+			return tx.Model(&refreshFamilyRow{}).Where(open, string(userID)).Update("revoked_at", toMicros(at)).Error
+		})
+	}
+	if err != nil {
+		return nil, storeError("revoke user's refresh families", err)
+	}
+	return ended, nil
+}
+
+// Sessions implements ports.RefreshTokenStore.
+func (s *RefreshTokenStore) Sessions(ctx context.Context, userID domain.UserID, now time.Time) ([]domain.RefreshFamily, error) {
+	var rows []refreshFamilyRow
+	err := s.db.reader(ctx).Where("user_id = ? AND revoked_at IS NULL AND expires_at > ?", string(userID), toMicros(now)).
+		Order("created_at DESC, id DESC").Find(&rows).Error
+	if err != nil {
+		return nil, storeError("list sessions", err)
+	}
+	out := make([]domain.RefreshFamily, 0, len(rows))
+	for _, r := range rows {
+		f, err := toDomainRefreshFamily(r)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, f)
+	}
+	// The ids' collation differs between dialects; the domain's order is
+	// the one answered.
+	domain.SortSessions(out)
+	return out, nil
+}
+
+// RevokeSession implements ports.RefreshTokenStore: one conditional
+// update, which finds the family only when it is the user's and active.
+func (s *RefreshTokenStore) RevokeSession(ctx context.Context, userID domain.UserID, familyID string, at time.Time) error {
+	res := s.db.writer(ctx).Model(&refreshFamilyRow{}).
+		Where("id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?", familyID, string(userID), toMicros(at)).
+		Update("revoked_at", toMicros(at))
+	if res.Error != nil {
+		return storeError("revoke session", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("revoke session: %w", domain.ErrSessionNotFound)
+	}
+	return nil
 }

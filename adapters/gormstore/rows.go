@@ -38,7 +38,10 @@ type refreshFamilyRow struct {
 	ExpiresMicros int64  `gorm:"column:expires_at"`
 	RevokedMicros *int64 `gorm:"column:revoked_at"`
 	// AMR is the family's domain.AMR, comma-separated.
-	AMR string `gorm:"column:amr"`
+	AMR            string `gorm:"column:amr"`
+	LastUsedMicros int64  `gorm:"column:last_used_at"`
+	UserAgent      string `gorm:"column:user_agent"`
+	IP             string `gorm:"column:ip"`
 }
 
 func (refreshFamilyRow) TableName() string { return "refresh_families" }
@@ -155,6 +158,10 @@ func fromDomainRefreshFamily(f domain.RefreshFamily) (refreshFamilyRow, error) {
 		ExpiresMicros: toMicros(f.ExpiresAt),
 		RevokedMicros: toMicrosPtr(f.RevokedAt),
 		AMR:           strings.Join(amr, ","),
+		// A new family was last used when it was made.
+		LastUsedMicros: toMicros(f.CreatedAt),
+		UserAgent:      f.UserAgent,
+		IP:             f.IP,
 	}, nil
 }
 
@@ -171,12 +178,15 @@ func toDomainRefreshFamily(r refreshFamilyRow) (domain.RefreshFamily, error) {
 		return domain.RefreshFamily{}, fmt.Errorf("refresh family %s: %w: amr %q", r.ID, errInvalidAMR, r.AMR)
 	}
 	return domain.RefreshFamily{
-		ID:        r.ID,
-		UserID:    domain.UserID(r.UserID),
-		CreatedAt: fromMicros(r.CreatedMicros),
-		ExpiresAt: fromMicros(r.ExpiresMicros),
-		AMR:       amr,
-		RevokedAt: fromMicrosPtr(r.RevokedMicros),
+		ID:         r.ID,
+		UserID:     domain.UserID(r.UserID),
+		CreatedAt:  fromMicros(r.CreatedMicros),
+		ExpiresAt:  fromMicros(r.ExpiresMicros),
+		AMR:        amr,
+		RevokedAt:  fromMicrosPtr(r.RevokedMicros),
+		LastUsedAt: fromMicros(r.LastUsedMicros),
+		UserAgent:  r.UserAgent,
+		IP:         r.IP,
 	}, nil
 }
 

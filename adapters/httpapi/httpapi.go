@@ -132,6 +132,7 @@ type handler struct {
 	auth     *application.AuthService
 	mfa      *application.MFAService
 	passkeys *application.PasskeyService
+	sessions *application.SessionService
 	audit    *application.AuditService
 	health   ports.HealthChecker
 	clock    ports.Clock
@@ -167,7 +168,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 
 	h := &handler{mail: svc.Mail, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
-		mfa: svc.MFA, passkeys: svc.Passkeys,
+		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions,
 		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
 	if h.clock == nil {
 		h.clock = systemClock{}
@@ -254,6 +255,10 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.PUT("/users/:id", required, h.validQuery, h.updateUser)
 	api.DELETE("/users/:id", required, h.validQuery, h.deleteUser)
 	api.GET("/audit", required, h.validQuery, h.listAudit)
+	// A user's sessions; "me" names the caller.
+	api.GET("/users/:id/sessions", required, h.validQuery, h.listSessions)
+	api.DELETE("/users/:id/sessions", required, h.validQuery, h.revokeSessions)
+	api.DELETE("/users/:id/sessions/:sid", required, h.validQuery, h.revokeSession)
 
 	// Second factors and passkeys of the caller, and an admin's reset.
 	api.GET("/users/me/mfa", required, h.validQuery, h.mfaSummary)

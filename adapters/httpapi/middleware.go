@@ -84,6 +84,8 @@ func (h *handler) requestID(c *gin.Context) {
 		meta.ClientIP = ip.String()
 	}
 	meta.Lang = acceptLanguage(c.Request)
+	// Kept as a session shows it; only a sign-in reads it.
+	meta.UserAgent = domain.SessionUserAgent(c.Request.UserAgent())
 	c.Request = c.Request.WithContext(domain.WithRequestMeta(c.Request.Context(), meta))
 	c.Next()
 }

@@ -77,6 +77,8 @@ var sentinels = []struct {
 }{
 	{domain.ErrInvalidID, problem{Status: http.StatusBadRequest, Code: "invalid_id",
 		Detail: "a user id is 24 lowercase hexadecimal characters"}},
+	{domain.ErrInvalidSessionID, problem{Status: http.StatusBadRequest, Code: "invalid_id",
+		Detail: "a session id is 32 lowercase hexadecimal characters"}},
 	{domain.ErrIDMismatch, problem{Status: http.StatusBadRequest, Code: "id_mismatch",
 		Detail: "the id in the body does not match the id in the path"}},
 	{domain.ErrConflictingFields, problem{Status: http.StatusBadRequest, Code: "conflicting_fields",
@@ -123,6 +125,8 @@ var sentinels = []struct {
 		Detail: "the passkey could not be verified, or the ceremony is unknown, used or expired"}},
 	{domain.ErrPasskeyExists, problem{Status: http.StatusConflict, Code: "passkey_exists",
 		Detail: "this passkey is registered already"}},
+	{domain.ErrSessionNotFound, problem{Status: http.StatusNotFound, Code: "not_found",
+		Detail: "this user has no active session with this id"}},
 	{domain.ErrPasskeyNotFound, problem{Status: http.StatusNotFound, Code: "not_found",
 		Detail: "no passkey of yours has this id"}},
 	{domain.ErrEmailTaken, problem{Status: http.StatusConflict, Code: "email_taken",

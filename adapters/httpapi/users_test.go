@@ -535,6 +535,10 @@ func TestUpdateUser_requireCurrentPassword(t *testing.T) {
 	wantJSON(t, s.do("PUT", "/api/users/"+ada.ID, body, withToken(tok.AccessToken)), http.StatusOK, nil)
 	// An admin needs no current password, and a name change none either.
 	wantJSON(t, s.do("PUT", "/api/users/"+ada.ID, map[string]any{"email": "ada2@example.com"}, withToken(admin)), http.StatusOK, nil)
+	// The new password ended Ada's sessions, and their access tokens.
+	wantProblem(t, s.do("PUT", "/api/users/"+ada.ID, map[string]any{"name": "A"}, withToken(tok.AccessToken)),
+		http.StatusUnauthorized, "unauthorized")
+	tok = s.login("ada2@example.com", "new-Passphrase-99")
 	wantJSON(t, s.do("PUT", "/api/users/"+ada.ID, map[string]any{"name": "A"}, withToken(tok.AccessToken)), http.StatusOK, nil)
 }
 

@@ -41,6 +41,7 @@ func (r *RefreshTokenStore) CreateFamily(ctx context.Context, f domain.RefreshFa
 		return fmt.Errorf("create refresh family: %w: amr %q", errInvalidAMR, f.AMR)
 	}
 	f.AMR = amr
+	f.LastUsedAt = f.CreatedAt
 	s := r.s
 	defer s.lock(ctx)()
 	if _, ok := s.users[f.UserID]; !ok {
@@ -92,6 +93,9 @@ func (r *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt 
 	used.UsedAt = normTimePtr(&usedAt)
 	used.SuccessorHash = successor.Hash
 	s.tokens[usedHash] = used
+	fam := s.families[used.FamilyID]
+	fam.LastUsedAt = normTime(usedAt)
+	s.families[used.FamilyID] = fam
 	s.tokens[successor.Hash] = copyToken(successor)
 	return true, nil
 }
@@ -109,14 +113,43 @@ func (r *RefreshTokenStore) RevokeFamily(ctx context.Context, familyID string, a
 }
 
 // RevokeUser implements ports.RefreshTokenStore.
-func (r *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) error {
+func (r *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) ([]string, error) {
 	s := r.s
 	defer s.lock(ctx)()
+	var ended []string
 	for id, f := range s.families {
 		if f.UserID == userID && f.RevokedAt == nil {
 			f.RevokedAt = normTimePtr(&at)
 			s.families[id] = f
+			ended = append(ended, id)
 		}
 	}
+	return ended, nil
+}
+
+// Sessions implements ports.RefreshTokenStore.
+func (r *RefreshTokenStore) Sessions(ctx context.Context, userID domain.UserID, now time.Time) ([]domain.RefreshFamily, error) {
+	s := r.s
+	defer s.lock(ctx)()
+	var out []domain.RefreshFamily
+	for _, f := range s.families {
+		if f.UserID == userID && f.Active(now) {
+			out = append(out, copyFamily(f))
+		}
+	}
+	domain.SortSessions(out)
+	return out, nil
+}
+
+// RevokeSession implements ports.RefreshTokenStore.
+func (r *RefreshTokenStore) RevokeSession(ctx context.Context, userID domain.UserID, familyID string, at time.Time) error {
+	s := r.s
+	defer s.lock(ctx)()
+	f, ok := s.families[familyID]
+	if !ok || f.UserID != userID || !f.Active(at) {
+		return fmt.Errorf("revoke session: %w", domain.ErrSessionNotFound)
+	}
+	f.RevokedAt = normTimePtr(&at)
+	s.families[familyID] = f
 	return nil
 }

@@ -269,6 +269,7 @@ func copyFamily(f domain.RefreshFamily) domain.RefreshFamily {
 	f.CreatedAt = normTime(f.CreatedAt)
 	f.ExpiresAt = normTime(f.ExpiresAt)
 	f.RevokedAt = normTimePtr(f.RevokedAt)
+	f.LastUsedAt = normTime(f.LastUsedAt)
 	return f
 }
 

@@ -7,11 +7,13 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/userd/userd/adapters/clock"
+	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/metrics"
@@ -142,8 +144,10 @@ type servicesParams struct {
 	// events are stored but not counted.
 	Metrics       ports.SecurityMetrics `optional:"true"`
 	OutboxMetrics ports.OutboxMetrics   `optional:"true"`
-	Clock         ports.Clock
-	Log           *slog.Logger
+	// SessionEndings is absent with the memory store: one process.
+	SessionEndings ports.SessionEndings `optional:"true"`
+	Clock          ports.Clock
+	Log            *slog.Logger
 }
 
 func newServices(p servicesParams) (*application.Services, error) {
@@ -152,7 +156,8 @@ func newServices(p servicesParams) (*application.Services, error) {
 		Codec: p.Codec, Keys: p.Keys, Tx: p.Tx, Outbox: p.Outbox, Links: p.Links, Mailer: p.Mailer,
 		Audit: p.Audit, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, Clock: p.Clock, Log: p.Log,
 		MFA: p.MFA, Challenges: p.Challenges, Passkeys: p.Passkeys, OTP: p.OTP, RelyingParty: p.RelyingParty,
-		Webhooks: p.Webhooks,
+		Webhooks:       p.Webhooks,
+		SessionEndings: p.SessionEndings,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,
@@ -166,7 +171,33 @@ func newServices(p servicesParams) (*application.Services, error) {
 		ResetPasswordTTL:         p.Config.PasswordResetTTL,
 		MailBudget:               domain.MailBudget{MinInterval: p.Config.MailMinInterval, MaxPerHour: p.Config.MailMaxPerHour},
 		WebhookEvents:            p.Config.WebhookEvents,
+		EndedSessionKeep:         endedSessionKeep(p.Config),
 	})
+}
+
+// endedSessionKeep is how long an access token may still verify after its
+// session ended: its lifetime plus the verifier's leeway.
+func endedSessionKeep(cfg config.Config) time.Duration {
+	return cfg.AccessTTL + jwtissuer.DefaultLeeway
+}
+
+// sessionEndingsModule hears, while the server runs, the sessions other
+// nodes end (PostgreSQL LISTEN and a catch-up poll). It starts after the
+// database is ready, and after the services subscribed to it.
+var sessionEndingsModule = fx.Module("session-endings", fx.Invoke(runSessionEndings))
+
+type sessionEndingsParams struct {
+	fx.In
+	Lifecycle fx.Lifecycle
+	Services  *application.Services
+	Endings   *gormstore.SessionEndings `optional:"true"`
+}
+
+func runSessionEndings(p sessionEndingsParams) {
+	if p.Endings == nil {
+		return
+	}
+	runInBackground(p.Lifecycle, func(context.Context) error { return nil }, p.Endings.Run)
 }
 
 // deliveryModule runs the outbox's sender loop while the server runs, so

@@ -28,10 +28,19 @@ var sqlModule = fx.Module("sql",
 		fx.Annotate(gormstore.NewMFAStore, fx.As(fx.Self()), fx.As(new(ports.MFAStore))),
 		fx.Annotate(gormstore.NewMFAChallengeStore, fx.As(new(ports.MFAChallengeStore))),
 		fx.Annotate(gormstore.NewPasskeyStore, fx.As(new(ports.PasskeyStore))),
+		fx.Annotate(newSessionEndings, fx.As(fx.Self()), fx.As(new(ports.SessionEndings))),
 		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db },
 			fx.As(new(ports.HealthChecker)), fx.As(new(ports.Transactor))),
 	),
 )
+
+// newSessionEndings carries ended sessions between the nodes of a
+// PostgreSQL store; on SQLite it does nothing.
+func newSessionEndings(db *gormstore.DB, cfg config.Config, log *slog.Logger) *gormstore.SessionEndings {
+	return gormstore.NewSessionEndings(db, gormstore.SessionEndingsOptions{
+		Keep: endedSessionKeep(cfg), Logger: log,
+	})
+}
 
 // sealModule seals, at start, the keys an earlier version stored in clear.
 // Every command on the SQL store runs it, except `userd secrets

@@ -95,6 +95,7 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		tokensModule,
 		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
 		deliveryModule,
+		sessionEndingsModule,
 		httpModule,
 	)
 }

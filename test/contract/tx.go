@@ -261,7 +261,7 @@ func Transactor(t *testing.T, newStores func(t *testing.T) TxStores) {
 			if _, _, err := s.Tokens.Lookup(ctx, first.Hash); err != nil {
 				t.Errorf("Lookup inside: %v", err)
 			}
-			if err := s.Tokens.RevokeUser(ctx, u.ID, at(time.Second)); err != nil {
+			if _, err := s.Tokens.RevokeUser(ctx, u.ID, at(time.Second)); err != nil {
 				t.Errorf("RevokeUser: %v", err)
 			}
 			if _, err := s.Attempts.Reserve(ctx, u.Email, at(0)); err != nil {

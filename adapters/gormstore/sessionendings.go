@@ -1,0 +1,203 @@
+package gormstore
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/userd/userd/ports"
+)
+
+// SessionEndingsChannel is the PostgreSQL channel that carries ended
+// sessions between nodes: each notification's payload is session ids
+// separated by commas.
+const SessionEndingsChannel = "userd_sessions_ended"
+
+// maxNotifyPayload keeps a payload under PostgreSQL's 8000-byte limit.
+const maxNotifyPayload = 7900
+
+// Defaults of SessionEndingsOptions.
+const (
+	DefaultSessionPoll     = 500 * time.Millisecond
+	DefaultSessionPollBack = 5 * time.Second
+)
+
+// SessionEndingsOptions tune the catch-up of SessionEndings.
+type SessionEndingsOptions struct {
+	// Keep is how far back the first poll reads: the access-token
+	// lifetime plus the leeway (the sessions whose tokens may still be
+	// presented).
+	Keep time.Duration
+	// Poll is the interval of the catch-up poll; 0 means
+	// DefaultSessionPoll.
+	Poll time.Duration
+	// PollBack is how far before now each poll reads again, for
+	// transactions that committed after a later one and for clocks that
+	// differ between nodes; 0 means DefaultSessionPollBack.
+	PollBack time.Duration
+	Logger   *slog.Logger
+}
+
+// SessionEndings is the SQL ports.SessionEndings. On PostgreSQL a node
+// publishes ended sessions with NOTIFY and hears the others' on a
+// connection of its own (LISTEN); a poll of the families revoked lately
+// catches up on what a lost notification or a reconnection missed. On
+// SQLite, a single node's store, it does nothing.
+type SessionEndings struct {
+	db   *DB
+	opts SessionEndingsOptions
+
+	mu      sync.Mutex
+	deliver func([]string)
+	pollNow chan struct{}
+}
+
+var _ ports.SessionEndings = (*SessionEndings)(nil)
+
+// NewSessionEndings returns the session endings of db.
+func NewSessionEndings(db *DB, opts SessionEndingsOptions) *SessionEndings {
+	if opts.Poll <= 0 {
+		opts.Poll = DefaultSessionPoll
+	}
+	if opts.PollBack <= 0 {
+		opts.PollBack = DefaultSessionPollBack
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &SessionEndings{db: db, opts: opts, deliver: func([]string) {}, pollNow: make(chan struct{}, 1)}
+}
+
+// Subscribe implements ports.SessionEndings.
+func (e *SessionEndings) Subscribe(deliver func(sids []string)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	prev := e.deliver
+	e.deliver = func(sids []string) { prev(sids); deliver(sids) }
+}
+
+func (e *SessionEndings) send(sids []string) {
+	if len(sids) == 0 {
+		return
+	}
+	e.mu.Lock()
+	deliver := e.deliver
+	e.mu.Unlock()
+	deliver(sids)
+}
+
+// Publish implements ports.SessionEndings: on PostgreSQL, one NOTIFY per
+// batch of ids that fits a payload.
+func (e *SessionEndings) Publish(ctx context.Context, sids []string) error {
+	if !e.db.postgres {
+		return nil
+	}
+	for len(sids) > 0 {
+		n, size := 0, 0
+		for n < len(sids) && size+len(sids[n])+1 <= maxNotifyPayload {
+			size += len(sids[n]) + 1
+			n++
+		}
+		if n == 0 { // an id longer than a payload: not one of ours
+			sids = sids[1:]
+			continue
+		}
+		payload := strings.Join(sids[:n], ",")
+		if err := e.db.gorm.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", SessionEndingsChannel, payload).Error; err != nil {
+			return storeError("publish ended sessions", err)
+		}
+		sids = sids[n:]
+	}
+	return nil
+}
+
+// Run listens and polls until ctx ends; on SQLite it returns at once.
+func (e *SessionEndings) Run(ctx context.Context) {
+	if !e.db.postgres {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { e.listen(ctx) })
+	e.poll(ctx)
+	wg.Wait()
+}
+
+// listen keeps a LISTEN connection, reconnecting after a second when it
+// fails; each (re)connection asks the poll to catch up at once.
+func (e *SessionEndings) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := e.listenOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		e.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "session endings: listen connection lost; reconnecting",
+			slog.String("error", err.Error()))
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (e *SessionEndings) listenOnce(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, e.db.dsn)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+	if _, err := conn.Exec(ctx, "LISTEN "+SessionEndingsChannel); err != nil {
+		return err
+	}
+	select {
+	case e.pollNow <- struct{}{}:
+	default:
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		e.send(strings.Split(n.Payload, ","))
+	}
+}
+
+// poll reads, every Poll, the families revoked since PollBack before the
+// last poll (the first poll: since Keep ago).
+func (e *SessionEndings) poll(ctx context.Context) {
+	since := time.Now().Add(-e.opts.Keep)
+	t := time.NewTicker(e.opts.Poll)
+	defer t.Stop()
+	for {
+		started := time.Now()
+		if err := e.pollOnce(ctx, since); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			e.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "session endings: catch-up poll failed", slog.String("error", err.Error()))
+		} else {
+			since = started.Add(-e.opts.PollBack)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-e.pollNow:
+		}
+	}
+}
+
+func (e *SessionEndings) pollOnce(ctx context.Context, since time.Time) error {
+	var ids []string
+	err := e.db.read.WithContext(ctx).Model(&refreshFamilyRow{}).
+		Where("revoked_at > ?", toMicros(since)).Pluck("id", &ids).Error
+	if err != nil {
+		return fmt.Errorf("poll ended sessions: %w", err)
+	}
+	e.send(ids)
+	return nil
+}
