@@ -237,3 +237,36 @@ func BenchmarkTransactions(b *testing.B) {
 		})
 	}
 }
+
+// The session list of a user with 100 sessions: the query behind GET
+// /api/users/{id}/sessions (goal: under 5 ms of server time).
+func BenchmarkSessions100(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(backend.name, func(b *testing.B) {
+			db := backend.open(b)
+			users, tokens := NewUserRepository(db), NewRefreshTokenStore(db)
+			ctx := b.Context()
+			u := benchUser(0)
+			if err := users.Create(ctx, u); err != nil {
+				b.Fatal(err)
+			}
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			for i := range 100 {
+				f := domain.RefreshFamily{ID: fmt.Sprintf("%032x", i), UserID: u.ID, CreatedAt: now.Add(time.Duration(i) * time.Second),
+					ExpiresAt: now.Add(90 * 24 * time.Hour), AMR: domain.AMRPassword,
+					UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36",
+					IP:        "198.51.100.7"}
+				t := domain.RefreshToken{Hash: fmt.Sprintf("%064x", i), FamilyID: f.ID, UserID: u.ID, IssuedAt: f.CreatedAt, ExpiresAt: f.ExpiresAt}
+				if err := tokens.CreateFamily(ctx, f, t); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				got, err := tokens.Sessions(ctx, u.ID, now)
+				if err != nil || len(got) != 100 {
+					b.Fatalf("%d sessions, %v", len(got), err)
+				}
+			}
+		})
+	}
+}
