@@ -177,8 +177,13 @@ func TestAttack_expired_rotated_refresh_token_revokes_its_family(t *testing.T) {
 	if time.Since(loggedIn) > 69*time.Second {
 		t.Fatal("too slow: the successor may have expired on its own; the test proves nothing")
 	}
-	// The audit trail tells the operator what happened.
-	r = send(t, http.MethodGet, n.Base+"/api/audit?limit=100", nil, first.AccessToken)
+	// The audit trail tells the operator what happened, read from a new
+	// session: the revoked one's access tokens are refused too.
+	if r := send(t, http.MethodGet, n.Base+"/api/users/me", nil, first.AccessToken); r.status != http.StatusUnauthorized {
+		t.Errorf("an access token of the revoked session: %d, want 401", r.status)
+	}
+	again := login(t, n.Base, adminEmail, adminPassword)
+	r = send(t, http.MethodGet, n.Base+"/api/audit?limit=100", nil, again.AccessToken)
 	var events []struct {
 		Type string `json:"type"`
 	}

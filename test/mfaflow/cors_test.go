@@ -118,9 +118,7 @@ func TestCORS_and_refresh_cookie_in_chromium(t *testing.T) {
 		if err := chromedp.Do(sctx, chromedp.Navigate(origin+"/app.html?"+q.Encode())); err != nil {
 			t.Fatalf("open the page of %s: %v", origin, err)
 		}
-		text, err := chromedp.Run(sctx, chromedp.Poll[string](
-			`document.getElementById("result").textContent || false`,
-			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(25*time.Second)))
+		text, err := readResult(sctx)
 		if err != nil {
 			t.Fatalf("the result of the page of %s: %v; userd's log:\n%s", origin, err, n.Log.String())
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,9 +162,7 @@ func TestPasskeys_in_chromium(t *testing.T) {
 	if err := chromedp.Do(sctx, chromedp.Navigate(origin+"/test.html?"+q.Encode())); err != nil {
 		t.Fatalf("open the page: %v", err)
 	}
-	text, err := chromedp.Run(sctx, chromedp.Poll[string](
-		`document.getElementById("result").textContent || false`,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(25*time.Second)))
+	text, err := readResult(sctx)
 	if err != nil {
 		t.Fatalf("the page's result: %v; userd's log:\n%s", err, n.Log.String())
 	}
@@ -268,4 +267,28 @@ func startBrowser(t *testing.T, bin string) context.Context {
 	}
 	t.Logf("chromium started in %v", time.Since(start).Round(time.Millisecond))
 	return ctx
+}
+
+// readResult waits for the test page's #result element to hold text and
+// returns it. The element is found in the DOM first, not by a script: a
+// script evaluated while the new page replaces about:blank can find its
+// execution context gone ("Cannot find context with specified id",
+// seen in CI), and is then evaluated again.
+func readResult(ctx context.Context) (string, error) {
+	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("#result"))); err != nil {
+		return "", err
+	}
+	var (
+		text string
+		err  error
+	)
+	for range 3 {
+		text, err = chromedp.Run(ctx, chromedp.Poll[string](
+			`document.getElementById("result").textContent || false`,
+			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(25*time.Second)))
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context") {
+			break
+		}
+	}
+	return text, err
 }
