@@ -21,8 +21,7 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		users, store := newStores(t)
 		u := newUser(at(0))
 		mustCreate(t, users, u)
-		fam, first := newFamily(u.ID, at(time.Minute))
-		mustCreateFamily(t, store, fam, first)
+		fam, first := storedFamily(t, store, u.ID, at(time.Minute))
 
 		tok, f, err := store.Lookup(ctx, first.Hash)
 		if err != nil {
@@ -100,8 +99,7 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		users, store := newStores(t)
 		u := newUser(at(0))
 		mustCreate(t, users, u)
-		fam, first := newFamily(u.ID, at(0))
-		mustCreateFamily(t, store, fam, first)
+		fam, first := storedFamily(t, store, u.ID, at(0))
 
 		usedAt := at(time.Hour + 3*time.Microsecond)
 		second := successorOf(first, usedAt)
@@ -155,8 +153,7 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		users, store := newStores(t)
 		u := newUser(at(0))
 		mustCreate(t, users, u)
-		fam, first := newFamily(u.ID, at(0))
-		mustCreateFamily(t, store, fam, first)
+		_, first := storedFamily(t, store, u.ID, at(0))
 
 		const workers = 10
 		type result struct {
@@ -211,10 +208,8 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		users, store := newStores(t)
 		u := newUser(at(0))
 		mustCreate(t, users, u)
-		fam, first := newFamily(u.ID, at(0))
-		mustCreateFamily(t, store, fam, first)
-		otherFam, otherFirst := newFamily(u.ID, at(0))
-		mustCreateFamily(t, store, otherFam, otherFirst)
+		fam, first := storedFamily(t, store, u.ID, at(0))
+		otherFam, otherFirst := storedFamily(t, store, u.ID, at(0))
 
 		revokedAt := at(2*time.Hour + 5*time.Microsecond)
 		if err := store.RevokeFamily(ctx, fam.ID, revokedAt); err != nil {
@@ -269,8 +264,7 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		u := newUser(at(0))
 		mustCreate(t, users, u)
 		for range 10 {
-			fam, first := newFamily(u.ID, at(0))
-			mustCreateFamily(t, store, fam, first)
+			fam, first := storedFamily(t, store, u.ID, at(0))
 			succ := successorOf(first, at(time.Hour))
 			var (
 				wg        sync.WaitGroup
@@ -308,9 +302,7 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		t.Parallel()
 		ctx := t.Context()
 		users, store := newStores(t)
-		u, other := newUser(at(0)), newUser(at(time.Second))
-		mustCreate(t, users, u)
-		mustCreate(t, users, other)
+		u, other := twoUsers(t, users)
 		famA, firstA := newFamily(u.ID, at(0))
 		famB, firstB := newFamily(u.ID, at(time.Minute))
 		famC, firstC := newFamily(other.ID, at(0))
@@ -400,25 +392,20 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		t.Parallel()
 		ctx := t.Context()
 		users, store := newStores(t)
-		u, other := newUser(at(0)), newUser(at(time.Second))
-		mustCreate(t, users, u)
-		mustCreate(t, users, other)
+		u, other := twoUsers(t, users)
 		var want []string
 		for i := range 5 {
-			fam, first := newFamily(u.ID, at(time.Duration(i)*time.Minute))
-			mustCreateFamily(t, store, fam, first)
+			fam, _ := storedFamily(t, store, u.ID, at(time.Duration(i)*time.Minute))
 			want = append([]string{fam.ID}, want...)
 		}
-		revoked, revokedFirst := newFamily(u.ID, at(10*time.Minute))
-		mustCreateFamily(t, store, revoked, revokedFirst)
+		revoked, _ := storedFamily(t, store, u.ID, at(10*time.Minute))
 		if err := store.RevokeFamily(ctx, revoked.ID, at(11*time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		expired, expiredFirst := newFamily(u.ID, at(0))
 		expired.ExpiresAt = at(30 * time.Minute)
 		mustCreateFamily(t, store, expired, expiredFirst)
-		otherFam, otherFirst := newFamily(other.ID, at(20*time.Minute))
-		mustCreateFamily(t, store, otherFam, otherFirst)
+		storedFamily(t, store, other.ID, at(20*time.Minute))
 
 		list, err := store.Sessions(ctx, u.ID, at(time.Hour))
 		if err != nil {
@@ -440,9 +427,7 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		t.Parallel()
 		ctx := t.Context()
 		users, store := newStores(t)
-		u, other := newUser(at(0)), newUser(at(time.Second))
-		mustCreate(t, users, u)
-		mustCreate(t, users, other)
+		u, other := twoUsers(t, users)
 		fam, first := newFamily(u.ID, at(0))
 		keep, keepFirst := newFamily(u.ID, at(time.Minute))
 		otherFam, otherFirst := newFamily(other.ID, at(0))
@@ -495,17 +480,13 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		t.Parallel()
 		ctx := t.Context()
 		users, store := newStores(t)
-		u, other := newUser(at(0)), newUser(at(time.Second))
-		mustCreate(t, users, u)
-		mustCreate(t, users, other)
-		fam, first := newFamily(u.ID, at(0))
-		mustCreateFamily(t, store, fam, first)
+		u, other := twoUsers(t, users)
+		_, first := storedFamily(t, store, u.ID, at(0))
 		second := successorOf(first, at(time.Hour))
 		if ok, err := store.Rotate(ctx, first.Hash, at(time.Hour), second); err != nil || !ok {
 			t.Fatalf("Rotate = %v, %v; want true, nil", ok, err)
 		}
-		otherFam, otherFirst := newFamily(other.ID, at(0))
-		mustCreateFamily(t, store, otherFam, otherFirst)
+		otherFam, otherFirst := storedFamily(t, store, other.ID, at(0))
 
 		if err := users.Delete(ctx, u.ID); err != nil {
 			t.Fatalf("Delete: %v", err)
@@ -562,4 +543,23 @@ func mustCreateFamily(t *testing.T, store ports.RefreshTokenStore, f domain.Refr
 	if err := store.CreateFamily(t.Context(), f, first); err != nil {
 		t.Fatalf("CreateFamily: %v", err)
 	}
+}
+
+// storedFamily makes a family of user created at created (newFamily) and
+// stores it with its first token.
+func storedFamily(t *testing.T, store ports.RefreshTokenStore, user domain.UserID, created time.Time) (domain.RefreshFamily, domain.RefreshToken) {
+	t.Helper()
+	f, first := newFamily(user, created)
+	mustCreateFamily(t, store, f, first)
+	return f, first
+}
+
+// twoUsers stores two users, made a second apart: the one under test and
+// another, whose sessions must not be touched.
+func twoUsers(t *testing.T, users ports.UserRepository) (u, other domain.User) {
+	t.Helper()
+	u, other = newUser(at(0)), newUser(at(time.Second))
+	mustCreate(t, users, u)
+	mustCreate(t, users, other)
+	return u, other
 }
