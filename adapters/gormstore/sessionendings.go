@@ -116,7 +116,17 @@ func (e *SessionEndings) Publish(ctx context.Context, sids []string) error {
 	return nil
 }
 
-// Run listens and polls until ctx ends; on SQLite it returns at once.
+// CatchUp delivers the sessions ended within Keep before now, at start,
+// before the node serves: a node that starts (or restarts, on SQLite the
+// only node) must refuse the access tokens of sessions ended while it was
+// away, which no message will tell it about.
+func (e *SessionEndings) CatchUp(ctx context.Context) error {
+	return e.pollOnce(ctx, time.Now().Add(-e.opts.Keep))
+}
+
+// Run listens and polls until ctx ends; on SQLite, where this node ends
+// every session itself and CatchUp has read those of earlier runs, it
+// returns at once.
 func (e *SessionEndings) Run(ctx context.Context) {
 	if !e.db.postgres {
 		return

@@ -197,7 +197,7 @@ func runSessionEndings(p sessionEndingsParams) {
 	if p.Endings == nil {
 		return
 	}
-	runInBackground(p.Lifecycle, func(context.Context) error { return nil }, p.Endings.Run)
+	runInBackground(p.Lifecycle, p.Endings.CatchUp, p.Endings.Run)
 }
 
 // deliveryModule runs the outbox's sender loop while the server runs, so

@@ -260,3 +260,28 @@ func TestAttack_rotated_key_is_published_before_it_signs(t *testing.T) {
 		t.Errorf("JWKS %v, want the three keys", got)
 	}
 }
+
+// An access token of a session that ended before a restart is still
+// refused after it: the node reads the sessions ended lately at start
+// (on SQLite, the only node, no message would tell it).
+func TestAttack_access_token_of_an_ended_session_stays_refused_after_a_restart(t *testing.T) {
+	t.Parallel()
+	n := userdproc.New(t, binary, baseEnv(t.TempDir()))
+	n.Start()
+	s := login(t, n.Base, adminEmail, adminPassword)
+	if r := send(t, http.MethodPost, n.Base+"/auth/logout", map[string]string{"refreshToken": s.RefreshToken}, ""); r.status != http.StatusNoContent {
+		t.Fatalf("logout: %d %s", r.status, r.body)
+	}
+	if r := send(t, http.MethodGet, n.Base+"/api/users/me", nil, s.AccessToken); r.status != http.StatusUnauthorized {
+		t.Fatalf("the logged-out session's access token: %d, want 401", r.status)
+	}
+	n.Stop()
+	n.Start()
+	if r := send(t, http.MethodGet, n.Base+"/api/users/me", nil, s.AccessToken); r.status != http.StatusUnauthorized {
+		t.Errorf("after a restart, the logged-out session's access token: %d, want 401", r.status)
+	}
+	again := login(t, n.Base, adminEmail, adminPassword)
+	if r := send(t, http.MethodGet, n.Base+"/api/users/me", nil, again.AccessToken); r.status != http.StatusOK {
+		t.Errorf("a new session after the restart: %d, want 200", r.status)
+	}
+}
