@@ -133,8 +133,11 @@ func TestGracefulShutdown(t *testing.T) {
 			c, err := net.DialTimeout("tcp", srv.addr, time.Second)
 			if err == nil {
 				_ = c.Close()
-			} else if !errors.Is(err, syscall.ECONNREFUSED) {
-				t.Errorf("dial after SIGTERM: %v, want connection refused", err)
+			} else if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ECONNRESET) {
+				// A reset is a refusal too: a dial whose handshake the
+				// kernel queued just as the listener closed (seen once in
+				// CI, the first dial at +0) is reset, never served.
+				t.Errorf("dial after SIGTERM: %v, want connection refused (or reset)", err)
 			}
 			dials = append(dials, dialResult{time.Now(), err == nil})
 			time.Sleep(10 * time.Millisecond)
