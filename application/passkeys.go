@@ -1,6 +1,7 @@
 package application
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -216,11 +217,12 @@ func (s *PasskeyService) FinishLogin(ctx context.Context, in PasskeyLoginInput) 
 	if err != nil {
 		return TokenPair{}, err
 	}
-	assertion, err := s.rp.FinishLogin(ctx, c.State, in.Credential, s.lookup(""))
+	lookup, found := s.lookup("")
+	assertion, err := s.rp.FinishLogin(ctx, c.State, in.Credential, lookup)
 	if err != nil {
 		return TokenPair{}, s.passkeyRefused(ctx, "", "login", err)
 	}
-	user, err := s.recordUse(ctx, assertion)
+	user, err := s.recordUse(ctx, assertion, found)
 	if err != nil {
 		return TokenPair{}, err
 	}
@@ -249,9 +251,10 @@ func (s *PasskeyService) finishSecondFactor(ctx context.Context, auth *AuthServi
 	if err != nil {
 		return TokenPair{}, auth.secondFactorFailed(ctx, ch, rec, domain.FailureWrongPasskey, err)
 	}
-	assertion, err := s.rp.FinishLogin(ctx, c.State, in.Credential, s.lookup(user.ID))
+	lookup, found := s.lookup(user.ID)
+	assertion, err := s.rp.FinishLogin(ctx, c.State, in.Credential, lookup)
 	if err == nil {
-		_, err = s.recordUse(ctx, assertion)
+		_, err = s.recordUse(ctx, assertion, found)
 	}
 	if errors.Is(err, domain.ErrMalformedPasskeyCredential) {
 		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
@@ -280,8 +283,10 @@ func (s *PasskeyService) finishSecondFactor(ctx context.Context, auth *AuthServi
 }
 
 // lookup finds the account and passkeys an assertion names; with only
-// set, the assertion must be of that account.
-func (s *PasskeyService) lookup(only domain.UserID) func(context.Context, []byte, []byte) (domain.User, []domain.Passkey, error) {
+// set, the assertion must be of that account. The passkey it found is
+// kept in found, for recordUse: read once per login.
+func (s *PasskeyService) lookup(only domain.UserID) (lookup func(context.Context, []byte, []byte) (domain.User, []domain.Passkey, error), found *domain.Passkey) {
+	found = new(domain.Passkey)
 	return func(ctx context.Context, userHandle, credentialID []byte) (domain.User, []domain.Passkey, error) {
 		p, err := s.passkeys.PasskeyByCredentialID(ctx, credentialID)
 		if errors.Is(err, domain.ErrPasskeyNotFound) {
@@ -309,20 +314,21 @@ func (s *PasskeyService) lookup(only domain.UserID) func(context.Context, []byte
 		if err != nil {
 			return domain.User{}, nil, err
 		}
+		*found = p
 		return u, all, nil
-	}
+	}, found
 }
 
 // recordUse stores the counter of a verified assertion, refusing one that
 // did not move it forward (a replay that raced this one, or a cloned
 // authenticator), and returns the passkey's account.
-func (s *PasskeyService) recordUse(ctx context.Context, a domain.PasskeyAssertion) (domain.User, error) {
-	p, err := s.passkeys.PasskeyByCredentialID(ctx, a.CredentialID)
-	if errors.Is(err, domain.ErrPasskeyNotFound) {
-		return domain.User{}, fmt.Errorf("passkey removed meanwhile: %w", domain.ErrInvalidPasskey)
-	}
-	if err != nil {
-		return domain.User{}, err
+func (s *PasskeyService) recordUse(ctx context.Context, a domain.PasskeyAssertion, found *domain.Passkey) (domain.User, error) {
+	// The passkey lookup found: the relying party verified the assertion
+	// against it. (A passkey removed since makes the conditional write
+	// below change nothing, and is refused there.)
+	p := *found
+	if p.ID == "" || !bytes.Equal(p.CredentialID, a.CredentialID) {
+		return domain.User{}, fmt.Errorf("assertion of a passkey the lookup did not find: %w", domain.ErrInvalidPasskey)
 	}
 	ok, err := s.passkeys.RecordPasskeyUse(ctx, p.ID, a.SignCount, a.Credential, s.clock.Now())
 	if err != nil {
