@@ -235,6 +235,10 @@ type Config struct {
 	// cookie __Host-userd_refresh instead of in the body, and refuses
 	// unsafe requests from unlisted origins.
 	RefreshCookie bool `env:"REFRESH_COOKIE" envDefault:"false"`
+	// AdminConsole serves the admin console under /admin/; false makes
+	// every path of it 404. The account page under /account/ is always
+	// served.
+	AdminConsole bool `env:"ADMIN_CONSOLE" envDefault:"true"`
 
 	// Issuer and Audience are the iss and aud of access tokens.
 	Issuer   string `env:"ISSUER" envDefault:"userd"`

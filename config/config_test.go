@@ -67,6 +67,7 @@ func TestDefaults(t *testing.T) {
 		MailFrom:             "userd <no-reply@localhost>",
 		MailDir:              "./mail",
 		WebAuthnRPName:       "userd",
+		AdminConsole:         true,
 		AuthIPLimit:          120,
 		RegisterIPLimit:      20,
 		RateLimitIPv6Prefix:  64,

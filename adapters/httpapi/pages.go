@@ -9,14 +9,14 @@ import (
 	"github.com/userd/userd/adapters/httpapi/ratelimit"
 )
 
-// The paths of the pages that people reach from the links userd mails,
-// served by Options.Pages (the adapter adapters/web, which this one does
-// not import: cmd passes it in). They must be the paths that handler
-// serves; the tests that mount the real pages hold the two to each other.
+// The path prefixes of the pages, served by Options.Pages (the adapter
+// adapters/web, which this one does not import: cmd passes it in): the
+// pages of the links userd mails and the account page under /account/,
+// the admin console under /admin/. The handler answers every path under
+// them, 404 included.
 const (
-	verifyEmailPage   = "/account/verify-email"
-	resetPasswordPage = "/account/reset-password"
-	pagesStylesheet   = "/account/assets/style.css"
+	accountPages = "/account/"
+	adminPages   = "/admin/"
 )
 
 // TooManyRequestsPage is a page handler that can say, in its own words and
@@ -27,25 +27,38 @@ type TooManyRequestsPage interface {
 	ServeTooManyRequests(w http.ResponseWriter, r *http.Request, retryAfter time.Duration)
 }
 
+// LimitedPages is a page handler that says which of its requests check a
+// password or a second factor: those fall under the per-IP allowance of
+// /auth, as the API's routes that do the same.
+type LimitedPages interface {
+	LimitedByIP(r *http.Request) bool
+}
+
 // mountPages routes the pages to pages, behind the middleware of every
 // route (request id, access log, timeout). The access log writes the path
 // without the query, so the token of a link never reaches the log.
 func (h *handler) mountPages(e *gin.Engine, pages http.Handler) {
 	serve := gin.WrapH(pages)
-	e.GET(verifyEmailPage, serve)
-	e.POST(verifyEmailPage, serve)
-	e.GET(resetPasswordPage, serve)
-	// Setting a password hashes it: the /auth allowance applies, as on
-	// every route that checks or hashes one.
-	e.POST(resetPasswordPage, h.limitPageByIP(pages), serve)
-	e.GET(pagesStylesheet, serve)
+	limit := h.limitPageByIP(pages)
+	// Only GET and POST: a page is read, or a form is sent; no page
+	// answers another method, which the engine refuses as for any route.
+	for _, prefix := range []string{accountPages, adminPages} {
+		e.GET(prefix+"*path", limit, serve)
+		e.POST(prefix+"*path", limit, serve)
+	}
 }
 
-// limitPageByIP is limitAuthByIP for a page: a refusal is the page's own
+// limitPageByIP applies the /auth allowance to the page requests that
+// check a password or a code (LimitedPages): a refusal is the page's own
 // 429 when it has one.
 func (h *handler) limitPageByIP(pages http.Handler) gin.HandlerFunc {
+	limited, canTell := pages.(LimitedPages)
 	refuse, hasPage := pages.(TooManyRequestsPage)
 	return func(c *gin.Context) {
+		if !canTell || !limited.LimitedByIP(c.Request) {
+			c.Next()
+			return
+		}
 		if !hasPage {
 			h.limitAuthByIP(c)
 			return

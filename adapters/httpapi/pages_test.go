@@ -104,7 +104,7 @@ func TestPages_serve_the_links_of_the_messages(t *testing.T) {
 
 	// The access log has the paths, never the tokens of the links.
 	logs := s.logs.String()
-	if !strings.Contains(logs, `"route":"/account/verify-email"`) || !strings.Contains(logs, `"route":"/account/reset-password"`) {
+	if !strings.Contains(logs, `"path":"/account/verify-email"`) || !strings.Contains(logs, `"path":"/account/reset-password"`) {
 		t.Errorf("the pages are not in the access log:\n%s", logs)
 	}
 	if strings.Contains(logs, token["token"][0]) {
@@ -128,9 +128,14 @@ func TestPages_other_methods_and_paths_are_the_apis_405_and_404(t *testing.T) {
 			}
 		}
 	}
-	wantProblem(t, s.do(http.MethodPost, "/account/assets/style.css", nil), http.StatusMethodNotAllowed, "method_not_allowed")
-	for _, path := range []string{"/account", "/account/", "/account/verify-email/", "/account/assets/other.css", "/account/Verify-Email"} {
-		wantProblem(t, s.do("GET", path, nil), http.StatusNotFound, "not_found")
+	// GET and POST are the pages' handler's: its own 404 and 405 pages.
+	res := s.submit("/account/assets/style.css", url.Values{})
+	wantHTML(t, res, http.StatusMethodNotAllowed, "This address does not take that request")
+	if allow := res.Header.Get("Allow"); allow != "GET" {
+		t.Errorf("POST of the stylesheet: Allow = %q", allow)
+	}
+	for _, path := range []string{"/account/verify-email/", "/account/assets/other.css", "/account/Verify-Email"} {
+		wantHTML(t, s.page(path), http.StatusNotFound, "Page not found")
 	}
 }
 

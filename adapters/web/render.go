@@ -13,8 +13,28 @@ import (
 	"github.com/userd/userd/domain"
 )
 
-//go:embed templates/*.html
+//go:embed templates/*.html templates/console/*.html
 var templateFiles embed.FS
+
+//go:embed assets/*.js
+var scriptFS embed.FS
+
+// scriptFiles returns the pages' scripts by file name.
+func scriptFiles() map[string][]byte {
+	entries, err := scriptFS.ReadDir("assets")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string][]byte{}
+	for _, e := range entries {
+		body, err := scriptFS.ReadFile("assets/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		out[e.Name()] = body
+	}
+	return out
+}
 
 //go:embed assets/style.css
 var stylesheet []byte
@@ -118,6 +138,11 @@ func invalidLink() view {
 // statusPage is the page of an HTTP error that is not about the token.
 func statusPage(status int) view {
 	switch status {
+	case http.StatusNotFound:
+		return message("Page not found", "Check the address, or go back to the page you came from.")
+	case http.StatusMethodNotAllowed:
+		return message("This address does not take that request",
+			"Nothing was changed. Go back to the page you came from and use its buttons.")
 	case http.StatusForbidden:
 		return message("This form came from another site",
 			"It was refused to protect your account. Open the link from your message again.")

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/userd/userd/application"
+	"github.com/userd/userd/ports"
 )
 
 // The paths the handler serves. A server that mounts it in a larger router
@@ -35,43 +36,108 @@ const (
 // 128 characters (4 bytes each, percent-encoded three times over) fit well.
 const maxFormBytes = 8 << 10
 
-// Options tune the handler. The zero value is usable.
+// Options tune the handler.
 type Options struct {
 	// Logger receives the errors nobody expected (a store that fails, a
 	// page that does not render); nil discards them. It never sees a
 	// token or a password.
 	Logger *slog.Logger
+	// Box seals the console cookie (the server's secret box); required.
+	Box ports.SecretBox
+	// Clock counts the console session's timeouts; nil is the system's.
+	Clock ports.Clock
+	// AdminConsole serves the admin console under AdminPrefix; false
+	// leaves every path of it 404.
+	AdminConsole bool
 }
 
 // Pages serves the pages. Build it with New.
 type Pages struct {
+	svc   *application.Services
 	mail  *application.MailService
+	box   ports.SecretBox
+	clock ports.Clock
 	log   *slog.Logger
 	mux   *http.ServeMux
 	csrf  *http.CrossOriginProtection
 	style asset
+	// scripts are the pages' scripts, by file name under AssetsPrefix.
+	scripts map[string]asset
 }
 
 // New returns the pages over the application's services.
 func New(svc *application.Services, opts Options) *Pages {
-	p := &Pages{mail: svc.Mail, log: opts.Logger, mux: http.NewServeMux(),
-		csrf: http.NewCrossOriginProtection(), style: newAsset(stylesheet, "text/css; charset=utf-8")}
+	p := &Pages{svc: svc, mail: svc.Mail, box: opts.Box, clock: opts.Clock, log: opts.Logger, mux: http.NewServeMux(),
+		csrf: http.NewCrossOriginProtection(), style: newAsset(stylesheet, "text/css; charset=utf-8"),
+		scripts: map[string]asset{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.clock == nil {
+		p.clock = systemClock{}
+	}
+	for name, body := range scriptFiles() {
+		p.scripts[name] = newAsset(body, "text/javascript; charset=utf-8")
 	}
 	p.mux.HandleFunc("GET "+VerifyEmailPath, p.verifyForm)
 	p.mux.HandleFunc("POST "+VerifyEmailPath, p.verify)
 	p.mux.HandleFunc("GET "+ResetPasswordPath, p.resetForm)
 	p.mux.HandleFunc("POST "+ResetPasswordPath, p.reset)
 	p.mux.HandleFunc("GET "+StylesheetPath, p.serveStyle)
+	p.mux.HandleFunc("GET "+AssetsPrefix+"{script}", p.serveScript)
+	p.routeSignIn(accountArea)
+	p.routeAccount()
+	if opts.AdminConsole {
+		p.routeSignIn(adminArea)
+		p.routeAdmin()
+	}
 	return p
+}
+
+// routeSignIn routes the sign-in flow of a, and its root to its sign-in
+// page for a visitor who is not signed in.
+func (p *Pages) routeSignIn(a *area) {
+	p.mux.HandleFunc("GET "+a.LoginPath(), p.signInForm(a))
+	p.mux.HandleFunc("POST "+a.LoginPath(), p.signIn(a))
+	p.mux.HandleFunc("POST "+a.LoginPath()+"/code", p.signInCode(a))
+	p.mux.HandleFunc("POST "+a.LoginPath()+"/passkey/options", p.passkeyOptions)
+	p.mux.HandleFunc("POST "+a.LoginPath()+"/passkey", p.signInPasskey(a))
+	p.mux.HandleFunc("POST "+a.LogoutPath(), p.signOutHandler(a))
 }
 
 // ServeHTTP sets the headers every answer carries and serves the request.
 func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
+	// Nothing but the assets is kept by a cache: a page or a redirect may
+	// carry a session's cookie or what only its person may see.
+	w.Header().Set("Cache-Control", "no-store")
+	if _, pattern := p.mux.Handler(r); pattern == "" {
+		p.serveUnrouted(w, r)
+		return
+	}
 	p.mux.ServeHTTP(w, r)
 }
+
+// LimitedByIP reports whether a request checks a password or a second
+// factor, and so falls under the per-IP allowance of /auth: the router
+// that mounts the pages asks before it serves one (httpapi does).
+func (p *Pages) LimitedByIP(r *http.Request) bool {
+	if r.Method != http.MethodPost {
+		return false
+	}
+	switch path := r.URL.Path; {
+	case path == ResetPasswordPath:
+		return true
+	case strings.HasPrefix(path, AdminPrefix+"login"), strings.HasPrefix(path, AccountPrefix+"login"):
+		return true
+	}
+	return limitedAccountPosts[r.URL.Path]
+}
+
+// systemClock is the clock when Options has none.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
 
 // setSecurityHeaders sets the headers of every answer. A page also gets
 // Cache-Control: no-store where it is rendered (render).
@@ -119,21 +185,33 @@ func newAsset(body []byte, contentType string) asset {
 	return asset{body: body, contentType: contentType, etag: `"` + v + `"`, version: v}
 }
 
-// serveStyle serves the stylesheet. The pages link it with ?v=<its
-// version>, so a cached copy may be kept for a day: a new one has a new
-// URL.
-func (p *Pages) serveStyle(w http.ResponseWriter, r *http.Request) {
+// serveStyle serves the stylesheet.
+func (p *Pages) serveStyle(w http.ResponseWriter, r *http.Request) { p.style.serve(w, r) }
+
+// serveScript serves a page's script; an unknown name is 404.
+func (p *Pages) serveScript(w http.ResponseWriter, r *http.Request) {
+	a, ok := p.scripts[r.PathValue("script")]
+	if !ok {
+		p.render(w, r, http.StatusNotFound, statusPage(http.StatusNotFound))
+		return
+	}
+	a.serve(w, r)
+}
+
+// serve writes the asset. The pages link it with ?v=<its version>, so a
+// cached copy may be kept for a day: a new one has a new URL.
+func (a asset) serve(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "public, max-age=86400")
-	h.Set("ETag", p.style.etag)
-	if etagMatches(r.Header.Values("If-None-Match"), p.style.etag) {
+	h.Set("ETag", a.etag)
+	if etagMatches(r.Header.Values("If-None-Match"), a.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", p.style.contentType)
-	h.Set("Content-Length", strconv.Itoa(len(p.style.body)))
+	h.Set("Content-Type", a.contentType)
+	h.Set("Content-Length", strconv.Itoa(len(a.body)))
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(p.style.body)
+	_, _ = w.Write(a.body)
 }
 
 // etagMatches applies If-None-Match (RFC 9110, 13.1.2): "*" or a list of

@@ -221,6 +221,8 @@ type handlerParams struct {
 	Metrics  *metrics.Metrics
 	// Issuer publishes the JWK set.
 	Issuer *jwtissuer.Issuer
+	// Box seals the cookie of the web pages' sessions.
+	Box ports.SecretBox
 	// Registry is served at /metrics on the main address unless
 	// USERD_METRICS_ADDR moves it to an address of its own.
 	Registry *prometheus.Registry
@@ -236,10 +238,11 @@ func newHandler(p handlerParams) http.Handler {
 		TrustedProxies:  p.Config.TrustedProxies,
 		RequestTimeout:  p.Config.RequestTimeout,
 		MaxInFlight:     p.Config.MaxInFlight,
-		Pages:           web.New(p.Services, web.Options{Logger: p.Log}),
-		Metrics:         p.Metrics,
-		KeySet:          p.Issuer,
-		Health:          p.Health,
+		Pages: web.New(p.Services, web.Options{Logger: p.Log, Box: p.Box, Clock: p.Clock,
+			AdminConsole: p.Config.AdminConsole}),
+		Metrics: p.Metrics,
+		KeySet:  p.Issuer,
+		Health:  p.Health,
 
 		CORSAllowedOrigins: p.Config.CORSAllowedOrigins(),
 		RefreshCookie:      p.Config.RefreshCookie,

@@ -1,0 +1,404 @@
+package web_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha1" //nolint:gosec // G505: RFC 6238's TOTP is HMAC-SHA-1, as the authenticator apps compute it
+	"encoding/base32"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+// visitorSession is one browser on the pages: it keeps the console
+// cookie the pages set, as a browser does, and sends it back.
+type visitorSession struct {
+	e      *env
+	cookie *http.Cookie
+}
+
+func (e *env) visitor() *visitorSession { return &visitorSession{e: e} }
+
+// keep takes the console cookie of an answer, as a browser does: a
+// Max-Age of -1 deletes it.
+func (v *visitorSession) keep(a answer) answer {
+	for _, c := range (&http.Response{Header: a.Header}).Cookies() {
+		if c.Name != web.ConsoleCookie {
+			continue
+		}
+		if c.MaxAge < 0 || c.Value == "" {
+			v.cookie = nil
+			continue
+		}
+		v.cookie = c
+	}
+	return a
+}
+
+func (v *visitorSession) withCookie() reqOption {
+	return func(r *http.Request) {
+		if v.cookie != nil {
+			r.AddCookie(&http.Cookie{Name: v.cookie.Name, Value: v.cookie.Value})
+		}
+	}
+}
+
+func (v *visitorSession) get(target string, opts ...reqOption) answer {
+	v.e.t.Helper()
+	return v.keep(v.e.get(target, append(opts, v.withCookie())...))
+}
+
+func (v *visitorSession) post(path string, form url.Values, opts ...reqOption) answer {
+	v.e.t.Helper()
+	return v.keep(v.e.post(path, form, append(opts, v.withCookie())...))
+}
+
+// signIn signs in with a password alone at the area's sign-in page.
+func (v *visitorSession) signIn(prefix, email, password string) answer {
+	v.e.t.Helper()
+	return v.post(prefix+"login", url.Values{"email": {email}, "password": {password}})
+}
+
+// wantRedirect checks a 303 to target.
+func wantRedirect(t *testing.T, a answer, target string) {
+	t.Helper()
+	if a.Status != http.StatusSeeOther || a.Header.Get("Location") != target {
+		t.Fatalf("status %d to %q, want 303 to %q\n%s", a.Status, a.Header.Get("Location"), target, a.Body)
+	}
+}
+
+// addUser registers an account (an admin when admin is true) with
+// custPassword and returns it.
+func (e *env) addUser(email string, admin bool) domain.User {
+	e.t.Helper()
+	in := application.RegisterInput{Name: "Ada", Email: email, Password: custPassword}
+	var actor *domain.Principal
+	if admin {
+		in.Profiles = []string{string(domain.ProfileAdmin)}
+		actor = &domain.Principal{UserID: "bootstrap", Profiles: domain.Profiles{domain.ProfileAdmin}}
+		u, _, err := e.svc.Users.EnsureAdmin(context.Background(), "Ada", email, custPassword)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return u
+	}
+	u, err := e.svc.Users.Register(context.Background(), actor, in)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return u
+}
+
+// enrolTOTP gives the account of email a TOTP factor and returns its
+// secret.
+func (e *env) enrolTOTP(email string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	pair, err := e.svc.Auth.Login(ctx, application.LoginInput{Email: email, Password: custPassword})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	p, err := e.svc.Auth.Authenticate(ctx, pair.Access.Token)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pw := custPassword
+	enrol, err := e.svc.MFA.BeginTOTP(ctx, p, &pw)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	code := totpCode(e.t, enrol.Secret, e.clock.Now())
+	if _, err := e.svc.MFA.ConfirmTOTP(ctx, p, &code); err != nil {
+		e.t.Fatal(err)
+	}
+	return enrol.Secret
+}
+
+// totpCode is the test's own RFC 6238 generator (SHA-1, 6 digits, 30 s),
+// independent of the adapter under test.
+func totpCode(t *testing.T, secret string, at time.Time) string {
+	t.Helper()
+	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counter [8]byte
+	binary.BigEndian.PutUint64(counter[:], uint64(at.Unix()/30))
+	mac := hmac.New(sha1.New, key)
+	mac.Write(counter[:])
+	sum := mac.Sum(nil)
+	off := sum[len(sum)-1] & 0x0f
+	v := binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff
+	return fmt.Sprintf("%06d", v%1_000_000)
+}
+
+var hiddenMFAToken = regexp.MustCompile(`name="mfaToken" value="([^"]+)"`)
+
+func TestConsole_signed_out_visitor_is_sent_to_the_sign_in_form(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	v := e.visitor()
+	wantRedirect(t, v.get("/admin/"), "/admin/login")
+	wantRedirect(t, v.get("/admin/users?after=x"), "/admin/login?next=%2Fadmin%2Fusers%3Fafter%3Dx")
+	wantRedirect(t, v.get("/account/"), "/account/login")
+	form := v.get("/admin/login")
+	wantPage(t, form, http.StatusOK, "Sign in")
+	for _, want := range []string{`action="/admin/login"`, `name="email"`, `name="password"`, `<label for="email">`, `<label for="password">`} {
+		if !strings.Contains(form.Body, want) {
+			t.Errorf("the sign-in form lacks %s", want)
+		}
+	}
+	// The page's one script, allowed by this answer's nonce.
+	nonce := regexp.MustCompile(`script-src 'nonce-([^']+)'`).FindStringSubmatch(form.Header.Get("Content-Security-Policy"))
+	if nonce == nil || !strings.Contains(form.Body, `nonce="`+nonce[1]+`"`) {
+		t.Errorf("the page's script does not carry the policy's nonce")
+	}
+}
+
+func TestConsole_admin_signs_in_and_out(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("root@example.com", true)
+	v := e.visitor()
+
+	wrong := v.signIn("/admin/", "root@example.com", "not the password")
+	wantPage(t, wrong, http.StatusUnauthorized, "Sign in")
+	if !strings.Contains(wrong.Body, "The email address or the password is not right.") ||
+		!strings.Contains(wrong.Body, `value="root@example.com"`) || strings.Contains(wrong.Body, "not the password") {
+		t.Errorf("a wrong password: the message, the email kept, the password dropped:\n%s", wrong.Body)
+	}
+
+	ok := v.post("/admin/login", url.Values{"email": {"root@example.com"}, "password": {custPassword},
+		"next": {"/admin/users?after=1"}})
+	wantRedirect(t, ok, "/admin/users?after=1")
+	c := v.cookie
+	if c == nil {
+		t.Fatal("no console cookie")
+	}
+	if !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Domain != "" ||
+		c.MaxAge != int(web.ConsoleIdleTimeout/time.Second) {
+		t.Errorf("cookie %+v: want Secure, HttpOnly, SameSite=Strict, Path=/, no Domain, Max-Age of the idle timeout", c)
+	}
+	if strings.Contains(c.Value, ".") {
+		t.Error("the cookie holds a readable token: it must be sealed")
+	}
+	wantPage(t, v.get("/admin/users"), http.StatusOK, "Users")
+	// The account page shares the session.
+	wantPage(t, v.get("/account/"), http.StatusOK, "My account")
+
+	old := *v.cookie
+	wantRedirect(t, v.post("/admin/logout", nil), "/admin/login?done=signed-out")
+	if v.cookie != nil {
+		t.Fatal("the cookie outlived the sign-out")
+	}
+	// The old cookie's session is ended, not just forgotten.
+	v.cookie = &old
+	wantRedirect(t, v.get("/admin/users"), "/admin/login?next=%2Fadmin%2Fusers")
+	if sessions := e.activeSessions("root@example.com"); sessions != 0 {
+		t.Errorf("%d sessions left after the sign-out", sessions)
+	}
+}
+
+// activeSessions counts the account's live sessions.
+func (e *env) activeSessions(email string) int {
+	e.t.Helper()
+	u := e.user(email)
+	admin := &domain.Principal{UserID: u.ID, Profiles: u.Profiles}
+	list, err := e.svc.Sessions.List(context.Background(), admin, string(u.ID))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(list)
+}
+
+func TestConsole_next_never_leaves_the_area(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("root@example.com", true)
+	for _, next := range []string{"https://evil.example/admin/", "//evil.example/admin/", "/account/", "/admin/login",
+		"/admin/\\evil", "javascript:alert(1)", ""} {
+		v := e.visitor()
+		res := v.post("/admin/login", url.Values{"email": {"root@example.com"}, "password": {custPassword}, "next": {next}})
+		wantRedirect(t, res, "/admin/")
+	}
+}
+
+func TestConsole_admin_with_totp_signs_in_with_a_code(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("root@example.com", true)
+	secret := e.enrolTOTP("root@example.com")
+	e.clock.Advance(time.Minute) // a fresh time step for the sign-in's code
+	v := e.visitor()
+
+	step := v.signIn("/admin/", "root@example.com", custPassword)
+	wantPage(t, step, http.StatusOK, "Confirm it is you")
+	if v.cookie != nil {
+		t.Fatal("a cookie before the second factor")
+	}
+	m := hiddenMFAToken.FindStringSubmatch(step.Body)
+	if m == nil || !strings.Contains(step.Body, `name="code"`) || !strings.Contains(step.Body, `action="/admin/login/code"`) {
+		t.Fatalf("the second step has no code form:\n%s", step.Body)
+	}
+	token := m[1]
+
+	wrong := v.post("/admin/login/code", url.Values{"mfaToken": {token}, "code": {"000000"}, "methods": {"totp,recovery_code"}})
+	if totpCode(t, secret, e.clock.Now()) == "000000" {
+		t.Skip("the right code is 000000 this step") // one in a million
+	}
+	wantPage(t, wrong, http.StatusUnauthorized, "Confirm it is you")
+	if !strings.Contains(wrong.Body, `id="code-error"`) || !strings.Contains(wrong.Body, `aria-invalid="true"`) {
+		t.Errorf("a wrong code is not tied to its field:\n%s", wrong.Body)
+	}
+	wantRedirect(t, v.post("/admin/login/code", url.Values{"mfaToken": {token},
+		"code": {totpCode(t, secret, e.clock.Now())}}), "/admin/")
+	wantPage(t, v.get("/admin/users"), http.StatusOK, "Users")
+}
+
+func TestConsole_refuses_a_non_admin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("root@example.com", true)
+	e.addUser("ada@example.com", false)
+
+	// At the console's sign-in: 403, no cookie, no session left open.
+	v := e.visitor()
+	wantPage(t, v.signIn("/admin/", "ada@example.com", custPassword), http.StatusForbidden, "Administrators only")
+	if v.cookie != nil {
+		t.Error("a non-admin got a console cookie")
+	}
+	if n := e.activeSessions("ada@example.com"); n != 0 {
+		t.Errorf("the refused sign-in left %d sessions", n)
+	}
+
+	// With the cookie of the account page: every console page and action
+	// is 403, and nothing changes.
+	wantRedirect(t, v.signIn("/account/", "ada@example.com", custPassword), "/account/")
+	wantPage(t, v.get("/admin/users"), http.StatusForbidden, "Administrators only")
+	wantPage(t, v.get("/admin/"), http.StatusForbidden, "Administrators only")
+	wantPage(t, v.get("/account/"), http.StatusOK, "My account")
+}
+
+func TestConsole_cross_origin_post_and_get_change_nothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("root@example.com", true)
+	v := e.visitor()
+	wantRedirect(t, v.signIn("/admin/", "root@example.com", custPassword), "/admin/")
+
+	// A form on another site that posts the sign-out: refused, the
+	// session lives on.
+	res := v.post("/admin/logout", nil, withHeader("Sec-Fetch-Site", "cross-site"), withHeader("Origin", "https://evil.example"))
+	if res.Status != http.StatusForbidden {
+		t.Fatalf("cross-origin sign-out: %d", res.Status)
+	}
+	// A GET of the sign-out's address: 405, nothing done.
+	get := v.get("/admin/logout")
+	if get.Status != http.StatusMethodNotAllowed || get.Header.Get("Allow") != "POST" {
+		t.Fatalf("GET of a form's action: %d, Allow %q", get.Status, get.Header.Get("Allow"))
+	}
+	// A cross-site sign-in form (login CSRF): refused before the password
+	// is looked at.
+	other := e.visitor()
+	if res := other.post("/admin/login", url.Values{"email": {"root@example.com"}, "password": {custPassword}},
+		withHeader("Sec-Fetch-Site", "cross-site")); res.Status != http.StatusForbidden || other.cookie != nil {
+		t.Fatalf("cross-site sign-in: %d, cookie %v", res.Status, other.cookie)
+	}
+	wantPage(t, v.get("/admin/users"), http.StatusOK, "Users")
+	if n := e.activeSessions("root@example.com"); n != 1 {
+		t.Errorf("%d sessions, want the one signed in", n)
+	}
+}
+
+func TestConsole_session_ends_after_30_minutes_idle(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("root@example.com", true)
+	v := e.visitor()
+	wantRedirect(t, v.signIn("/admin/", "root@example.com", custPassword), "/admin/")
+
+	// 20 minutes: the access token (15 min) expired, the session did not;
+	// the page refreshes it.
+	e.clock.Advance(20 * time.Minute)
+	wantPage(t, v.get("/admin/users"), http.StatusOK, "Users")
+	e.clock.Advance(29 * time.Minute)
+	wantPage(t, v.get("/admin/users"), http.StatusOK, "Users")
+
+	stale := *v.cookie
+	e.clock.Advance(web.ConsoleIdleTimeout)
+	wantRedirect(t, v.get("/admin/users"), "/admin/login?expired=1&next=%2Fadmin%2Fusers")
+	if v.cookie != nil {
+		t.Error("an expired cookie was kept")
+	}
+	if n := e.activeSessions("root@example.com"); n != 0 {
+		t.Errorf("the idle session was not ended: %d left", n)
+	}
+	expired := v.get("/admin/login?expired=1")
+	if !strings.Contains(expired.Body, "Your session ended after a time without use.") {
+		t.Error("the sign-in page does not say why")
+	}
+	// A copy of the cookie kept from before is dead too.
+	v.cookie = &stale
+	wantRedirect(t, v.get("/admin/users"), "/admin/login?expired=1&next=%2Fadmin%2Fusers")
+}
+
+func TestConsole_session_ends_8_hours_after_sign_in(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("root@example.com", true)
+	v := e.visitor()
+	wantRedirect(t, v.signIn("/admin/", "root@example.com", custPassword), "/admin/")
+	for elapsed := time.Duration(0); elapsed+25*time.Minute < web.ConsoleAbsoluteTimeout; elapsed += 25 * time.Minute {
+		e.clock.Advance(25 * time.Minute)
+		wantPage(t, v.get("/admin/users"), http.StatusOK, "Users")
+	}
+	e.clock.Advance(25 * time.Minute)
+	wantRedirect(t, v.get("/admin/users"), "/admin/login?expired=1&next=%2Fadmin%2Fusers")
+}
+
+func TestConsole_forged_or_foreign_cookie_is_no_session(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("root@example.com", true)
+	v := e.visitor()
+	wantRedirect(t, v.signIn("/admin/", "root@example.com", custPassword), "/admin/")
+	good := v.cookie.Value
+
+	// Each byte of the sealed value matters.
+	raw := []byte(good)
+	raw[len(raw)/2] ^= 1
+	for _, value := range []string{string(raw), "x", good[:len(good)-4]} {
+		v.cookie = &http.Cookie{Name: web.ConsoleCookie, Value: value}
+		wantRedirect(t, v.get("/admin/users"), "/admin/login?next=%2Fadmin%2Fusers")
+	}
+	// A session revoked from elsewhere (the API, another admin) ends the
+	// cookie's too.
+	v.cookie = &http.Cookie{Name: web.ConsoleCookie, Value: good}
+	u := e.user("root@example.com")
+	if err := e.svc.Sessions.RevokeAll(context.Background(), &domain.Principal{UserID: u.ID, Profiles: u.Profiles}, string(u.ID)); err != nil {
+		t.Fatal(err)
+	}
+	wantRedirect(t, v.get("/admin/users"), "/admin/login?next=%2Fadmin%2Fusers")
+}
+
+func TestConsole_off_is_404(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withoutConsole)
+	e.addUser("root@example.com", true)
+	v := e.visitor()
+	for _, path := range []string{"/admin/", "/admin/login", "/admin/users"} {
+		wantPage(t, v.get(path), http.StatusNotFound, "Page not found")
+	}
+	wantPage(t, v.signIn("/admin/", "root@example.com", custPassword), http.StatusNotFound, "Page not found")
+	// The account page stays.
+	wantRedirect(t, v.signIn("/account/", "root@example.com", custPassword), "/account/")
+}

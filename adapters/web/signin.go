@@ -1,0 +1,404 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+// The templates of the sign-in flow.
+const (
+	tmplSignIn     = "signin.html"
+	tmplSecondStep = "secondstep.html"
+	tmplNotice     = "notice.html"
+)
+
+// The fields of the sign-in forms.
+const (
+	fieldEmail      = "email"
+	fieldMFAToken   = "mfaToken"
+	fieldCode       = "code"
+	fieldNext       = "next"
+	fieldCeremonyID = "ceremonyId"
+	fieldCredential = "credential"
+	fieldMethods    = "methods"
+)
+
+// The script of the passkey buttons (sign-in and the account page).
+const scriptPasskey = "passkey.js"
+
+// signInData is what the sign-in pages show besides the form.
+type signInData struct {
+	Next    string
+	Expired bool
+	// MFAToken and Methods are the second step's.
+	MFAToken string
+	Methods  string
+	TOTP     bool
+	Passkey  bool
+}
+
+// signInForm shows the sign-in form of a, or goes on to the area when the
+// visitor is signed in already.
+func (p *Pages) signInForm(a *area) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		next := nextPath(a, q.Get(fieldNext))
+		if _, _, err := p.session(w, r); err == nil {
+			http.Redirect(w, r, next, http.StatusSeeOther)
+			return
+		}
+		p.renderConsole(w, r, http.StatusOK, signInPage(a, signInData{Next: next, Expired: q.Get("expired") == "1"}))
+	}
+}
+
+func signInPage(a *area, d signInData) page {
+	pg := newPage(a, nil, tmplSignIn, "Sign in")
+	pg.Data = d
+	pg.Scripts = []string{scriptPasskey}
+	return pg
+}
+
+// signIn checks the email and password of the form. A right one opens the
+// session, or, for an account with a second factor, shows the second step.
+func (p *Pages) signIn(a *area) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		form, ok := p.readForm(w, r)
+		if !ok {
+			return
+		}
+		next := nextPath(a, form.Get(fieldNext))
+		pair, err := p.svc.Auth.Login(r.Context(), application.LoginInput{
+			Email: form.Get(fieldEmail), Password: form.Get(fieldPassword)})
+		if mfa, ok := errors.AsType[*domain.MFARequiredError](err); ok {
+			p.renderConsole(w, r, http.StatusOK, secondStepPage(a, next, mfa.Token, mfa.Methods))
+			return
+		}
+		if err != nil {
+			pg := signInPage(a, signInData{Next: next})
+			pg.Form = form
+			p.signInFailed(w, r, pg, err)
+			return
+		}
+		p.opened(w, r, a, next, pair)
+	}
+}
+
+func secondStepPage(a *area, next, token string, methods []string) page {
+	d := signInData{Next: next, MFAToken: token, Methods: strings.Join(methods, ",")}
+	for _, m := range methods {
+		switch m {
+		case domain.MFAMethodTOTP, domain.MFAMethodRecoveryCode:
+			d.TOTP = true
+		case domain.MFAMethodPasskey:
+			d.Passkey = true
+		}
+	}
+	pg := newPage(a, nil, tmplSecondStep, "Confirm it is you")
+	pg.Data = d
+	pg.Scripts = []string{scriptPasskey}
+	return pg
+}
+
+// signInCode finishes a sign-in with a TOTP or recovery code.
+func (p *Pages) signInCode(a *area) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		form, ok := p.readForm(w, r)
+		if !ok {
+			return
+		}
+		next := nextPath(a, form.Get(fieldNext))
+		token, code := form.Get(fieldMFAToken), form.Get(fieldCode)
+		pair, err := p.svc.Auth.LoginMFA(r.Context(), application.MFALoginInput{MFAToken: &token, Code: &code})
+		if err != nil {
+			p.secondStepFailed(w, r, a, next, token, err)
+			return
+		}
+		p.opened(w, r, a, next, pair)
+	}
+}
+
+// passkeyOptions starts a passkey ceremony for the page's script: the
+// second step of a sign-in when the form carries its mfaToken, a sign-in
+// with a passkey alone otherwise. It answers JSON: {ceremonyId,
+// publicKey}, or {error} with a message to show.
+func (p *Pages) passkeyOptions(w http.ResponseWriter, r *http.Request) {
+	form, ok := p.readForm(w, r)
+	if !ok {
+		return
+	}
+	var token *string
+	if t := form.Get(fieldMFAToken); t != "" {
+		token = &t
+	}
+	o, err := p.svc.Passkeys.BeginLogin(r.Context(), token)
+	if err != nil {
+		p.passkeyJSONFailed(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, passkeyOptionsJSON{CeremonyID: o.CeremonyID, PublicKey: o.PublicKey})
+}
+
+// passkeyOptionsJSON is the answer of the options routes: the API's shape.
+type passkeyOptionsJSON struct {
+	CeremonyID string          `json:"ceremonyId"`
+	PublicKey  json.RawMessage `json:"publicKey"`
+}
+
+// signInPasskey finishes a sign-in with the passkey assertion that the
+// page's script put in the form.
+func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		form, ok := p.readForm(w, r)
+		if !ok {
+			return
+		}
+		next := nextPath(a, form.Get(fieldNext))
+		ceremony := form.Get(fieldCeremonyID)
+		in := application.PasskeyLoginInput{CeremonyID: &ceremony, Credential: json.RawMessage(form.Get(fieldCredential))}
+		token := form.Get(fieldMFAToken)
+		if token != "" {
+			in.MFAToken = &token
+		}
+		pair, err := p.svc.Passkeys.FinishLogin(r.Context(), in)
+		if err != nil {
+			if token != "" {
+				p.secondStepFailed(w, r, a, next, token, err)
+				return
+			}
+			p.signInFailed(w, r, signInPage(a, signInData{Next: next}), err)
+			return
+		}
+		p.opened(w, r, a, next, pair)
+	}
+}
+
+// opened finishes a sign-in: the cookie is set and the visitor goes on.
+// A non-admin who signs in to the admin console is refused (403), and the
+// session just opened is ended at once.
+func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next string, pair application.TokenPair) {
+	principal, err := p.svc.Auth.Authenticate(r.Context(), pair.Access.Token)
+	if err != nil {
+		p.consoleFail(w, r, a, nil, err)
+		return
+	}
+	if a.AdminOnly && !principal.IsAdmin() {
+		p.endSession(r, consoleState{Refresh: pair.RefreshToken})
+		v := visitor{principal: principal, user: pair.User}
+		p.renderConsole(w, r, http.StatusForbidden, notAdminPage(a, &v))
+		return
+	}
+	if err := p.startSession(w, pair); err != nil {
+		p.consoleFail(w, r, a, nil, err)
+		return
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// signOutHandler ends the session and shows the sign-in page again.
+func (p *Pages) signOutHandler(a *area) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := p.readForm(w, r); !ok {
+			return
+		}
+		p.signOut(w, r)
+		seeOther(w, r, a.LoginPath(), "signed-out")
+	}
+}
+
+// signInFailed shows the sign-in form again with what went wrong. A wrong
+// email and a wrong password read alike, as in the API.
+func (p *Pages) signInFailed(w http.ResponseWriter, r *http.Request, pg page, err error) {
+	pg.Form.Del(fieldPassword)
+	if verr, ok := errors.AsType[*domain.ValidationError](err); ok {
+		for _, f := range verr.Fields {
+			pg = pg.AddError(f.Field, fieldMessage(f.Field, f.Message))
+		}
+		p.renderConsole(w, r, http.StatusBadRequest, pg)
+		return
+	}
+	status, msg := signInError(err)
+	if status == 0 {
+		p.consoleFail(w, r, pg.Area, nil, err)
+		return
+	}
+	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+		w.Header().Set("Retry-After", retryAfterSeconds(tooMany.RetryAfter))
+	}
+	p.renderConsole(w, r, status, pg.AddError("", msg))
+}
+
+// secondStepFailed shows the second step again with what went wrong, or,
+// when its mfaToken no longer serves, the sign-in form.
+func (p *Pages) secondStepFailed(w http.ResponseWriter, r *http.Request, a *area, next, token string, err error) {
+	switch {
+	case errors.Is(err, domain.ErrInvalidMFAToken):
+		pg := signInPage(a, signInData{Next: next})
+		p.renderConsole(w, r, http.StatusUnauthorized,
+			pg.AddError("", "The sign-in took too long or had too many wrong codes. Sign in again."))
+		return
+	case errors.Is(err, domain.ErrMFACodeRejected), errors.Is(err, domain.ErrInvalidPasskey),
+		errors.Is(err, domain.ErrMalformedPasskeyCredential):
+		pg := secondStepPage(a, next, token, secondStepMethods(r))
+		if errors.Is(err, domain.ErrMFACodeRejected) {
+			p.renderConsole(w, r, http.StatusUnauthorized, pg.AddError(fieldCode,
+				"The code is not right. Type the 6 digits your app shows now, or one of your recovery codes."))
+			return
+		}
+		p.renderConsole(w, r, http.StatusUnauthorized, pg.AddError("", "The passkey was not accepted. Try again, or use a code."))
+		return
+	}
+	if verr, ok := errors.AsType[*domain.ValidationError](err); ok {
+		pg := secondStepPage(a, next, token, secondStepMethods(r))
+		for _, f := range verr.Fields {
+			pg = pg.AddError(fieldCode, fieldMessage(fieldCode, f.Message))
+		}
+		p.renderConsole(w, r, http.StatusBadRequest, pg)
+		return
+	}
+	p.signInFailed(w, r, signInPage(a, signInData{Next: next}), err)
+}
+
+// secondStepMethods are the methods the second step offers again after a
+// failure: those the form carried back (fieldMethods), as the login named
+// them. Only the page's choice of inputs depends on it: a method the
+// account lacks fails as a wrong answer does.
+func secondStepMethods(r *http.Request) []string {
+	var out []string
+	for _, m := range strings.Split(r.PostForm.Get(fieldMethods), ",") {
+		switch m {
+		case domain.MFAMethodTOTP, domain.MFAMethodRecoveryCode, domain.MFAMethodPasskey:
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{domain.MFAMethodTOTP, domain.MFAMethodRecoveryCode}
+	}
+	return out
+}
+
+// signInError is the status and message of a refused sign-in; 0 for an
+// error that is not about the sign-in (the store is down).
+func signInError(err error) (int, string) {
+	switch {
+	case errors.Is(err, domain.ErrInvalidCredentials):
+		return http.StatusUnauthorized, "The email address or the password is not right."
+	case errors.Is(err, domain.ErrInvalidPasskey), errors.Is(err, domain.ErrMalformedPasskeyCredential):
+		return http.StatusUnauthorized, "The passkey was not accepted."
+	case errors.Is(err, domain.ErrAccountDisabled):
+		return http.StatusForbidden, "This account is disabled. Ask an administrator."
+	case errors.Is(err, domain.ErrEmailNotVerified):
+		return http.StatusForbidden, "Verify your email address first: open the link we sent you."
+	}
+	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+		return http.StatusTooManyRequests, "Too many failed attempts. Try again in " + waitText(tooMany.RetryAfter) + "."
+	}
+	return 0, ""
+}
+
+// waitText says a wait in words: "3 minutes", "40 seconds".
+func waitText(d time.Duration) string {
+	if d >= time.Minute {
+		m := int((d + time.Minute - 1) / time.Minute)
+		if m == 1 {
+			return "1 minute"
+		}
+		return strconv.Itoa(m) + " minutes"
+	}
+	return retryAfterSeconds(d) + " seconds"
+}
+
+// fieldMessage makes a sentence of a domain rule's message ("must not be
+// empty") about a field.
+func fieldMessage(field, msg string) string {
+	name, ok := fieldNames[field]
+	if !ok {
+		name = "This field"
+	}
+	return name + " " + msg + "."
+}
+
+// fieldNames are the fields' names in the sentences of their errors.
+var fieldNames = map[string]string{
+	fieldEmail: "The email address", fieldPassword: "The password", fieldCode: "The code",
+	"name": "The name", "currentPassword": "The current password", "newPassword": "The new password",
+}
+
+// notAdminPage refuses the admin console to a non-admin.
+func notAdminPage(a *area, v *visitor) page {
+	pg := newPage(a, v, tmplNotice, "Administrators only")
+	pg.Data = noticeData{Paragraphs: []string{"The admin console is for administrators, and this account is not one.",
+		"Your own account page is at " + AccountPrefix + "."}, Link: navLink{AccountPrefix, "Go to my account"}}
+	return pg
+}
+
+// noticeData is a page of a few paragraphs and a link.
+type noticeData struct {
+	Paragraphs []string
+	Link       navLink
+}
+
+// consoleFail answers an unexpected error of a console page: the
+// service's status page, with the request id for the logs. Its text goes
+// to the log only.
+func (p *Pages) consoleFail(w http.ResponseWriter, r *http.Request, a *area, v *visitor, err error) {
+	status := http.StatusInternalServerError
+	level := slog.LevelError
+	if transient(err) {
+		status, level = http.StatusServiceUnavailable, slog.LevelWarn
+		w.Header().Set("Retry-After", "5")
+	}
+	p.log.LogAttrs(r.Context(), level, "console request failed",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+	sp := statusPage(status)
+	pg := newPage(a, v, tmplNotice, sp.Title)
+	pg.Data = noticeData{Paragraphs: sp.Paragraphs, Link: navLink{a.Prefix, "Back to " + a.Name}}
+	pg.RequestID = domain.RequestMetaFrom(r.Context()).RequestID
+	p.renderConsole(w, r, status, pg)
+}
+
+// passkeyJSONFailed answers a failed passkey options request of a page's
+// script: {error} with a message it shows.
+func (p *Pages) passkeyJSONFailed(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, domain.ErrInvalidMFAToken):
+		writeJSON(w, http.StatusUnauthorized, jsonError{"The sign-in took too long. Sign in again."})
+	case errors.Is(err, domain.ErrInvalidPasskey):
+		writeJSON(w, http.StatusUnauthorized, jsonError{"This account has no passkey."})
+	case errors.Is(err, domain.ErrRecentSignInRequired):
+		writeJSON(w, http.StatusForbidden, jsonError{"Sign out and in again with your second factor to add a passkey."})
+	default:
+		status := http.StatusInternalServerError
+		if transient(err) {
+			status = http.StatusServiceUnavailable
+		}
+		p.log.LogAttrs(r.Context(), slog.LevelError, "passkey options failed", slog.String("error", err.Error()))
+		writeJSON(w, status, jsonError{"Something went wrong. Try again later."})
+	}
+}
+
+// jsonError is the answer of a page script's request that failed.
+type jsonError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
