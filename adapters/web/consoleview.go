@@ -81,6 +81,13 @@ func newPage(a *area, v *visitor, template, title string) page {
 	return pg
 }
 
+// noticeOf is the notice that a page shows after the redirect of an action
+// (seeOther's done): one of the page's own fixed messages, never text from
+// the query.
+func noticeOf(r *http.Request, messages map[string]string) string {
+	return messages[r.URL.Query().Get("done")]
+}
+
 // AddError adds a message for a field (or for the form, when field is
 // empty) and returns the page.
 func (pg page) AddError(field, message string) page {

@@ -55,9 +55,14 @@ func (p *Pages) signInForm(a *area) http.HandlerFunc {
 			http.Redirect(w, r, next, http.StatusSeeOther)
 			return
 		}
-		p.renderConsole(w, r, http.StatusOK, signInPage(a, signInData{Next: next, Expired: q.Get("expired") == "1"}))
+		pg := signInPage(a, signInData{Next: next, Expired: q.Get("expired") == "1"})
+		pg.Notice = noticeOf(r, signInNotices)
+		p.renderConsole(w, r, http.StatusOK, pg)
 	}
 }
+
+// signInNotices are the sign-in page's notices.
+var signInNotices = map[string]string{"signed-out": "You are signed out."}
 
 func signInPage(a *area, d signInData) page {
 	pg := newPage(a, nil, tmplSignIn, "Sign in")
