@@ -202,7 +202,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		Logger: log, Clock: clock, MaxBodyBytes: cfg.maxBody, AuthIPLimit: cfg.ipLimit, RegisterIPLimit: cfg.regLimit,
 		IPv6Prefix: cfg.v6prefix, TrustedProxies: cfg.proxies, RequestTimeout: cfg.timeout,
 		MaxInFlight: cfg.inFlight, KeySet: issuer, Health: health,
-		Pages:              web.New(svc, web.Options{Logger: log}),
+		Pages:              web.New(svc, web.Options{Logger: log, Box: box, Clock: clock, AdminConsole: true}),
 		CORSAllowedOrigins: cfg.origins, RefreshCookie: cfg.cookie,
 	}
 	cfg.observe.apply(&hopts)

@@ -178,3 +178,22 @@ func TestPages_without_the_option_are_not_routed(t *testing.T) {
 		}
 	}
 }
+
+func TestPages_console_sign_in_counts_against_the_per_ip_limit_of_auth(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, withAuthIPLimit(2))
+	form := url.Values{"email": {"nobody@example.com"}, "password": {"not the password"}}
+	for range 2 {
+		wantHTML(t, s.submit("/admin/login", form), http.StatusUnauthorized, "Sign in")
+	}
+	res := s.submit("/account/login", form)
+	wantHTML(t, res, http.StatusTooManyRequests, "Too many attempts")
+	if res.Header.Get("Retry-After") == "" {
+		t.Error("a 429 without Retry-After")
+	}
+	// The same allowance as the API's login.
+	wantProblem(t, s.do("POST", "/auth/login", map[string]string{"email": "ada@example.com", "password": "whatever it is"}),
+		http.StatusTooManyRequests, "rate_limited")
+	// Reading the sign-in page checks nothing.
+	wantHTML(t, s.page("/admin/login"), http.StatusOK, "Sign in")
+}

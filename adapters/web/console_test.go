@@ -402,3 +402,30 @@ func TestConsole_off_is_404(t *testing.T) {
 	// The account page stays.
 	wantRedirect(t, v.signIn("/account/", "root@example.com", custPassword), "/account/")
 }
+
+func TestConsole_passkey_options_for_the_sign_in_script(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	v := e.visitor()
+	// A passkey alone: a discoverable ceremony.
+	res := v.post("/admin/login/passkey/options", url.Values{})
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/json" ||
+		!strings.Contains(res.Body, `"ceremonyId":"`) || !strings.Contains(res.Body, `"publicKey":{`) {
+		t.Fatalf("options: %d %s %s", res.Status, res.Header.Get("Content-Type"), res.Body)
+	}
+	// The second step of a sign-in that is gone: a message to show.
+	res = v.post("/account/login/passkey/options", url.Values{"mfaToken": {strings.Repeat("A", 43)}})
+	if res.Status != http.StatusUnauthorized || !strings.Contains(res.Body, `{"error":"The sign-in took too long. Sign in again."}`) {
+		t.Fatalf("a stale mfaToken: %d %s", res.Status, res.Body)
+	}
+	// From another site: refused before a ceremony is made.
+	if res := v.post("/admin/login/passkey/options", url.Values{}, withHeader("Sec-Fetch-Site", "cross-site")); res.Status != http.StatusForbidden {
+		t.Fatalf("cross-site options: %d", res.Status)
+	}
+	// A finish with nothing in it: the sign-in form again, with why.
+	res = v.post("/admin/login/passkey", url.Values{"ceremonyId": {"x"}, "credential": {"{}"}})
+	wantPage(t, res, http.StatusUnauthorized, "Sign in")
+	if !strings.Contains(res.Body, "The passkey was not accepted.") || v.cookie != nil {
+		t.Errorf("a bad passkey answer:\n%s", res.Body)
+	}
+}
