@@ -1,12 +1,17 @@
-// Package web is the driving adapter of the pages that people reach from
-// the links userd mails: GET and POST /account/verify-email and
-// /account/reset-password. They are server-rendered HTML forms that work
-// without JavaScript, under a strict Content-Security-Policy, with one
-// stylesheet served beside them and nothing from elsewhere.
+// Package web is the driving adapter of userd's HTML pages: the pages that
+// people reach from the links userd mails (GET and POST
+// /account/verify-email and /account/reset-password), the account page of
+// a signed-in person under /account/, and the admin console under /admin/.
+// They are server-rendered forms that work without JavaScript (a script
+// served beside them, allowed by a nonce, only drives WebAuthn for
+// passkeys), under a strict Content-Security-Policy, with one stylesheet
+// and nothing from elsewhere. They call the application's use cases, as
+// the API does: no rule is written twice.
 //
-// A GET never uses a token (mail scanners follow links): it shows a button
-// or a form that POSTs the token back, in the body, and the POST calls the
-// application's MailService.
+// A GET never changes anything: a link's GET shows a button or a form
+// that POSTs its token back (mail scanners follow links), and every
+// action of the console and the account page is a POST from userd's own
+// origin (CrossOriginProtection), in a cookie session (session.go).
 package web
 
 import (
