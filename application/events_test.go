@@ -458,6 +458,8 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	wantErr(t, err, nil)
 	passkey, err := e.env.svc.Passkeys.FinishRegistration(requestCtx, self, application.PasskeyRegistrationInput{CeremonyID: &reg.CeremonyID, Credential: cred})
 	wantErr(t, err, nil)
+	_, err = e.env.svc.Passkeys.Rename(requestCtx, self, string(passkey.ID), first)
+	wantErr(t, err, nil)
 	wantErr(t, e.env.svc.Passkeys.Delete(requestCtx, self, string(passkey.ID)), nil)
 	e.registerPasskey(t, self, softauthn.New(testOrigin))
 	wantErr(t, e.env.svc.MFA.Reset(requestCtx, admin, u.ID.String()), nil)

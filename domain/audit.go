@@ -68,6 +68,9 @@ const (
 	AuditPasskeyRegistered AuditEventType = "passkey.registered"
 	// AuditPasskeyRemoved: the user removed a passkey.
 	AuditPasskeyRemoved AuditEventType = "passkey.removed"
+	// AuditPasskeyRenamed: the user gave a passkey a new name; Detail
+	// names the passkey by id, never by the name typed.
+	AuditPasskeyRenamed AuditEventType = "passkey.renamed"
 )
 
 // AuditEventTypes lists every event type, in the order above.
@@ -78,7 +81,7 @@ var AuditEventTypes = []AuditEventType{
 	AuditEmailVerificationRequested, AuditEmailVerificationCompleted,
 	AuditPasswordResetRequested, AuditPasswordResetCompleted, AuditMailGivenUp,
 	AuditTOTPEnabled, AuditTOTPDisabled, AuditRecoveryCodesRenewed, AuditRecoveryCodeUsed,
-	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved,
+	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved, AuditPasskeyRenamed,
 }
 
 // AuditEvent is one entry of the audit trail. It never holds a password, a

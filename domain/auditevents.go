@@ -225,6 +225,13 @@ func PasskeyRemovedEvent(subject UserID, passkey PasskeyID) AuditEvent {
 		Detail: detail("passkey", string(passkey))}
 }
 
+// PasskeyRenamedEvent records that subject renamed the passkey. The new
+// name is left out: the user typed it.
+func PasskeyRenamedEvent(subject UserID, passkey PasskeyID) AuditEvent {
+	return AuditEvent{Type: AuditPasskeyRenamed, ActorID: subject, SubjectID: subject,
+		Detail: detail("passkey", string(passkey))}
+}
+
 // detail joins key=value words, leaving out empty values.
 func detail(kv ...string) string {
 	var b strings.Builder

@@ -273,6 +273,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.GET("/users/me/passkeys", required, h.validQuery, h.listPasskeys)
 	api.POST("/users/me/passkeys/registration", required, h.validQuery, h.beginPasskeyRegistration)
 	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)
+	api.PATCH("/users/me/passkeys/:passkeyId", required, h.validQuery, h.renamePasskey)
 	api.DELETE("/users/me/passkeys/:passkeyId", required, h.validQuery, h.deletePasskey)
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
