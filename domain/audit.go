@@ -44,7 +44,8 @@ const (
 	// AuditEmailVerificationCompleted: a verification link was used; the
 	// account's email is verified.
 	AuditEmailVerificationCompleted AuditEventType = "email_verification.completed"
-	// AuditPasswordResetRequested: a reset link was sent.
+	// AuditPasswordResetRequested: a reset link was sent, at an anonymous
+	// request or by an admin (ActorID, and by=admin in Detail).
 	AuditPasswordResetRequested AuditEventType = "password_reset.requested"
 	// AuditPasswordResetCompleted: a reset link set a new password; the
 	// account's sessions ended.

@@ -163,9 +163,15 @@ func EmailVerificationCompletedEvent(subject UserID) AuditEvent {
 }
 
 // PasswordResetRequestedEvent records that a reset link was sent to
-// subject.
-func PasswordResetRequestedEvent(subject UserID) AuditEvent {
-	return AuditEvent{Type: AuditPasswordResetRequested, SubjectID: subject}
+// subject: at an anonymous request (actor empty: whoever asked is not
+// known, only that someone typed the email), or by the admin actor.
+func PasswordResetRequestedEvent(actor, subject UserID) AuditEvent {
+	by := ""
+	if actor != "" {
+		by = "admin"
+	}
+	return AuditEvent{Type: AuditPasswordResetRequested, ActorID: actor, SubjectID: subject,
+		Detail: detail("by", by)}
 }
 
 // PasswordResetCompletedEvent records that subject set a new password

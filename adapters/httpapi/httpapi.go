@@ -254,6 +254,8 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.POST("/users", optional, h.validQuery, h.limitRegistration, h.createUser)
 	api.PUT("/users/:id", required, h.validQuery, h.updateUser)
 	api.DELETE("/users/:id", required, h.validQuery, h.deleteUser)
+	// An admin mails a user a reset link; "me" names the caller.
+	api.POST("/users/:id/password-reset", required, h.validQuery, h.sendPasswordReset)
 	api.GET("/audit", required, h.validQuery, h.listAudit)
 	// A user's sessions; "me" names the caller.
 	api.GET("/users/:id/sessions", required, h.validQuery, h.listSessions)

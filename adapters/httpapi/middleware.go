@@ -183,6 +183,7 @@ func (h *handler) apiHeaders(c *gin.Context) {
 var optionalBody = map[string]bool{
 	"/api/users/me/passkeys/registration": true,
 	"/api/users/me/mfa/recovery-codes":    true,
+	"/api/users/:id/password-reset":       true,
 	"/auth/passkey":                       true,
 }
 
