@@ -12,6 +12,11 @@ type UserListQuery struct {
 	Page domain.Page[domain.UserID]
 	// Email, when set, returns only the user with exactly this normalised email.
 	Email domain.Email
+	// EmailPrefix, when set, returns only the users whose email starts
+	// with it. It is lower case, like the stored emails
+	// (domain.ParseEmailPrefix makes it), and no character of it is a
+	// wildcard, '%', '_' and '\' included. With Email as well, both apply.
+	EmailPrefix string
 }
 
 // UserRepository stores user accounts. Every method may also return an
