@@ -270,6 +270,80 @@ func TestEvents_user_lifecycle(t *testing.T) {
 	}
 }
 
+// Every action of the admin console (edit, verify, disable and enable,
+// end one or every session, reset the second factors, rotate a key,
+// delete, create) lands in the trail with the admin as actor and the
+// account as subject (a key has no subject), so that the trail filtered
+// by the admin, or by the account, shows it.
+func TestEvents_admin_actions_name_the_admin(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
+	ada, _ := e.seed(t, "ada@example.com")
+	login(t, e.env, "ada@example.com", seededPassword)
+	login(t, e.env, "ada@example.com", seededPassword)
+	before := len(e.trail(t))
+	id := ada.ID.String()
+
+	update := func(in application.UpdateInput) {
+		t.Helper()
+		_, err := e.users.Update(requestCtx, admin, id, in)
+		wantErr(t, err, nil)
+	}
+	update(application.UpdateInput{Name: ptr("Ada King")})
+	update(application.UpdateInput{EmailVerified: ptr(true)})
+	sessions, err := e.env.svc.Sessions.List(requestCtx, admin, id)
+	wantErr(t, err, nil)
+	if len(sessions) != 2 {
+		t.Fatalf("%d sessions, want 2", len(sessions))
+	}
+	wantErr(t, e.env.svc.Sessions.Revoke(requestCtx, admin, id, sessions[0].ID), nil)
+	wantErr(t, e.env.svc.Sessions.RevokeAll(requestCtx, admin, id), nil)
+	update(application.UpdateInput{Disabled: ptr(true)})
+	update(application.UpdateInput{Disabled: ptr(false)})
+	wantErr(t, e.env.svc.MFA.Reset(requestCtx, admin, id), nil)
+	key, err := e.keys.Rotate(requestCtx, admin, domain.RotateWhenPublished)
+	wantErr(t, err, nil)
+	wantErr(t, e.users.Delete(requestCtx, admin, id), nil)
+	bob, err := e.users.Register(requestCtx, admin, application.RegisterInput{Name: "Bob", Email: "bob@example.com", Password: "a long enough passphrase"})
+	wantErr(t, err, nil)
+
+	type row struct {
+		typ            domain.AuditEventType
+		actor, subject domain.UserID
+		detail         string
+	}
+	var got []row
+	for _, ev := range e.trail(t)[before:] {
+		got = append(got, row{ev.Type, ev.ActorID, ev.SubjectID, ev.Detail})
+	}
+	root := admin.UserID
+	want := []row{
+		{domain.AuditUserUpdated, root, ada.ID, "fields=name"},
+		{domain.AuditUserUpdated, root, ada.ID, "fields=emailVerified"},
+		{domain.AuditSessionRevoked, root, ada.ID, "reason=revoked family=" + sessions[0].ID},
+		{domain.AuditSessionRevoked, root, ada.ID, "reason=revoked scope=all"},
+		{domain.AuditUserUpdated, root, ada.ID, "fields=disabled"},
+		{domain.AuditSessionRevoked, root, ada.ID, "reason=credential_change scope=all"},
+		{domain.AuditUserUpdated, root, ada.ID, "fields=disabled"},
+		{domain.AuditMFAReset, root, ada.ID, "totp=false passkeys=0"},
+		{domain.AuditSessionRevoked, root, ada.ID, "reason=mfa_reset scope=all"},
+		{domain.AuditKeyRotated, root, "", "kid=" + key.KID + " algorithm=" + key.Algorithm},
+		{domain.AuditUserDeleted, root, ada.ID, ""},
+		{domain.AuditUserCreated, root, bob.ID, "profiles=ROLE_CUSTOMER"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("trail of the admin's actions:\n got %v\nwant %v", got, want)
+	}
+	// The console's view: the trail of the account, newest first, from
+	// the deletion back to the admin's first change.
+	page, err := e.svc.List(requestCtx, admin, application.AuditListInput{UserID: id, Order: application.AuditNewest, Limit: "10"})
+	wantErr(t, err, nil)
+	if len(page.Items) != 10 || page.Items[0].Type != domain.AuditUserDeleted || page.Items[9].Detail != "fields=name" {
+		t.Errorf("ada's trail, newest first: %v", types(page.Items))
+	}
+}
+
 func TestEvents_current_password_lock_out_is_recorded(t *testing.T) {
 	t.Parallel()
 	e := newAuditEnv(t, nil)
