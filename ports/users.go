@@ -16,6 +16,8 @@ type UserListQuery struct {
 	// with it. It is lower case, like the stored emails
 	// (domain.ParseEmailPrefix makes it), and no character of it is a
 	// wildcard, '%', '_' and '\' included. With Email as well, both apply.
+	// Neither filter is an error, whatever its bytes: bytes no email holds
+	// (NUL, invalid UTF-8) match nobody.
 	EmailPrefix string
 }
 

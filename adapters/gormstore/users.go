@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -144,6 +145,11 @@ func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domai
 // or text_pattern_ops) queried by range; not worth it at the console's
 // scale so far.
 func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
+	if !storableText(string(q.Email)) || !storableText(q.EmailPrefix) {
+		// No stored email holds such bytes, and PostgreSQL answers a
+		// comparison with them with an error, not with no rows.
+		return []domain.User{}, nil
+	}
 	tx := r.db.reader(ctx).Model(&userRow{}).Select(userColumns)
 	if q.Page.After != "" {
 		tx = tx.Where("id > ?", string(q.Page.After))
@@ -164,6 +170,10 @@ func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]dom
 	}
 	return out, nil
 }
+
+// storableText reports whether s can be stored in, or compared with, a
+// text column of both dialects: valid UTF-8 without NUL.
+func storableText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // likeEscaper makes LIKE's wildcards, and its escape character, match
 // themselves.

@@ -88,6 +88,22 @@ func listEmailPrefix(t *testing.T, newRepo func(t *testing.T) ports.UserReposito
 		}
 	})
 
+	t.Run("list_filters_no_email_can_match", func(t *testing.T) {
+		t.Parallel()
+		repo := newRepo(t)
+		store(t, repo, "ada@example.com")
+		// Bytes no stored email holds match nobody; they are no error
+		// (PostgreSQL refuses to compare them with text).
+		for _, s := range []string{"ada\x00@example.com", "\xffada@example.com", "\x00", "\xff"} {
+			for _, q := range []ports.UserListQuery{{Email: domain.Email(s)}, {EmailPrefix: s}} {
+				q.Page.Limit = 50
+				if got := list(t, repo, q); len(got) != 0 {
+					t.Errorf("List(%+v) = %v, want none", q, ids(got))
+				}
+			}
+		}
+	})
+
 	t.Run("list_email_prefix_pages", func(t *testing.T) {
 		t.Parallel()
 		repo := newRepo(t)
