@@ -16,6 +16,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // G505: RFC 6238's TOTP is HMAC-SHA-1, as authenticator apps compute it
 	"encoding/base32"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -228,4 +229,29 @@ func (s server) enrolTOTP(t *testing.T, email, password string) totpFactor {
 	want(t, "confirm TOTP", s.api(t, http.MethodPost, "/api/users/me/mfa/totp/confirm",
 		map[string]string{"code": totpCode(t, enrol.Secret, now)}, tok.AccessToken), http.StatusOK, nil)
 	return totpFactor{secret: enrol.Secret, confirmedAt: now}
+}
+
+// claims are the access token's claims the tests read.
+type claims struct {
+	Sub string `json:"sub"`
+	SID string `json:"sid"`
+}
+
+// claimsOf reads the payload of a JWT; userd checks the signature, the
+// test reads what it says.
+func claimsOf(t *testing.T, jwt string) claims {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", jwt)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatalf("JWT payload: %v", err)
+	}
+	var c claims
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("JWT payload: %v in %s", err, b)
+	}
+	return c
 }

@@ -1,0 +1,130 @@
+package pagesflow
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/userd/userd/test/chromium"
+)
+
+// TestAccountPage_in_chromium: a user signs in to the account page, turns
+// on TOTP by reading the QR code (zbarimg decodes the PNG the page shows,
+// and the test's own generator makes the code from its secret), gets the
+// recovery codes, adds a passkey with Chromium's virtual authenticator,
+// and signs out a session of another device; each page passes CheckPage,
+// and the API shows what was done.
+func TestAccountPage_in_chromium(t *testing.T) {
+	t.Parallel()
+	zbarimg := tool(t, "zbarimg", "zbar-tools")
+	b := chromium.Start(t)
+	s := startUserd(t)
+	const email = "carol@example.com"
+	s.register(t, "Carol", email)
+	// Another device's session, to be signed out from the page.
+	other := s.login(t, email, userPassword)
+
+	b.Open(t, s.origin+"/account/", http.StatusOK)
+	b.WantHeading(t, "Sign in")
+	b.CheckPage(t, "account-sign-in")
+	b.Do(t, chromedp.SendKeys("#email", email), chromedp.SendKeys("#password", userPassword))
+	b.Submit(t, chromedp.KeyEvent(kb.Enter), http.StatusOK)
+	b.WantHeading(t, "My account")
+	b.CheckPage(t, "account")
+
+	// TOTP, from the QR code.
+	b.Open(t, s.origin+"/account/mfa", http.StatusOK)
+	b.CheckPage(t, "account-mfa")
+	b.Do(t, chromedp.SendKeys("#currentPassword", userPassword))
+	b.Submit(t, chromedp.Click("#totp-set-up"), http.StatusOK)
+	b.CheckPage(t, "account-totp")
+	uri := readQR(t, zbarimg, b.Eval(t, `document.querySelector(".qr img").src`))
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "otpauth" || u.Host != "totp" {
+		t.Fatalf("the QR code reads %q, want an otpauth://totp/ URI", uri)
+	}
+	secret := u.Query().Get("secret")
+	if shown := b.Text(t, "#totp-secret"); shown != secret {
+		t.Errorf("the key in text %q differs from the QR code's %q", shown, secret)
+	}
+	b.Do(t, chromedp.SendKeys("#code", totpCode(t, secret, time.Now())))
+	b.Submit(t, chromedp.Click("#totp-confirm"), http.StatusOK)
+	codes := b.Text(t, "#recovery-codes")
+	if n := len(strings.Fields(codes)); n != 10 {
+		t.Errorf("%d recovery codes shown, want 10:\n%s", n, codes)
+	}
+	b.CheckPage(t, "account-recovery-codes")
+	// A password alone no longer signs in.
+	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": email, "password": userPassword}, ""); r.status != http.StatusUnauthorized ||
+		!strings.Contains(string(r.body), `"mfa_required"`) {
+		t.Errorf("a password login after TOTP: %d %s, want 401 mfa_required", r.status, r.body)
+	}
+
+	// A passkey, from the virtual authenticator.
+	b.AddVirtualAuthenticator(t)
+	b.Open(t, s.origin+"/account/passkeys", http.StatusOK)
+	b.CheckPage(t, "account-passkeys")
+	b.Do(t, chromedp.SendKeys("#name", "Chromium"))
+	b.Submit(t, chromedp.Click("#add-passkey"), http.StatusOK)
+	if list := b.Text(t, "#passkeys"); !strings.Contains(list, "Chromium") {
+		t.Errorf("the passkeys list after adding one: %q", list)
+	}
+	var passkeys []struct {
+		Name string `json:"name"`
+	}
+	want(t, "the API's passkeys", s.api(t, http.MethodGet, "/api/users/me/passkeys", nil, other.AccessToken), http.StatusOK, &passkeys)
+	if len(passkeys) != 1 || passkeys[0].Name != "Chromium" {
+		t.Errorf("the account's passkeys: %+v, want the one added", passkeys)
+	}
+
+	// Sign the other device out.
+	b.Open(t, s.origin+"/account/sessions", http.StatusOK)
+	b.CheckPage(t, "account-sessions")
+	sid := claimsOf(t, other.AccessToken).SID
+	b.Submit(t, chromedp.Click("#sign-out-"+sid), http.StatusOK)
+	if r := s.api(t, http.MethodPost, "/auth/refresh", map[string]string{"refreshToken": other.RefreshToken}, ""); r.status != http.StatusUnauthorized {
+		t.Errorf("the signed-out device's refresh: %d %s, want 401", r.status, r.body)
+	}
+	if r := s.api(t, http.MethodGet, "/api/users/me", nil, other.AccessToken); r.status != http.StatusUnauthorized {
+		t.Errorf("the signed-out device's access token: %d, want 401", r.status)
+	}
+	// The page's own session lives on.
+	b.Open(t, s.origin+"/account/", http.StatusOK)
+	b.WantHeading(t, "My account")
+}
+
+// readQR decodes the data: URL of a PNG with zbarimg and returns the text
+// of its one QR code.
+func readQR(t *testing.T, zbarimg, src string) string {
+	t.Helper()
+	const prefix = "data:image/png;base64,"
+	if !strings.HasPrefix(src, prefix) {
+		t.Fatalf("the QR code's src is not an inline PNG: %.60s", src)
+	}
+	png, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(src, prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "qr.png")
+	if err := os.WriteFile(path, png, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	//nolint:gosec // G204: the test's own zbarimg, on the test's own file
+	out, err := exec.CommandContext(ctx, zbarimg, "--raw", "-q", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("zbarimg: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
