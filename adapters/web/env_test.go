@@ -103,7 +103,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		Issuer: issuer, Codec: codec, Keys: keys, Clock: clk, Log: log,
 		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
 		MFA: store.MFA(box), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: otp, RelyingParty: rp,
+		OTP: otp, RelyingParty: rp, Audit: memory.NewAuditLog(),
 	}
 	settings := envSettings{deps: &deps}
 	for _, o := range opts {
