@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -44,7 +45,8 @@ const (
 	// AuditEmailVerificationCompleted: a verification link was used; the
 	// account's email is verified.
 	AuditEmailVerificationCompleted AuditEventType = "email_verification.completed"
-	// AuditPasswordResetRequested: a reset link was sent.
+	// AuditPasswordResetRequested: a reset link was sent, at an anonymous
+	// request or by an admin (ActorID, and by=admin in Detail).
 	AuditPasswordResetRequested AuditEventType = "password_reset.requested"
 	// AuditPasswordResetCompleted: a reset link set a new password; the
 	// account's sessions ended.
@@ -68,6 +70,9 @@ const (
 	AuditPasskeyRegistered AuditEventType = "passkey.registered"
 	// AuditPasskeyRemoved: the user removed a passkey.
 	AuditPasskeyRemoved AuditEventType = "passkey.removed"
+	// AuditPasskeyRenamed: the user gave a passkey a new name; Detail
+	// names the passkey by id, never by the name typed.
+	AuditPasskeyRenamed AuditEventType = "passkey.renamed"
 )
 
 // AuditEventTypes lists every event type, in the order above.
@@ -78,7 +83,14 @@ var AuditEventTypes = []AuditEventType{
 	AuditEmailVerificationRequested, AuditEmailVerificationCompleted,
 	AuditPasswordResetRequested, AuditPasswordResetCompleted, AuditMailGivenUp,
 	AuditTOTPEnabled, AuditTOTPDisabled, AuditRecoveryCodesRenewed, AuditRecoveryCodeUsed,
-	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved,
+	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved, AuditPasskeyRenamed,
+}
+
+// ParseAuditEventType returns s as an event type when it is one of
+// AuditEventTypes; ok is false for anything else.
+func ParseAuditEventType(s string) (t AuditEventType, ok bool) {
+	t = AuditEventType(s)
+	return t, slices.Contains(AuditEventTypes, t)
 }
 
 // AuditEvent is one entry of the audit trail. It never holds a password, a
