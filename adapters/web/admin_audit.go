@@ -113,8 +113,7 @@ func (p *Pages) adminAudit(w http.ResponseWriter, r *http.Request, v visitor) {
 // auditListInput is the use case's input for a page of the trail: newest
 // first, of the user (as actor or subject) and of the type when set.
 func auditListInput(after string, user domain.UserID, typ string) application.AuditListInput {
-	_, _ = user, typ // TODO(wire): the filters and the order once they land
-	return application.AuditListInput{After: after}
+	return application.AuditListInput{After: after, UserID: string(user), Type: typ, Order: application.AuditNewest}
 }
 
 // auditPath is the trail's address for a page of a filter.

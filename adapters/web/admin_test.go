@@ -198,6 +198,21 @@ func TestAdmin_users_paginate_by_50(t *testing.T) {
 	}
 	wantBody(t, second, `href="/admin/users" id="first-page"`)
 
+	// The pages of a search keep it.
+	search := v.get("/admin/users?emailPrefix=USER")
+	if n := len(rows.FindAllString(search.Body, -1)); n != 50 {
+		t.Fatalf("%d users on the first page of the search, want 50", n)
+	}
+	next = regexp.MustCompile(`href="(/admin/users\?after=[0-9a-f]{24}&amp;emailPrefix=USER)" rel="next"`).FindStringSubmatch(search.Body)
+	if next == nil {
+		t.Fatalf("no next page link that keeps the search:\n%s", search.Body)
+	}
+	rest := v.get(strings.ReplaceAll(next[1], "&amp;", "&"))
+	if n := len(rows.FindAllString(rest.Body, -1)); n != 5 {
+		t.Errorf("%d users on the second page of the search, want 5", n)
+	}
+	wantBody(t, rest, `href="/admin/users?emailPrefix=USER" id="first-page"`)
+
 	// A cursor that is no id: the message, tied to the link that helps.
 	bad := v.get("/admin/users?after=x%27--")
 	wantPage(t, bad, http.StatusBadRequest, "Users")
@@ -216,11 +231,18 @@ func TestAdmin_users_search_by_email_prefix(t *testing.T) {
 	res := v.get("/admin/users?emailPrefix=ADA")
 	wantPage(t, res, http.StatusOK, "Users")
 	wantBody(t, res, "ada0@example.com", "ada2@example.com", `value="ADA"`)
-	if strings.Contains(res.Body, "bob@example.com") || strings.Contains(res.Body, ">"+rootEmail+"<") {
+	if strings.Contains(res.Body, "bob@example.com") || strings.Contains(res.Body, ">"+rootEmail+"</a>") {
 		t.Errorf("the search shows accounts outside the prefix:\n%s", res.Body)
 	}
 	none := v.get("/admin/users?emailPrefix=zz")
 	wantBody(t, none, "No user’s email starts with that.")
+
+	// A search no email can start with: the use case's message, beside
+	// the field, what was typed kept.
+	bad := v.get("/admin/users?emailPrefix=ada+lovelace")
+	wantPage(t, bad, http.StatusBadRequest, "Users")
+	wantTiedError(t, bad, "emailPrefix", "The search must be printable ASCII without spaces.")
+	wantBody(t, bad, `value="ada lovelace"`)
 }
 
 func TestAdmin_edits_a_user(t *testing.T) {
@@ -424,4 +446,13 @@ func TestAdmin_sends_a_password_reset(t *testing.T) {
 	e.link(e.deliver(), "ada@example.com", domain.MailResetPassword)
 	e.wantAudited(domain.AuditPasswordResetRequested, e.user("ada@example.com").ID)
 	wantBody(t, v.get(ada+"?done=reset-sent"), "A password reset link is on its way")
+
+	// A disabled account gets no link: the page says why.
+	wantRedirect(t, v.post(ada+"/disable", nil), ada+"?done=disabled")
+	refused := v.post(ada+"/password-reset", nil)
+	wantPage(t, refused, http.StatusConflict, "ada@example.com")
+	wantBody(t, refused, "This account is disabled: enable it first.")
+	if mails := e.deliver(); len(mails) != 0 {
+		t.Errorf("%d messages for a disabled account", len(mails))
+	}
 }

@@ -166,7 +166,7 @@ func (p *Pages) updateRefused(r *http.Request, v visitor, err error, form url.Va
 	case errors.Is(err, domain.ErrInvalidCredentials):
 		status = http.StatusUnauthorized
 		add = func(pg page) page { return pg.AddError(fieldCurrentPassword, "The current password is not right.") }
-	case errors.Is(err, domain.ErrAccountDisabled):
+	case errors.Is(err, domain.ErrUserDisabled):
 		status = http.StatusConflict
 		add = func(pg page) page { return pg.AddError("", "This account is disabled: enable it first.") }
 	}
@@ -221,7 +221,7 @@ func (p *Pages) adminVerifyEmail(w http.ResponseWriter, r *http.Request, v visit
 // adminSendReset mails the user a password reset link.
 func (p *Pages) adminSendReset(w http.ResponseWriter, r *http.Request, v visitor) {
 	p.userAction(w, r, v, "reset-sent", func() error {
-		return errors.New("TODO(wire): MailService.SendPasswordReset")
+		return p.svc.Mail.SendPasswordReset(r.Context(), v.principal, r.PathValue("id"))
 	})
 }
 

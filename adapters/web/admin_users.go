@@ -74,8 +74,7 @@ func (p *Pages) adminUsers(w http.ResponseWriter, r *http.Request, v visitor) {
 
 // userListInput is the use case's input for a page of the list.
 func userListInput(prefix, after string) application.ListInput {
-	_ = prefix // TODO(wire): EmailPrefix once the filters land
-	return application.ListInput{After: after}
+	return application.ListInput{After: after, EmailPrefix: prefix}
 }
 
 // usersListPath is the list's address for a page of a search.

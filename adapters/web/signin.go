@@ -335,7 +335,7 @@ func fieldMessage(field, msg string) string {
 var fieldNames = map[string]string{
 	fieldEmail: "The email address", fieldPassword: "The password", fieldCode: "The code",
 	"name": "The name", "currentPassword": "The current password", "newPassword": "The new password",
-	"emailPrefix": "The search", "profiles": "The account", "type": "The event type", "userId": "The user",
+	"emailPrefix": "The search", "profiles": "The account", "type": "The event type",
 }
 
 // notAdminPage refuses the admin console to a non-admin.
