@@ -50,6 +50,7 @@ type env struct {
 // envSettings are what envOptions change.
 type envSettings struct {
 	deps      *application.Deps
+	cfg       *application.Config
 	noConsole bool
 }
 
@@ -57,6 +58,9 @@ type envOption func(*envSettings)
 
 // withoutConsole leaves the admin console off (USERD_ADMIN_CONSOLE=false).
 func withoutConsole(s *envSettings) { s.noConsole = true }
+
+// withCurrentPasswordRequired turns USERD_REQUIRE_CURRENT_PASSWORD on.
+func withCurrentPasswordRequired(s *envSettings) { s.cfg.RequireCurrentPassword = true }
 
 // withLinks puts wrap in front of the link-token store.
 func withLinks(wrap func(ports.LinkTokenStore) ports.LinkTokenStore) envOption {
@@ -103,17 +107,18 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		Issuer: issuer, Codec: codec, Keys: keys, Clock: clk, Log: log,
 		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
 		MFA: store.MFA(box), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: otp, RelyingParty: rp,
+		OTP: otp, RelyingParty: rp, Audit: memory.NewAuditLog(),
 	}
-	settings := envSettings{deps: &deps}
-	for _, o := range opts {
-		o(&settings)
-	}
-	svc, err := application.New(deps, application.Config{
+	cfg := application.Config{
 		OpenRegistration: true, RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour,
 		VerifyEmailURL:   "http://userd.test/account/verify-email",
 		ResetPasswordURL: "http://userd.test/account/reset-password",
-	})
+	}
+	settings := envSettings{deps: &deps, cfg: &cfg}
+	for _, o := range opts {
+		o(&settings)
+	}
+	svc, err := application.New(deps, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

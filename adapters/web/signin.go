@@ -62,7 +62,8 @@ func (p *Pages) signInForm(a *area) http.HandlerFunc {
 }
 
 // signInNotices are the sign-in page's notices.
-var signInNotices = map[string]string{"signed-out": "You are signed out."}
+var signInNotices = map[string]string{"signed-out": "You are signed out.",
+	"session-ended": "Your session has ended. Sign in again."}
 
 func signInPage(a *area, d signInData) page {
 	pg := newPage(a, nil, tmplSignIn, "Sign in")
@@ -334,6 +335,7 @@ func fieldMessage(field, msg string) string {
 var fieldNames = map[string]string{
 	fieldEmail: "The email address", fieldPassword: "The password", fieldCode: "The code",
 	"name": "The name", "currentPassword": "The current password", "newPassword": "The new password",
+	"emailPrefix": "The search", "profiles": "The account", "type": "The event type",
 }
 
 // notAdminPage refuses the admin console to a non-admin.

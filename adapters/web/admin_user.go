@@ -1,0 +1,252 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+// The fields of the edit form that the sign-in forms lack.
+const (
+	fieldName            = domain.FieldName
+	fieldProfiles        = domain.FieldProfiles
+	fieldCurrentPassword = application.FieldCurrentPassword
+)
+
+// adminUserNotices are the notices of a user's page, one per action.
+var adminUserNotices = map[string]string{
+	"saved":            "The changes are saved.",
+	"disabled":         "The account is disabled, and its sessions are ended.",
+	"enabled":          "The account is enabled.",
+	"verified":         "The email address is marked as verified.",
+	"reset-sent":       "A password reset link is on its way to the account's email address.",
+	"mfa-reset":        "Every second factor of the account is removed, and its sessions are ended.",
+	"session-revoked":  "The session is ended.",
+	"sessions-revoked": "Every session of the account is ended.",
+}
+
+// adminUserData is a user's page.
+type adminUserData struct {
+	User domain.User
+	// Path is the page's address, and the start of its actions'.
+	Path    string
+	Created string
+	Updated string
+	// Self is true on the admin's own page, whose edit form asks for the
+	// current password (a change of their own email may need it).
+	Self     bool
+	Profiles []profileChoice
+	Sessions []sessionRow
+}
+
+// profileChoice is a checkbox of the edit form.
+type profileChoice struct {
+	ID, Value, Label string
+	Checked          bool
+}
+
+// sessionRow is one line of a user's sessions.
+type sessionRow struct {
+	ID, Created, LastUsed, UserAgent, IP, AMR string
+	// Current is the admin's own session, the one this page is seen in.
+	Current bool
+}
+
+// profileLabels are the profiles the edit form offers, in its order.
+var profileLabels = []struct {
+	Profile domain.Profile
+	Label   string
+}{
+	{domain.ProfileCustomer, "Customer (ROLE_CUSTOMER)"},
+	{domain.ProfileAdmin, "Administrator (ROLE_ADMIN)"},
+}
+
+// adminUser shows a user: details, the edit form, the actions and the
+// sessions.
+func (p *Pages) adminUser(w http.ResponseWriter, r *http.Request, v visitor) {
+	pg, err := p.userPage(r, v, nil)
+	if err != nil {
+		p.adminFailed(w, r, &v, err)
+		return
+	}
+	pg.Notice = noticeOf(r, adminUserNotices)
+	p.renderConsole(w, r, http.StatusOK, pg)
+}
+
+// userPage builds the page of the user of the request's path, its edit
+// form filled with form (what was typed), or with the stored values when
+// form is nil.
+func (p *Pages) userPage(r *http.Request, v visitor, form url.Values) (page, error) {
+	ctx := r.Context()
+	rawID := r.PathValue("id")
+	u, err := p.svc.Users.Get(ctx, v.principal, rawID)
+	if err != nil {
+		return page{}, err
+	}
+	sessions, err := p.svc.Sessions.List(ctx, v.principal, rawID)
+	if err != nil {
+		return page{}, err
+	}
+	pg := newPage(adminArea, &v, tmplAdminUser, string(u.Email))
+	pg.Nav = adminUsersPath
+	if form == nil {
+		form = url.Values{fieldName: {u.Name}, fieldEmail: {string(u.Email)}, fieldProfiles: u.Profiles.Strings()}
+	}
+	form.Del(fieldCurrentPassword)
+	pg.Form = form
+	d := adminUserData{User: u, Path: userPath(u.ID), Created: consoleTime(u.CreatedAt), Updated: consoleTime(u.UpdatedAt),
+		Self: u.ID == v.user.ID}
+	for _, c := range profileLabels {
+		d.Profiles = append(d.Profiles, profileChoice{ID: "profile-" + string(c.Profile), Value: string(c.Profile),
+			Label: c.Label, Checked: slices.Contains(form[fieldProfiles], string(c.Profile))})
+	}
+	for _, s := range sessions {
+		d.Sessions = append(d.Sessions, sessionRow{ID: s.ID, Created: consoleTime(s.CreatedAt),
+			LastUsed: consoleTime(s.LastUsedAt), UserAgent: s.UserAgent, IP: s.IP, AMR: strings.Join(s.AMR, ", "),
+			Current: s.Current})
+	}
+	pg.Data = d
+	return pg, nil
+}
+
+// adminUpdateUser saves the edit form: name, email and profiles, through
+// UserService.Update as PUT /api/users/{id} does. A refused change comes
+// back with its messages beside its fields and what was typed.
+func (p *Pages) adminUpdateUser(w http.ResponseWriter, r *http.Request, v visitor) {
+	form := r.PostForm
+	name, email := form.Get(fieldName), form.Get(fieldEmail)
+	// No box ticked is no profile at all, which the use case refuses:
+	// an absent field would keep the profiles unchanged instead.
+	profiles := form[fieldProfiles]
+	if profiles == nil {
+		profiles = []string{}
+	}
+	in := application.UpdateInput{Name: &name, Email: &email, Profiles: profiles}
+	if pw := form.Get(fieldCurrentPassword); pw != "" {
+		in.CurrentPassword = &pw
+	}
+	rawID := r.PathValue("id")
+	_, err := p.svc.Users.Update(r.Context(), v.principal, rawID, in)
+	if err == nil {
+		p.afterUserAction(w, r, v, "saved")
+		return
+	}
+	status, pg, ok := p.updateRefused(r, v, err, form)
+	if !ok {
+		p.adminFailed(w, r, &v, err)
+		return
+	}
+	p.renderConsole(w, r, status, pg)
+}
+
+// updateRefused is the user's page again with the reason an update was
+// refused beside its field, or on the form, and the edit form filled with
+// form (nil: the stored values, after a button's action); ok is false for
+// an error that is not about the change (the user is gone, the store is
+// down).
+func (p *Pages) updateRefused(r *http.Request, v visitor, err error, form url.Values) (int, page, bool) {
+	var add func(page) page
+	status := http.StatusBadRequest
+	switch {
+	case errors.Is(err, domain.ErrEmailTaken):
+		status = http.StatusConflict
+		add = func(pg page) page { return pg.AddError(fieldEmail, "Another account has this email address.") }
+	case errors.Is(err, domain.ErrLastAdmin):
+		status = http.StatusConflict
+		add = func(pg page) page {
+			return pg.AddError("", "This is the last enabled administrator: make another account an administrator first.")
+		}
+	case errors.Is(err, domain.ErrInvalidProfile):
+		add = func(pg page) page { return pg.AddError(fieldProfiles, "Choose among the profiles shown.") }
+	case errors.Is(err, domain.ErrInvalidCredentials):
+		status = http.StatusUnauthorized
+		add = func(pg page) page { return pg.AddError(fieldCurrentPassword, "The current password is not right.") }
+	case errors.Is(err, domain.ErrUserDisabled):
+		status = http.StatusConflict
+		add = func(pg page) page { return pg.AddError("", "This account is disabled: enable it first.") }
+	}
+	if verr, ok := errors.AsType[*domain.ValidationError](err); ok {
+		add = func(pg page) page {
+			for _, f := range verr.Fields {
+				pg = pg.AddError(f.Field, fieldMessage(f.Field, f.Message))
+			}
+			return pg
+		}
+	}
+	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+		status = http.StatusTooManyRequests
+		add = func(pg page) page {
+			return pg.AddError(fieldCurrentPassword, "Too many failed attempts. Try again in "+waitText(tooMany.RetryAfter)+".")
+		}
+	}
+	if add == nil {
+		return 0, page{}, false
+	}
+	pg, perr := p.userPage(r, v, form)
+	if perr != nil {
+		return 0, page{}, false
+	}
+	return status, add(pg), true
+}
+
+// adminSetDisabled disables or enables the account, as PUT with
+// disabled does: disabling ends its sessions.
+func (p *Pages) adminSetDisabled(disabled bool) pageHandler {
+	done := "enabled"
+	if disabled {
+		done = "disabled"
+	}
+	return func(w http.ResponseWriter, r *http.Request, v visitor) {
+		p.userAction(w, r, v, done, func() error {
+			_, err := p.svc.Users.Update(r.Context(), v.principal, r.PathValue("id"), application.UpdateInput{Disabled: &disabled})
+			return err
+		})
+	}
+}
+
+// adminVerifyEmail marks the account's email as verified.
+func (p *Pages) adminVerifyEmail(w http.ResponseWriter, r *http.Request, v visitor) {
+	verified := true
+	p.userAction(w, r, v, "verified", func() error {
+		_, err := p.svc.Users.Update(r.Context(), v.principal, r.PathValue("id"), application.UpdateInput{EmailVerified: &verified})
+		return err
+	})
+}
+
+// adminSendReset mails the user a password reset link.
+func (p *Pages) adminSendReset(w http.ResponseWriter, r *http.Request, v visitor) {
+	p.userAction(w, r, v, "reset-sent", func() error {
+		return p.svc.Mail.SendPasswordReset(r.Context(), v.principal, r.PathValue("id"))
+	})
+}
+
+// userAction runs a button's action on the user of the path and goes
+// back to the user's page with its notice, or shows why it was refused.
+func (p *Pages) userAction(w http.ResponseWriter, r *http.Request, v visitor, done string, act func() error) {
+	if err := act(); err != nil {
+		status, pg, ok := p.updateRefused(r, v, err, nil)
+		if !ok {
+			p.adminFailed(w, r, &v, err)
+			return
+		}
+		p.renderConsole(w, r, status, pg)
+		return
+	}
+	p.afterUserAction(w, r, v, done)
+}
+
+// afterUserAction goes back to the user's page with the notice done; for
+// an action on the admin's own account, only while their session lives.
+func (p *Pages) afterUserAction(w http.ResponseWriter, r *http.Request, v visitor, done string) {
+	id := domain.UserID(r.PathValue("id"))
+	if id == v.user.ID {
+		p.actedOnSelf(w, r, v, userPath(id), done)
+		return
+	}
+	seeOther(w, r, userPath(id), done)
+}
