@@ -16,7 +16,7 @@ TEST_PACKAGES ?= ./...
 FUZZTIME    ?= 60s
 FUZZBUDGET  ?= 15
 
-.PHONY: run build test lint bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest
+.PHONY: run build test lint axe-deps bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest
 
 ## run: start the service on the embedded SQLite default (./userd.db, :8080)
 run: build
@@ -28,7 +28,7 @@ build:
 
 ## test: gofmt and vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN),
 ## then every fuzz target briefly
-test: lint
+test: lint axe-deps
 	$(GO) test -count=1 -race $(GOTESTFLAGS) $(TEST_PACKAGES)
 	@$(MAKE) --no-print-directory fuzz-short
 
@@ -58,6 +58,23 @@ fuzz:
 ## fuzz-short: run every fuzz target briefly, FUZZBUDGET seconds in all (part of `make test`)
 fuzz-short:
 	$(call fuzz-run,$(shell n=$$(echo $(FUZZ_TARGETS) | wc -w); [ "$$n" -gt 0 ] || n=1; s=$$(( $(FUZZBUDGET) / n )); [ "$$s" -ge 1 ] || s=1; echo $${s}s))
+
+# AXE_JS is the axe-core script that the Chromium tests inject into each
+# page (test/chromium), from the version pinned in test/axe/package-lock.json.
+AXE_JS = test/axe/node_modules/axe-core/axe.min.js
+
+## axe-deps: install the pinned axe-core into test/axe/node_modules (npm ci) when it is
+## missing or another version; part of `make test`. Without npm, or when npm ci fails
+## outside CI, it says so and goes on: the accessibility checks then skip (they fail when CI=true)
+axe-deps:
+	@pinned=$$(sed -n 's/.*"axe-core": *"\([^"]*\)".*/\1/p' test/axe/package.json); \
+	installed=$$(sed -n 's/^  "version": *"\([^"]*\)".*/\1/p' test/axe/node_modules/axe-core/package.json 2>/dev/null); \
+	if [ -f $(AXE_JS) ] && [ "$$installed" = "$$pinned" ]; then exit 0; fi; \
+	if ! command -v npm >/dev/null 2>&1; then \
+		echo "axe-deps: npm is missing, so axe-core $$pinned is not installed: the accessibility checks of the Chromium tests skip (or fail when CI=true)"; exit 0; fi; \
+	echo "axe-deps: installing axe-core $$pinned into test/axe/node_modules"; \
+	npm ci --prefix test/axe --no-audit --no-fund --loglevel=error || { \
+		echo "axe-deps: npm ci failed: the accessibility checks of the Chromium tests skip (or fail when CI=true)"; [ "$$CI" != true ]; }
 
 # GOLANGCI_LINT runs golangci-lint at the version pinned in test/tools/go.mod
 # (built from source by the Go toolchain on first use, then cached).

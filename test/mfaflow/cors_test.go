@@ -1,7 +1,6 @@
 package mfaflow
 
 import (
-	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -10,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
+	"github.com/userd/userd/test/chromium"
 )
 
 // corsPage is a web app on another origin than userd's. With ?mode=app it
@@ -79,7 +78,7 @@ async function blocked() {
 // which is what makes the __Host- prefix usable in development.
 func TestCORS_and_refresh_cookie_in_chromium(t *testing.T) {
 	t.Parallel()
-	bin := tool(t, "chromium", "chromium")
+	b := chromium.Start(t)
 
 	listed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -109,20 +108,16 @@ func TestCORS_and_refresh_cookie_in_chromium(t *testing.T) {
 		t.Cleanup(srv.Close)
 	}
 
-	ctx := startBrowser(t, bin)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("userd's log:\n%s", n.Log.String())
+		}
+	})
 	open := func(origin, mode string) string {
 		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
 		q := url.Values{"userd": {userdURL}, "mode": {mode}, "email": {email}, "password": {userPassword}}
-		if err := chromedp.Do(sctx, chromedp.Navigate(origin+"/app.html?"+q.Encode())); err != nil {
-			t.Fatalf("open the page of %s: %v", origin, err)
-		}
-		text, err := readResult(sctx)
-		if err != nil {
-			t.Fatalf("the result of the page of %s: %v; userd's log:\n%s", origin, err, n.Log.String())
-		}
-		return text
+		b.Open(t, origin+"/app.html?"+q.Encode(), http.StatusOK)
+		return b.WaitText(t, "#result")
 	}
 
 	text := open(appOrigin, "app")
@@ -150,7 +145,7 @@ func TestCORS_and_refresh_cookie_in_chromium(t *testing.T) {
 		t.Fatalf("the page's result %s: %v", text, err)
 	}
 	if app.Failed != "" {
-		t.Fatalf("the listed origin's page failed: %s; userd's log:\n%s", app.Failed, n.Log.String())
+		t.Fatalf("the listed origin's page failed: %s", app.Failed)
 	}
 	if app.Login.Status != http.StatusOK || app.Login.RefreshTokenInBody || app.Login.RequestID == "" {
 		t.Errorf("login: %+v, want 200 without refreshToken, X-Request-Id readable", app.Login)

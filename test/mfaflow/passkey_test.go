@@ -1,20 +1,18 @@
 package mfaflow
 
 import (
-	"context"
 	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/webauthn"
-	"github.com/chromedp/chromedp"
+
+	"github.com/userd/userd/test/chromium"
 )
 
 // passkeyPage is the web app of the test: it signs in with the password
@@ -101,7 +99,7 @@ type pageResult struct {
 // deployment behind a reverse proxy, so no CORS is needed.
 func TestPasskeys_in_chromium(t *testing.T) {
 	t.Parallel()
-	bin := tool(t, "chromium", "chromium")
+	b := chromium.Start(t)
 
 	// The proxy's address first: userd must know its origin.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -133,46 +131,27 @@ func TestPasskeys_in_chromium(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 
-	ctx := startBrowser(t, bin)
-	step := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 30*time.Second) }
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("userd's log:\n%s", n.Log.String())
+		}
+	})
 
 	// The authenticator of the tab: a platform authenticator that keeps
 	// discoverable credentials and verifies its user.
-	sctx, cancel := step()
-	defer cancel()
-	if _, err := chromedp.Call(sctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
-	va, err := chromedp.Call(sctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-		Options: &webauthn.VirtualAuthenticatorOptions{
-			Protocol:                    webauthn.AuthenticatorProtocolCtap2,
-			Ctap2version:                webauthn.Ctap2versionCtap21,
-			Transport:                   webauthn.AuthenticatorTransportInternal,
-			HasResidentKey:              true,
-			HasUserVerification:         true,
-			IsUserVerified:              true,
-			AutomaticPresenceSimulation: true, // the field has no omitempty: false would leave every ceremony waiting for a touch
-		}})
-	if err != nil {
-		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
-	}
+	id := b.AddVirtualAuthenticator(t)
 
 	q := url.Values{"email": {email}, "password": {userPassword}}
 	start := time.Now()
-	if err := chromedp.Do(sctx, chromedp.Navigate(origin+"/test.html?"+q.Encode())); err != nil {
-		t.Fatalf("open the page: %v", err)
-	}
-	text, err := readResult(sctx)
-	if err != nil {
-		t.Fatalf("the page's result: %v; userd's log:\n%s", err, n.Log.String())
-	}
+	b.Open(t, origin+"/test.html?"+q.Encode(), http.StatusOK)
+	text := b.WaitText(t, "#result")
 	t.Logf("the page's ceremonies took %v", time.Since(start).Round(time.Millisecond))
 	var res pageResult
 	if err := json.Unmarshal([]byte(text), &res); err != nil {
 		t.Fatalf("the page's result %s: %v", text, err)
 	}
 	if res.Error != "" {
-		t.Fatalf("the page failed: %s (%s); userd's log:\n%s", res.Error, text, n.Log.String())
+		t.Fatalf("the page failed: %s (%s)", res.Error, text)
 	}
 	if res.Login != http.StatusOK || res.RegistrationBegin != http.StatusOK || res.LoginBegin != http.StatusOK {
 		t.Errorf("login %d, registration options %d, login options %d: want 200 each", res.Login, res.RegistrationBegin, res.LoginBegin)
@@ -195,11 +174,7 @@ func TestPasskeys_in_chromium(t *testing.T) {
 
 	// The authenticator holds the one passkey, resident, for localhost,
 	// used once since its creation.
-	id := va.AuthenticatorID
-	creds, err := chromedp.Call(sctx, webauthn.GetCredentials, webauthn.GetCredentialsParams{AuthenticatorID: id})
-	if err != nil {
-		t.Fatalf("WebAuthn.getCredentials: %v", err)
-	}
+	creds := chromium.Call(t, b, webauthn.GetCredentials, webauthn.GetCredentialsParams{AuthenticatorID: id})
 	if len(creds.Credentials) != 1 {
 		t.Fatalf("the authenticator holds %d credentials, want 1", len(creds.Credentials))
 	}
@@ -224,71 +199,4 @@ func portOf(t *testing.T, addr string) string {
 		t.Fatal(err)
 	}
 	return port
-}
-
-// startBrowser starts a headless Chromium with a fresh profile, with the
-// options of adapters/web's browser test, and returns the context of its
-// tab.
-func startBrowser(t *testing.T, bin string) context.Context {
-	t.Helper()
-	profile, err := os.MkdirTemp("", "userd-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Best effort: a browser helper may still be writing into it.
-	t.Cleanup(func() { _ = os.RemoveAll(profile) })
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(profile),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-quic", true),
-		// Only the test's servers resolve: nothing may come from the network.
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	// The first call starts the browser, bound to the context it gets: ctx
-	// itself, without a deadline, bounded here by a timer instead; the
-	// cleanup above ends the browser if it hangs.
-	start := time.Now()
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx, chromedp.Navigate("about:blank")) }()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("start chromium: %v", err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("chromium did not start in 60 s")
-	}
-	t.Logf("chromium started in %v", time.Since(start).Round(time.Millisecond))
-	return ctx
-}
-
-// readResult waits for the test page's #result element to hold text and
-// returns it. The element is found in the DOM first, not by a script: a
-// script evaluated while the new page replaces about:blank can find its
-// execution context gone ("Cannot find context with specified id",
-// seen in CI), and is then evaluated again.
-func readResult(ctx context.Context) (string, error) {
-	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("#result"))); err != nil {
-		return "", err
-	}
-	var (
-		text string
-		err  error
-	)
-	for range 3 {
-		text, err = chromedp.Run(ctx, chromedp.Poll[string](
-			`document.getElementById("result").textContent || false`,
-			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(25*time.Second)))
-		if err == nil || !strings.Contains(err.Error(), "Cannot find context") {
-			break
-		}
-	}
-	return text, err
 }

@@ -39,13 +39,18 @@ type Node struct {
 }
 
 // New prepares (does not start) a node of the binary bin listening on a
-// free 127.0.0.1 port, configured by env on top of USERD_HTTP_ADDR. The
+// free 127.0.0.1 port, configured by env on top of USERD_HTTP_ADDR; an
+// address in env's own USERD_HTTP_ADDR is the node's instead (a test that
+// must know it before, for USERD_PUBLIC_URL, takes one from FreeAddr). The
 // caller's own USERD_* variables are dropped, so that a developer's
 // settings cannot change what a test tests. The node is stopped when the
 // test ends.
 func New(t testing.TB, bin string, env map[string]string) *Node {
 	t.Helper()
-	addr := FreeAddr(t)
+	addr, given := env["USERD_HTTP_ADDR"]
+	if !given {
+		addr = FreeAddr(t)
+	}
 	n := &Node{t: t, bin: bin, Addr: addr, Base: "http://" + addr, Log: &logbuf.Buffer{}}
 	// Messages go to the test's own directory unless the test says
 	// otherwise, never into the checkout (USERD_MAIL_DIR's default is
