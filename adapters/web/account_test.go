@@ -462,7 +462,7 @@ func TestAccount_passkeys_add_and_remove(t *testing.T) {
 	if !audited(t, audit, domain.AuditPasskeyRegistered, u.ID, u.ID) {
 		t.Error("no passkey.registered event")
 	}
-	// The passkey is a second factor now, and signs in on its own.
+	// The passkey is a second factor now.
 	if !e.user("ada@example.com").MFAEnabled {
 		t.Error("the account has no second factor")
 	}
@@ -573,6 +573,10 @@ func TestAccount_actions_refuse_cross_origin_posts_and_gets(t *testing.T) {
 		"/account/sessions/" + sid + "/sign-out": nil,
 		"/account/sessions/sign-out-others":      {"understood": {"yes"}},
 		"/account/recovery-codes.txt":            {"codes": {"abcde-12345"}},
+		"/account/mfa/totp/confirm":              {"code": {"123456"}},
+		"/account/mfa/totp/disable":              {"code": {"123456"}},
+		"/account/mfa/recovery-codes":            {"code": {"123456"}},
+		"/account/passkeys/options":              {"name": {"Laptop"}},
 	}
 	for path, form := range actions {
 		if a := v.post(path, form, withHeader("Sec-Fetch-Site", "cross-site"), withHeader("Origin", "https://evil.example")); a.Status != http.StatusForbidden {
