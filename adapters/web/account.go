@@ -203,12 +203,14 @@ func (p *Pages) refused(w http.ResponseWriter, r *http.Request, v visitor, err e
 	for _, m := range messages {
 		id, ok := fields[m.Field]
 		if !ok {
-			pg = pg.AddError("", accountFieldMessage(m.Field, m.Message))
-			continue
+			id = ""
 		}
 		msg := m.Message
 		if !m.sentence {
-			msg = accountFieldMessage(id, msg)
+			msg = accountFieldMessage(m.Field, msg)
+			if ok {
+				msg = accountFieldMessage(id, m.Message)
+			}
 		}
 		pg = pg.AddError(id, msg)
 	}

@@ -308,3 +308,23 @@ func TestAccount_limits_the_posts_that_check_a_secret(t *testing.T) {
 		}
 	}
 }
+
+func TestAccount_current_password_guesses_lock_the_account_out(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("ada@example.com", false)
+	v := e.accountVisitor("ada@example.com")
+	form := url.Values{"currentPassword": {"a guess"}, "password": {"a-New-passphrase-42"}, "confirm": {"a-New-passphrase-42"}}
+	for range 20 {
+		a := v.post("/account/password", form)
+		if a.Status == http.StatusUnauthorized {
+			continue
+		}
+		wantPage(t, a, http.StatusTooManyRequests, "Password")
+		if a.Header.Get("Retry-After") == "" || !strings.Contains(a.Body, "<li>Too many failed attempts. Try again in ") {
+			t.Errorf("the lock-out: Retry-After %q\n%s", a.Header.Get("Retry-After"), a.Body)
+		}
+		return
+	}
+	t.Fatal("20 wrong current passwords and no lock-out")
+}
