@@ -229,7 +229,7 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 		case err != nil:
 			return err
 		}
-		if !d.wantsLink(u, req.Purpose) {
+		if !wantsLink(u, req.Purpose) {
 			return d.outbox.Done(ctx, m.ID)
 		}
 		now := d.clock.Now()
@@ -242,12 +242,7 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 			// earlier links stay good.
 			return d.outbox.Done(ctx, m.ID)
 		}
-		if req.Purpose == domain.LinkResetPassword {
-			if err := d.links.Void(ctx, u.ID, domain.LinkResetPassword, now); err != nil {
-				return err
-			}
-		}
-		if mail, err = d.queueLink(ctx, u, req.Purpose, true, req.Lang, now.Add(deliveryLease)); err != nil {
+		if mail, err = d.replaceLink(ctx, u, req.Purpose, true, req.Lang, now.Add(deliveryLease)); err != nil {
 			return err
 		}
 		sent = &u
@@ -261,21 +256,11 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 		return nil
 	}
 	if req.Purpose == domain.LinkResetPassword {
-		d.events.note(ctx, domain.PasswordResetRequestedEvent(sent.ID))
+		d.events.note(ctx, domain.PasswordResetRequestedEvent("", sent.ID))
 	} else {
 		d.events.note(ctx, domain.EmailVerificationRequestedEvent(sent.ID))
 	}
 	return d.sendMail(ctx, mail)
-}
-
-// wantsLink says whether u may be sent a link of purpose at all: a
-// verification link while its email is not verified, a reset link while
-// it is enabled.
-func (d *DeliveryService) wantsLink(u domain.User, purpose domain.LinkPurpose) bool {
-	if purpose == domain.LinkResetPassword {
-		return !u.Disabled
-	}
-	return !u.EmailVerified
 }
 
 // count reports to the outbox metrics, when there are any.

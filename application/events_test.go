@@ -418,7 +418,12 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	wantErr(t, e.env.svc.Mail.RequestPasswordReset(requestCtx, "ada@example.com"), nil)
 	reset := linkToken(t, onlyMail(t, e.deliver(t), domain.MailResetPassword))
 	secrets = append(secrets, reset)
-	wantErr(t, e.env.svc.Mail.ResetPassword(requestCtx, reset, third), nil)
+	// An admin's link voids the one asked for.
+	wantErr(t, e.env.svc.Mail.SendPasswordReset(requestCtx, admin, u.ID.String()), nil)
+	sent := linkToken(t, onlyMail(t, e.deliver(t), domain.MailResetPassword))
+	secrets = append(secrets, sent)
+	wantErr(t, e.env.svc.Mail.ResetPassword(requestCtx, reset, third), domain.ErrInvalidLinkToken)
+	wantErr(t, e.env.svc.Mail.ResetPassword(requestCtx, sent, third), nil)
 	e.deliver(t) // the notice, given up
 
 	// Second factors: the TOTP secret, its codes, the recovery codes and
@@ -457,6 +462,8 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	cred, err := key.Create(reg.PublicKey, softauthn.Faults{})
 	wantErr(t, err, nil)
 	passkey, err := e.env.svc.Passkeys.FinishRegistration(requestCtx, self, application.PasskeyRegistrationInput{CeremonyID: &reg.CeremonyID, Credential: cred})
+	wantErr(t, err, nil)
+	_, err = e.env.svc.Passkeys.Rename(requestCtx, self, string(passkey.ID), first)
 	wantErr(t, err, nil)
 	wantErr(t, e.env.svc.Passkeys.Delete(requestCtx, self, string(passkey.ID)), nil)
 	e.registerPasskey(t, self, softauthn.New(testOrigin))

@@ -83,12 +83,9 @@ func (s *PasskeyService) FinishRegistration(ctx context.Context, actor *domain.P
 	}
 	var verr domain.ValidationError
 	requireCeremony(&verr, in.CeremonyID, in.Credential)
-	name := ""
+	var name string
 	if in.Name != nil {
-		var msg string
-		if name, msg = domain.ParsePasskeyName(*in.Name); msg != "" {
-			verr.Add(FieldName, msg)
-		}
+		name = passkeyName(&verr, *in.Name)
 	} else {
 		name = domain.DefaultPasskeyName
 	}
@@ -150,6 +147,43 @@ func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, ra
 	s.log.LogAttrs(ctx, slog.LevelInfo, "passkey removed", slog.String("user_id", self.ID.String()),
 		slog.String("passkey_id", string(id)))
 	return nil
+}
+
+// Rename gives one of the caller's passkeys a new name, under the rules of
+// a name given at registration (empty is domain.DefaultPasskeyName), and
+// returns the passkey. Like Delete, another user's passkey is not found.
+func (s *PasskeyService) Rename(ctx context.Context, actor *domain.Principal, rawID, name string) (domain.Passkey, error) {
+	self, err := s.signedIn(ctx, actor)
+	if err != nil {
+		return domain.Passkey{}, err
+	}
+	id, err := domain.ParsePasskeyID(rawID)
+	if err != nil {
+		return domain.Passkey{}, err
+	}
+	var verr domain.ValidationError
+	name = passkeyName(&verr, name)
+	if err := verr.Err(); err != nil {
+		return domain.Passkey{}, err
+	}
+	p, err := s.passkeys.RenamePasskey(ctx, self.ID, id, name)
+	if err != nil {
+		return domain.Passkey{}, err
+	}
+	s.events.note(ctx, domain.PasskeyRenamedEvent(self.ID, id))
+	s.log.LogAttrs(ctx, slog.LevelInfo, "passkey renamed", slog.String("user_id", self.ID.String()),
+		slog.String("passkey_id", string(id)))
+	return p, nil
+}
+
+// passkeyName checks a passkey's name as given, adding its problem to
+// verr; registration and renaming share it.
+func passkeyName(verr *domain.ValidationError, raw string) string {
+	name, msg := domain.ParsePasskeyName(raw)
+	if msg != "" {
+		verr.Add(FieldName, msg)
+	}
+	return name
 }
 
 // BeginLogin starts a passkey login: a discoverable one, without

@@ -44,7 +44,8 @@ const (
 	// AuditEmailVerificationCompleted: a verification link was used; the
 	// account's email is verified.
 	AuditEmailVerificationCompleted AuditEventType = "email_verification.completed"
-	// AuditPasswordResetRequested: a reset link was sent.
+	// AuditPasswordResetRequested: a reset link was sent, at an anonymous
+	// request or by an admin (ActorID, and by=admin in Detail).
 	AuditPasswordResetRequested AuditEventType = "password_reset.requested"
 	// AuditPasswordResetCompleted: a reset link set a new password; the
 	// account's sessions ended.
@@ -68,6 +69,9 @@ const (
 	AuditPasskeyRegistered AuditEventType = "passkey.registered"
 	// AuditPasskeyRemoved: the user removed a passkey.
 	AuditPasskeyRemoved AuditEventType = "passkey.removed"
+	// AuditPasskeyRenamed: the user gave a passkey a new name; Detail
+	// names the passkey by id, never by the name typed.
+	AuditPasskeyRenamed AuditEventType = "passkey.renamed"
 )
 
 // AuditEventTypes lists every event type, in the order above.
@@ -78,7 +82,7 @@ var AuditEventTypes = []AuditEventType{
 	AuditEmailVerificationRequested, AuditEmailVerificationCompleted,
 	AuditPasswordResetRequested, AuditPasswordResetCompleted, AuditMailGivenUp,
 	AuditTOTPEnabled, AuditTOTPDisabled, AuditRecoveryCodesRenewed, AuditRecoveryCodeUsed,
-	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved,
+	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved, AuditPasskeyRenamed,
 }
 
 // AuditEvent is one entry of the audit trail. It never holds a password, a

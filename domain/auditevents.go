@@ -163,9 +163,15 @@ func EmailVerificationCompletedEvent(subject UserID) AuditEvent {
 }
 
 // PasswordResetRequestedEvent records that a reset link was sent to
-// subject.
-func PasswordResetRequestedEvent(subject UserID) AuditEvent {
-	return AuditEvent{Type: AuditPasswordResetRequested, SubjectID: subject}
+// subject: at an anonymous request (actor empty: whoever asked is not
+// known, only that someone typed the email), or by the admin actor.
+func PasswordResetRequestedEvent(actor, subject UserID) AuditEvent {
+	by := ""
+	if actor != "" {
+		by = "admin"
+	}
+	return AuditEvent{Type: AuditPasswordResetRequested, ActorID: actor, SubjectID: subject,
+		Detail: detail("by", by)}
 }
 
 // PasswordResetCompletedEvent records that subject set a new password
@@ -222,6 +228,13 @@ func PasskeyRegisteredEvent(subject UserID, passkey PasskeyID) AuditEvent {
 // PasskeyRemovedEvent records that subject removed the passkey.
 func PasskeyRemovedEvent(subject UserID, passkey PasskeyID) AuditEvent {
 	return AuditEvent{Type: AuditPasskeyRemoved, ActorID: subject, SubjectID: subject,
+		Detail: detail("passkey", string(passkey))}
+}
+
+// PasskeyRenamedEvent records that subject renamed the passkey. The new
+// name is left out: the user typed it.
+func PasskeyRenamedEvent(subject UserID, passkey PasskeyID) AuditEvent {
+	return AuditEvent{Type: AuditPasskeyRenamed, ActorID: subject, SubjectID: subject,
 		Detail: detail("passkey", string(passkey))}
 }
 

@@ -33,6 +33,9 @@ func TestAuditEventConstructors(t *testing.T) {
 		{"logout", domain.SessionRevokedEvent(s, s, domain.EndedByLogout, "fam"), domain.AuditSessionRevoked, s, s, "reason=logout family=fam"},
 		{"credentials_changed", domain.SessionRevokedEvent(a, s, domain.EndedByCredentialChange, ""), domain.AuditSessionRevoked, a, s, "reason=credential_change scope=all"},
 		{"key_by_operator", domain.KeyRotatedEvent("", "k1", "EdDSA", domain.OriginOperator), domain.AuditKeyRotated, "", "", "kid=k1 algorithm=EdDSA origin=operator"},
+		{"reset_requested", domain.PasswordResetRequestedEvent("", s), domain.AuditPasswordResetRequested, "", s, ""},
+		{"reset_sent_by_admin", domain.PasswordResetRequestedEvent(a, s), domain.AuditPasswordResetRequested, a, s, "by=admin"},
+		{"passkey_renamed", domain.PasskeyRenamedEvent(s, "6740f1c2a1b2c3d4e5f6071a"), domain.AuditPasskeyRenamed, s, s, "passkey=6740f1c2a1b2c3d4e5f6071a"},
 		{"key_by_admin", domain.KeyRotatedEvent(a, "k2", "ES256", domain.OriginAPI), domain.AuditKeyRotated, a, "", "kid=k2 algorithm=ES256"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

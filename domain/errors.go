@@ -53,6 +53,10 @@ var (
 	ErrLastAdmin = errors.New("the last enabled admin cannot be disabled, demoted or deleted")
 	// ErrAccountDisabled: the account is disabled; the password was right.
 	ErrAccountDisabled = errors.New("account disabled")
+	// ErrUserDisabled: an admin's action that needs an enabled account
+	// (sending it a reset link) names a disabled one. Unlike
+	// ErrAccountDisabled, the account is not the caller's.
+	ErrUserDisabled = errors.New("the user is disabled")
 	// ErrEmailNotVerified: the deployment requires a verified email to sign
 	// in and the account's is not; the password was right.
 	ErrEmailNotVerified = errors.New("email not verified")

@@ -37,7 +37,7 @@ type LinkToken struct {
 	// Requested is true for a token sent because someone asked for it
 	// (POST /auth/email-verification, /auth/password-reset): those count
 	// against the account's mail budget; tokens sent because of a change
-	// (registration, a new email) do not.
+	// (registration, a new email) or by an admin do not.
 	Requested bool
 	// UsedAt is set once the token has been used (or voided).
 	UsedAt *time.Time

@@ -89,6 +89,12 @@ type PasskeyStore interface {
 	// did. A false answer means a concurrent or replayed assertion, or a
 	// cloned authenticator.
 	RecordPasskeyUse(ctx context.Context, id domain.PasskeyID, signCount uint32, credential []byte, at time.Time) (bool, error)
+	// RenamePasskey sets the name of the user's passkey, in one
+	// conditional write, and returns the passkey as it is now; another
+	// user's passkey, or a missing one, is domain.ErrPasskeyNotFound. The
+	// name is stored as given: the caller has checked it
+	// (domain.ParsePasskeyName).
+	RenamePasskey(ctx context.Context, user domain.UserID, id domain.PasskeyID, name string) (domain.Passkey, error)
 	// DeletePasskey removes the user's passkey, or returns
 	// domain.ErrPasskeyNotFound (also for another user's passkey).
 	DeletePasskey(ctx context.Context, user domain.UserID, id domain.PasskeyID) error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -188,6 +189,26 @@ func (s *PasskeyStore) RecordPasskeyUse(ctx context.Context, id domain.PasskeyID
 		return false, storeError("record passkey use", res.Error)
 	}
 	return res.RowsAffected == 1, nil
+}
+
+// renamePasskeySQL renames a passkey of one user and returns it, in one
+// statement: the user id in the condition keeps a request from renaming
+// another user's passkey, and RETURNING (SQLite 3.35+, PostgreSQL) answers
+// with the row as written, with no second read that a concurrent delete
+// could slip between. Arguments: the name, the id, the user id.
+var renamePasskeySQL = `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ? RETURNING ` + strings.Join(passkeyColumns, ", ")
+
+// RenamePasskey implements ports.PasskeyStore.
+func (s *PasskeyStore) RenamePasskey(ctx context.Context, user domain.UserID, id domain.PasskeyID, name string) (domain.Passkey, error) {
+	var rows []passkeyRow
+	if err := s.db.writer(ctx).Raw(renamePasskeySQL, name, string(id), string(user)).Scan(&rows).Error; err != nil {
+		return domain.Passkey{}, storeError("rename passkey", err)
+	}
+	// No row came back: no passkey of the user has the id.
+	if len(rows) == 0 {
+		return domain.Passkey{}, fmt.Errorf("rename passkey: %w", domain.ErrPasskeyNotFound)
+	}
+	return toDomainPasskey(rows[0]), nil
 }
 
 // DeletePasskey implements ports.PasskeyStore.

@@ -254,6 +254,8 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.POST("/users", optional, h.validQuery, h.limitRegistration, h.createUser)
 	api.PUT("/users/:id", required, h.validQuery, h.updateUser)
 	api.DELETE("/users/:id", required, h.validQuery, h.deleteUser)
+	// An admin mails a user a reset link; "me" names the caller.
+	api.POST("/users/:id/password-reset", required, h.validQuery, h.sendPasswordReset)
 	api.GET("/audit", required, h.validQuery, h.listAudit)
 	// A user's sessions; "me" names the caller.
 	api.GET("/users/:id/sessions", required, h.validQuery, h.listSessions)
@@ -273,6 +275,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.GET("/users/me/passkeys", required, h.validQuery, h.listPasskeys)
 	api.POST("/users/me/passkeys/registration", required, h.validQuery, h.beginPasskeyRegistration)
 	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)
+	api.PATCH("/users/me/passkeys/:passkeyId", required, h.validQuery, h.renamePasskey)
 	api.DELETE("/users/me/passkeys/:passkeyId", required, h.validQuery, h.deletePasskey)
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it

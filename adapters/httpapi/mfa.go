@@ -36,6 +36,10 @@ type passkeyRegistrationRequest struct {
 	Credential json.RawMessage `json:"credential"`
 }
 
+type passkeyRenameRequest struct {
+	Name *string `json:"name"`
+}
+
 type passkeyLoginRequest struct {
 	CeremonyID *string         `json:"ceremonyId"`
 	Credential json.RawMessage `json:"credential"`
@@ -235,6 +239,22 @@ func (h *handler) finishPasskeyRegistration(c *gin.Context) {
 		return
 	}
 	h.writeJSON(c, http.StatusCreated, toPasskeyResponse(p))
+}
+
+// renamePasskey answers PATCH /api/users/me/passkeys/{id}: the passkey,
+// renamed.
+func (h *handler) renamePasskey(c *gin.Context) {
+	var req passkeyRenameRequest
+	if err := decodeJSON(c.Request, &req); err != nil {
+		h.fail(c, err)
+		return
+	}
+	p, err := h.passkeys.Rename(c.Request.Context(), principal(c), c.Param("passkeyId"), deref(req.Name))
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	h.writeJSON(c, http.StatusOK, toPasskeyResponse(p))
 }
 
 // deletePasskey answers DELETE /api/users/me/passkeys/{id}.

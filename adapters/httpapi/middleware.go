@@ -149,16 +149,17 @@ func (h *handler) recoverPanic(c *gin.Context) {
 }
 
 // apiHeaders enforces the header rules of the contract on /api/* and /auth/*
-// routes: an Accept that excludes JSON is a 406, a POST or PUT body that is
-// not JSON a 415, a declared length over the limit a 413. It also caps the
-// body for the JSON decoder. (Cache-Control: no-store is set by requestID.)
+// routes: an Accept that excludes JSON is a 406, a POST, PUT or PATCH body
+// that is not JSON a 415, a declared length over the limit a 413. It also
+// caps the body for the JSON decoder. (Cache-Control: no-store is set by
+// requestID.)
 func (h *handler) apiHeaders(c *gin.Context) {
 	if !acceptsJSON(c.Request.Header.Values("Accept")) {
 		h.writeProblem(c, problem{Status: http.StatusNotAcceptable, Code: "not_acceptable",
 			Detail: "this resource is only available as application/json"})
 		return
 	}
-	if m := c.Request.Method; m == http.MethodPost || m == http.MethodPut {
+	if m := c.Request.Method; m == http.MethodPost || m == http.MethodPut || m == http.MethodPatch {
 		route := c.FullPath()
 		mayOmitBody := (optionalBody[route] || h.browser.cookie && cookieBody[route]) && bodyless(c.Request)
 		if !isJSONContentType(c.GetHeader("Content-Type")) && !mayOmitBody {
@@ -182,6 +183,7 @@ func (h *handler) apiHeaders(c *gin.Context) {
 var optionalBody = map[string]bool{
 	"/api/users/me/passkeys/registration": true,
 	"/api/users/me/mfa/recovery-codes":    true,
+	"/api/users/:id/password-reset":       true,
 	"/auth/passkey":                       true,
 }
 

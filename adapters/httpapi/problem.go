@@ -102,6 +102,10 @@ var sentinels = []struct {
 		Detail: "the last enabled admin cannot be disabled, demoted or deleted"}},
 	{domain.ErrAccountDisabled, problem{Status: http.StatusForbidden, Code: "account_disabled",
 		Detail: "this account is disabled"}},
+	// The account acted on, not the caller's: a state of that account
+	// that the action does not fit, hence 409 rather than login's 403.
+	{domain.ErrUserDisabled, problem{Status: http.StatusConflict, Code: "account_disabled",
+		Detail: "this user is disabled; enable the account first"}},
 	{domain.ErrEmailNotVerified, problem{Status: http.StatusForbidden, Code: "email_not_verified",
 		Detail: "verify the account's email first; POST /auth/email-verification sends a new link"}},
 	{domain.ErrInvalidLinkToken, problem{Status: http.StatusBadRequest, Code: "invalid_token",

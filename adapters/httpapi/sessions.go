@@ -29,9 +29,9 @@ func toSessionResponse(s application.SessionView) sessionResponse {
 		ExpiresAt: formatTime(s.ExpiresAt), UserAgent: s.UserAgent, IP: s.IP, AMR: amr, Current: s.Current}
 }
 
-// sessionsUser is the path's user id, the caller's for "me". An anonymous
+// pathUser is the path's user id, the caller's for "me". An anonymous
 // caller never gets here (the routes require authentication).
-func sessionsUser(c *gin.Context) string {
+func pathUser(c *gin.Context) string {
 	id := c.Param("id")
 	if p := principal(c); id == "me" && p != nil {
 		return p.UserID.String()
@@ -41,7 +41,7 @@ func sessionsUser(c *gin.Context) string {
 
 // listSessions answers GET /api/users/{id}/sessions.
 func (h *handler) listSessions(c *gin.Context) {
-	list, err := h.sessions.List(c.Request.Context(), principal(c), sessionsUser(c))
+	list, err := h.sessions.List(c.Request.Context(), principal(c), pathUser(c))
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -55,7 +55,7 @@ func (h *handler) listSessions(c *gin.Context) {
 
 // revokeSession answers DELETE /api/users/{id}/sessions/{sid}.
 func (h *handler) revokeSession(c *gin.Context) {
-	if err := h.sessions.Revoke(c.Request.Context(), principal(c), sessionsUser(c), c.Param("sid")); err != nil {
+	if err := h.sessions.Revoke(c.Request.Context(), principal(c), pathUser(c), c.Param("sid")); err != nil {
 		h.fail(c, err)
 		return
 	}
@@ -64,7 +64,7 @@ func (h *handler) revokeSession(c *gin.Context) {
 
 // revokeSessions answers DELETE /api/users/{id}/sessions.
 func (h *handler) revokeSessions(c *gin.Context) {
-	if err := h.sessions.RevokeAll(c.Request.Context(), principal(c), sessionsUser(c)); err != nil {
+	if err := h.sessions.RevokeAll(c.Request.Context(), principal(c), pathUser(c)); err != nil {
 		h.fail(c, err)
 		return
 	}

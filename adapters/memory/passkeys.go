@@ -89,6 +89,19 @@ func (r *PasskeyStore) RecordPasskeyUse(ctx context.Context, id domain.PasskeyID
 	return true, nil
 }
 
+// RenamePasskey implements ports.PasskeyStore.
+func (r *PasskeyStore) RenamePasskey(ctx context.Context, user domain.UserID, id domain.PasskeyID, name string) (domain.Passkey, error) {
+	s := r.s
+	defer s.lock(ctx)()
+	p, ok := s.passkeys[id]
+	if !ok || p.UserID != user {
+		return domain.Passkey{}, fmt.Errorf("rename passkey: %w", domain.ErrPasskeyNotFound)
+	}
+	p.Name = name
+	s.passkeys[id] = p
+	return copyPasskey(p), nil
+}
+
 // DeletePasskey implements ports.PasskeyStore.
 func (r *PasskeyStore) DeletePasskey(ctx context.Context, user domain.UserID, id domain.PasskeyID) error {
 	s := r.s

@@ -271,6 +271,48 @@ func PasskeyStore(t *testing.T, newStores func(t *testing.T) (ports.UserReposito
 		checkPasskeys(t, store, other.ID, theirs)
 	})
 
+	t.Run("rename", func(t *testing.T) {
+		t.Parallel()
+		users, store, u := setup(t)
+		other := newUser(at(time.Second))
+		mustCreate(t, users, other)
+		p, q := newPasskey(u.ID, at(0)), newPasskey(u.ID, at(time.Minute))
+		used := at(time.Hour)
+		p.LastUsedAt = &used
+		theirs := newPasskey(other.ID, at(0))
+		for _, k := range []domain.Passkey{p, q, theirs} {
+			create(t, store, k)
+		}
+		ctx := t.Context()
+		rename := func(user domain.UserID, id domain.PasskeyID, name, why string) {
+			t.Helper()
+			if got, err := store.RenamePasskey(ctx, user, id, name); !errors.Is(err, domain.ErrPasskeyNotFound) {
+				t.Errorf("RenamePasskey(%s) = %+v, %v; want ErrPasskeyNotFound", why, got, err)
+			}
+		}
+		rename(other.ID, p.ID, "Stolen", "another user's passkey")
+		rename(u.ID, domain.NewPasskeyID(at(0)), "Nobody's", "an unknown passkey")
+		// Every other column stays as it was, and the answer is the row
+		// as stored now.
+		const name = "Clé de Zoë ✓"
+		got, err := store.RenamePasskey(ctx, u.ID, p.ID, name)
+		if err != nil {
+			t.Fatalf("RenamePasskey: %v", err)
+		}
+		p.Name = name
+		checkPasskey(t, got, p)
+		checkPasskeys(t, store, u.ID, p, q)
+		checkPasskeys(t, store, other.ID, theirs)
+		// The same name again is no error: the passkey exists.
+		if _, err := store.RenamePasskey(ctx, u.ID, p.ID, name); err != nil {
+			t.Errorf("RenamePasskey(to its own name): %v", err)
+		}
+		if err := store.DeletePasskey(ctx, u.ID, q.ID); err != nil {
+			t.Fatalf("DeletePasskey: %v", err)
+		}
+		rename(u.ID, q.ID, "Gone", "a deleted passkey")
+	})
+
 	t.Run("ceremonies", func(t *testing.T) {
 		t.Parallel()
 		_, store, u := setup(t)
