@@ -331,3 +331,14 @@ func (p *Pages) accountNotFound(w http.ResponseWriter, r *http.Request, v visito
 
 // when shows a time on the pages.
 func when(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }
+
+// formRefusal is a refusal of a form as a whole, with its status, for
+// refused; formError makes one.
+type formRefusal struct {
+	status  int
+	message string
+}
+
+func formError(status int, message string) error { return &formRefusal{status, message} }
+
+func (e *formRefusal) Error() string { return e.message }

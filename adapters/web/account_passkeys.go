@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -180,6 +179,22 @@ func (p *Pages) renamePasskeyForm(w http.ResponseWriter, r *http.Request, v visi
 	p.renderConsole(w, r, http.StatusOK, passkeyPage(r, v, row, false))
 }
 
+// renamePasskey renames a passkey of the visitor.
+func (p *Pages) renamePasskey(w http.ResponseWriter, r *http.Request, v visitor) {
+	_, err := p.svc.Passkeys.Rename(r.Context(), v.principal, r.PathValue("id"), r.PostForm.Get(fieldName))
+	switch {
+	case errors.Is(err, domain.ErrPasskeyNotFound):
+		seeOther(w, r, accountPasskeysPath, "passkey-gone")
+	case err != nil:
+		p.refused(w, r, v, err, map[string]string{fieldName: fieldName}, func() (page, error) {
+			row, err := p.passkeyOf(r, v)
+			return passkeyPage(r, v, row, false), err
+		})
+	default:
+		seeOther(w, r, accountPasskeysPath, "passkey-renamed")
+	}
+}
+
 // removePasskeyForm asks whether to remove a passkey: its button is the
 // confirm step.
 func (p *Pages) removePasskeyForm(w http.ResponseWriter, r *http.Request, v visitor) {
@@ -201,40 +216,5 @@ func (p *Pages) removePasskey(w http.ResponseWriter, r *http.Request, v visitor)
 		p.accountFail(w, r, v, err)
 	default:
 		seeOther(w, r, accountPasskeysPath, "passkey-removed")
-	}
-}
-
-// formRefusal is a refusal of a form as a whole, with its status, for
-// refused; formError makes one.
-type formRefusal struct {
-	status  int
-	message string
-}
-
-func formError(status int, message string) error { return &formRefusal{status, message} }
-
-func (e *formRefusal) Error() string { return e.message }
-
-// renamePasskey renames a passkey of the visitor.
-func (p *Pages) renamePasskey(w http.ResponseWriter, r *http.Request, v visitor) {
-	id, name := r.PathValue("id"), r.PostForm.Get(fieldName)
-	rn, ok := any(p.svc.Passkeys).(interface {
-		Rename(ctx context.Context, actor *domain.Principal, rawID, name string) (domain.Passkey, error)
-	})
-	if !ok {
-		p.accountNotFound(w, r, v)
-		return
-	}
-	_, err := rn.Rename(r.Context(), v.principal, id, name)
-	switch {
-	case errors.Is(err, domain.ErrPasskeyNotFound):
-		seeOther(w, r, accountPasskeysPath, "passkey-gone")
-	case err != nil:
-		p.refused(w, r, v, err, map[string]string{fieldName: fieldName}, func() (page, error) {
-			row, err := p.passkeyOf(r, v)
-			return passkeyPage(r, v, row, false), err
-		})
-	default:
-		seeOther(w, r, accountPasskeysPath, "passkey-renamed")
 	}
 }

@@ -51,7 +51,7 @@ func jsonErrorOf(t *testing.T, a answer) string {
 
 var passkeyLink = regexp.MustCompile(`href="/account/passkeys/([0-9a-f]+)/remove"`)
 
-func TestAccount_passkeys_add_and_remove(t *testing.T) {
+func TestAccount_passkeys_add_rename_and_remove(t *testing.T) {
 	t.Parallel()
 	audit := memory.NewAuditLog()
 	e := newEnv(t, withAccountAudit(audit))
@@ -84,11 +84,35 @@ func TestAccount_passkeys_add_and_remove(t *testing.T) {
 		t.Error("the account has no second factor")
 	}
 
-	// Removing it: a page that asks, whose button posts.
+	// Renaming it: a page of its own.
 	id := m[1]
+	form := v.get("/account/passkeys/" + id + "/rename")
+	wantPage(t, form, http.StatusOK, "Rename a passkey")
+	if !strings.Contains(form.Body, `action="/account/passkeys/`+id+`/rename"`) || !strings.Contains(form.Body, `value="Laptop"`) {
+		t.Errorf("the rename form:\n%s", form.Body)
+	}
+	long := v.post("/account/passkeys/"+id+"/rename", url.Values{"name": {strings.Repeat("y", 65)}})
+	wantPage(t, long, http.StatusBadRequest, "Rename a passkey")
+	wantField(t, long, "name", "The name must be at most 64 characters.")
+	if !strings.Contains(long.Body, `value="`+strings.Repeat("y", 65)+`"`) {
+		t.Error("the name typed is not kept")
+	}
+	renamed := wantDone(t, v, v.post("/account/passkeys/"+id+"/rename", url.Values{"name": {"Phone"}}), "/account/passkeys",
+		"passkey-renamed", "Passkeys", "The passkey is renamed.")
+	if !strings.Contains(renamed.Body, "<td>Phone</td>") || strings.Contains(renamed.Body, "<td>Laptop</td>") {
+		t.Errorf("the list after the rename:\n%s", renamed.Body)
+	}
+	if !audited(t, audit, domain.AuditPasskeyRenamed, u.ID, u.ID) {
+		t.Error("no passkey.renamed event")
+	}
+	wantPage(t, v.get("/account/passkeys/"+strings.Repeat("0", len(id))+"/rename"), http.StatusNotFound, "")
+	wantDone(t, v, v.post("/account/passkeys/"+strings.Repeat("0", len(id))+"/rename", url.Values{"name": {"X"}}),
+		"/account/passkeys", "passkey-gone", "Passkeys", "That passkey was removed already.")
+
+	// Removing it: a page that asks, whose button posts.
 	ask := v.get("/account/passkeys/" + id + "/remove")
 	wantPage(t, ask, http.StatusOK, "Remove a passkey")
-	if !strings.Contains(ask.Body, `action="/account/passkeys/`+id+`/remove"`) || !strings.Contains(ask.Body, "Laptop") {
+	if !strings.Contains(ask.Body, `action="/account/passkeys/`+id+`/remove"`) || !strings.Contains(ask.Body, "Phone") {
 		t.Errorf("the confirm page:\n%s", ask.Body)
 	}
 	wantPage(t, v.get("/account/passkeys/"+strings.Repeat("0", len(id))+"/remove"), http.StatusNotFound, "")
