@@ -259,7 +259,7 @@ func refusal(err error) (int, []refusalMessage) {
 		return status, []refusalMessage{{Field: field, Message: msg, sentence: true}}
 	}
 	if f, ok := errors.AsType[*formRefusal](err); ok {
-		return one(f.status, "", f.message)
+		return one(f.status, f.field, f.message)
 	}
 	switch {
 	case errors.Is(err, domain.ErrInvalidCredentials):
@@ -332,13 +332,20 @@ func (p *Pages) accountNotFound(w http.ResponseWriter, r *http.Request, v visito
 // when shows a time on the pages.
 func when(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }
 
-// formRefusal is a refusal of a form as a whole, with its status, for
-// refused; formError makes one.
+// formRefusal is a refusal of a form as a whole (field "") or of one of
+// its fields, in a sentence of the page's own, with its status, for
+// refused; formError and fieldRefusal make one.
 type formRefusal struct {
-	status  int
-	message string
+	status         int
+	field, message string
 }
 
-func formError(status int, message string) error { return &formRefusal{status, message} }
+func formError(status int, message string) error {
+	return &formRefusal{status: status, message: message}
+}
+
+func fieldRefusal(status int, field, message string) error {
+	return &formRefusal{status: status, field: field, message: message}
+}
 
 func (e *formRefusal) Error() string { return e.message }

@@ -117,7 +117,11 @@ func (p *Pages) confirmTOTP(w http.ResponseWriter, r *http.Request, v visitor) {
 		// No pending factor: never begun, or replaced by another set-up.
 		seeOther(w, r, accountMFAPath, "totp-restart")
 		return
-	case err != nil:
+	case errors.Is(err, domain.ErrInvalidMFACode):
+		// There are no recovery codes yet: only the app's code serves.
+		err = fieldRefusal(http.StatusBadRequest, fieldCode, "The code is not right. Type the 6 digits your app shows now.")
+	}
+	if err != nil {
 		p.refused(w, r, v, err, map[string]string{fieldCode: fieldCode}, func() (page, error) {
 			pg := accountPage(r, &v, tmplAccountTOTP, "Set up your authenticator app", accountMFAPath)
 			pg.Data = totpData{Retry: true}

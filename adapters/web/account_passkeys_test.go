@@ -73,7 +73,7 @@ func TestAccount_passkeys_add_rename_and_remove(t *testing.T) {
 	list := wantDone(t, v, addPasskey(t, v, key, "Laptop"), "/account/passkeys", "passkey-added", "Passkeys",
 		"The passkey is added.")
 	m := passkeyLink.FindStringSubmatch(list.Body)
-	if m == nil || !strings.Contains(list.Body, "<td>Laptop</td>") || !strings.Contains(list.Body, "<td>Never</td>") {
+	if m == nil || !strings.Contains(list.Body, ">Laptop</p>") || !strings.Contains(list.Body, "<dd>Never</dd>") {
 		t.Fatalf("the list:\n%s", list.Body)
 	}
 	if !audited(t, audit, domain.AuditPasskeyRegistered, u.ID, u.ID) {
@@ -99,7 +99,7 @@ func TestAccount_passkeys_add_rename_and_remove(t *testing.T) {
 	}
 	renamed := wantDone(t, v, v.post("/account/passkeys/"+id+"/rename", url.Values{"name": {"Phone"}}), "/account/passkeys",
 		"passkey-renamed", "Passkeys", "The passkey is renamed.")
-	if !strings.Contains(renamed.Body, "<td>Phone</td>") || strings.Contains(renamed.Body, "<td>Laptop</td>") {
+	if !strings.Contains(renamed.Body, ">Phone</p>") || strings.Contains(renamed.Body, ">Laptop</p>") {
 		t.Errorf("the list after the rename:\n%s", renamed.Body)
 	}
 	if !audited(t, audit, domain.AuditPasskeyRenamed, u.ID, u.ID) {
