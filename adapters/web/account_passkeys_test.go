@@ -70,7 +70,26 @@ func TestAccount_passkeys_add_rename_and_remove(t *testing.T) {
 		t.Errorf("a refused passkey:\n%s", bad.Body)
 	}
 
-	list := wantDone(t, v, addPasskey(t, v, key, "Laptop"), "/account/passkeys", "passkey-added", "Passkeys",
+	// A name that the finish refuses (the script asks for the options
+	// with the name, so only a changed form gets here): beside the field.
+	o := v.post("/account/passkeys/options", url.Values{"name": {"Laptop"}})
+	var options struct {
+		CeremonyID string          `json:"ceremonyId"`
+		PublicKey  json.RawMessage `json:"publicKey"`
+	}
+	if err := json.Unmarshal([]byte(o.Body), &options); err != nil {
+		t.Fatal(err)
+	}
+	cred, err := key.Create(options.PublicKey, softauthn.Faults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	badName := v.post("/account/passkeys", url.Values{"ceremonyId": {options.CeremonyID}, "credential": {string(cred)},
+		"name": {"bad\u0007name"}})
+	wantPage(t, badName, http.StatusBadRequest, "Passkeys")
+	wantField(t, badName, "name", "The name must not contain control characters.")
+
+	list := wantDone(t, v, addPasskey(t, v, softauthn.New("http://localhost:8080"), "Laptop"), "/account/passkeys", "passkey-added", "Passkeys",
 		"The passkey is added.")
 	m := passkeyLink.FindStringSubmatch(list.Body)
 	if m == nil || !strings.Contains(list.Body, ">Laptop</p>") || !strings.Contains(list.Body, "<dd>Never</dd>") {
