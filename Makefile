@@ -44,10 +44,26 @@ FUZZ_TARGETS = $(shell grep -rl --include='*_test.go' '^func Fuzz' . | sort | wh
 # written to testdata/fuzz/<FuzzName>/ and fails the run; committed, it
 # becomes a regression test. Passing runs write nothing into the tree (the
 # inputs they find go to the fuzz cache in GOCACHE).
+#
+# Go 1.26's fuzz coordinator can end a run at its -fuzztime with a bare
+# "context deadline exceeded" and no failing input, under CPU contention
+# (golang/go#75804, fixed in Go 1.27): such a run, which wrote no input
+# into testdata/fuzz, is reported and not counted as a failure. A run
+# that found a failing input always wrote it there, and fails.
 define fuzz-run
 	@rc=0; for t in $(FUZZ_TARGETS); do \
-		echo "fuzz: $${t#*:} in $${t%%:*} for $(1)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(1) "$${t%%:*}" || rc=1; \
+		name="$${t#*:}"; dir="$${t%%:*}"; \
+		echo "fuzz: $$name in $$dir for $(1)"; \
+		before="$$(ls "$$dir/testdata/fuzz/$$name" 2>/dev/null | wc -l)"; \
+		out="$$($(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(1) "$$dir" 2>&1)"; st=$$?; \
+		echo "$$out"; \
+		if [ $$st -ne 0 ]; then \
+			after="$$(ls "$$dir/testdata/fuzz/$$name" 2>/dev/null | wc -l)"; \
+			if [ "$$after" = "$$before" ] && echo "$$out" | grep -q '^    context deadline exceeded$$' \
+				&& ! echo "$$out" | grep -q 'Failing input written'; then \
+				echo "fuzz: $$name: Go's fuzz coordinator stopped at -fuzztime with no failing input (golang/go#75804); not a failure"; \
+			else rc=1; fi; \
+		fi; \
 	done; exit $$rc
 endef
 

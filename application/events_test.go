@@ -41,7 +41,7 @@ func newAuditEnv(t *testing.T, audit ports.AuditLog) *auditEnv {
 // trail returns every recorded event, oldest first.
 func (e *auditEnv) trail(t *testing.T) []domain.AuditEvent {
 	t.Helper()
-	events, err := e.audit.List(ctx, domain.Page[domain.AuditID]{Limit: 1000})
+	events, err := e.audit.List(ctx, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,6 +270,80 @@ func TestEvents_user_lifecycle(t *testing.T) {
 	}
 }
 
+// Every action of the admin console (edit, verify, disable and enable,
+// end one or every session, reset the second factors, rotate a key,
+// delete, create) lands in the trail with the admin as actor and the
+// account as subject (a key has no subject), so that the trail filtered
+// by the admin, or by the account, shows it.
+func TestEvents_admin_actions_name_the_admin(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
+	ada, _ := e.seed(t, "ada@example.com")
+	login(t, e.env, "ada@example.com", seededPassword)
+	login(t, e.env, "ada@example.com", seededPassword)
+	before := len(e.trail(t))
+	id := ada.ID.String()
+
+	update := func(in application.UpdateInput) {
+		t.Helper()
+		_, err := e.users.Update(requestCtx, admin, id, in)
+		wantErr(t, err, nil)
+	}
+	update(application.UpdateInput{Name: ptr("Ada King")})
+	update(application.UpdateInput{EmailVerified: ptr(true)})
+	sessions, err := e.env.svc.Sessions.List(requestCtx, admin, id)
+	wantErr(t, err, nil)
+	if len(sessions) != 2 {
+		t.Fatalf("%d sessions, want 2", len(sessions))
+	}
+	wantErr(t, e.env.svc.Sessions.Revoke(requestCtx, admin, id, sessions[0].ID), nil)
+	wantErr(t, e.env.svc.Sessions.RevokeAll(requestCtx, admin, id), nil)
+	update(application.UpdateInput{Disabled: ptr(true)})
+	update(application.UpdateInput{Disabled: ptr(false)})
+	wantErr(t, e.env.svc.MFA.Reset(requestCtx, admin, id), nil)
+	key, err := e.keys.Rotate(requestCtx, admin, domain.RotateWhenPublished)
+	wantErr(t, err, nil)
+	wantErr(t, e.users.Delete(requestCtx, admin, id), nil)
+	bob, err := e.users.Register(requestCtx, admin, application.RegisterInput{Name: "Bob", Email: "bob@example.com", Password: "a long enough passphrase"})
+	wantErr(t, err, nil)
+
+	type row struct {
+		typ            domain.AuditEventType
+		actor, subject domain.UserID
+		detail         string
+	}
+	var got []row
+	for _, ev := range e.trail(t)[before:] {
+		got = append(got, row{ev.Type, ev.ActorID, ev.SubjectID, ev.Detail})
+	}
+	root := admin.UserID
+	want := []row{
+		{domain.AuditUserUpdated, root, ada.ID, "fields=name"},
+		{domain.AuditUserUpdated, root, ada.ID, "fields=emailVerified"},
+		{domain.AuditSessionRevoked, root, ada.ID, "reason=revoked family=" + sessions[0].ID},
+		{domain.AuditSessionRevoked, root, ada.ID, "reason=revoked scope=all"},
+		{domain.AuditUserUpdated, root, ada.ID, "fields=disabled"},
+		{domain.AuditSessionRevoked, root, ada.ID, "reason=credential_change scope=all"},
+		{domain.AuditUserUpdated, root, ada.ID, "fields=disabled"},
+		{domain.AuditMFAReset, root, ada.ID, "totp=false passkeys=0"},
+		{domain.AuditSessionRevoked, root, ada.ID, "reason=mfa_reset scope=all"},
+		{domain.AuditKeyRotated, root, "", "kid=" + key.KID + " algorithm=" + key.Algorithm},
+		{domain.AuditUserDeleted, root, ada.ID, ""},
+		{domain.AuditUserCreated, root, bob.ID, "profiles=ROLE_CUSTOMER"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("trail of the admin's actions:\n got %v\nwant %v", got, want)
+	}
+	// The console's view: the trail of the account, newest first, from
+	// the deletion back to the admin's first change.
+	page, err := e.svc.List(requestCtx, admin, application.AuditListInput{UserID: id, Order: application.AuditNewest, Limit: "10"})
+	wantErr(t, err, nil)
+	if len(page.Items) != 10 || page.Items[0].Type != domain.AuditUserDeleted || page.Items[9].Detail != "fields=name" {
+		t.Errorf("ada's trail, newest first: %v", types(page.Items))
+	}
+}
+
 func TestEvents_current_password_lock_out_is_recorded(t *testing.T) {
 	t.Parallel()
 	e := newAuditEnv(t, nil)
@@ -312,7 +386,7 @@ func (f *failingAuditLog) Record(ctx context.Context, _ domain.AuditEvent) error
 	return fmt.Errorf("record audit event: %w", domain.ErrUnavailable)
 }
 
-func (f *failingAuditLog) List(context.Context, domain.Page[domain.AuditID]) ([]domain.AuditEvent, error) {
+func (f *failingAuditLog) List(context.Context, ports.AuditQuery) ([]domain.AuditEvent, error) {
 	return nil, domain.ErrUnavailable
 }
 
@@ -566,6 +640,111 @@ func TestAuditService_List(t *testing.T) {
 	if len(page.Items) != 5 || page.Next != "" {
 		t.Errorf("default page: %d events, next %q", len(page.Items), page.Next)
 	}
+}
+
+func TestAuditService_List_filters(t *testing.T) {
+	t.Parallel()
+	e := newAuditEnv(t, nil)
+	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
+	ada, customer := e.seed(t, "ada@example.com")
+	bob, _ := e.seed(t, "bob@example.com")
+	// ada as subject (0, 2), as actor and subject (1), as actor (3); none
+	// of them (4, 5).
+	for i, ev := range []domain.AuditEvent{
+		domain.LoginFailedEvent("", ada.ID, domain.CheckLogin, domain.FailureWrongPassword),
+		domain.LoginSucceededEvent(ada.ID, domain.AMRPassword),
+		domain.UserUpdatedEvent(admin.UserID, ada.ID, []string{"disabled"}),
+		domain.SessionRevokedEvent(ada.ID, bob.ID, domain.EndedByRevocation, ""),
+		domain.LoginFailedEvent("", bob.ID, domain.CheckLogin, domain.FailureWrongPassword),
+		domain.KeyRotatedEvent(admin.UserID, "kid-1", "EdDSA", domain.OriginAPI),
+	} {
+		ev.Time = e.clock.Now().Add(time.Duration(i) * time.Millisecond)
+		ev.ID = domain.NewAuditID(ev.Time)
+		if err := e.audit.Record(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := e.trail(t)
+	list := func(t *testing.T, in application.AuditListInput) []domain.AuditEvent {
+		t.Helper()
+		var got []domain.AuditEvent
+		for pages := 0; ; pages++ {
+			if pages > len(all) {
+				t.Fatal("pagination does not end")
+			}
+			page, err := e.svc.List(ctx, admin, in)
+			wantErr(t, err, nil)
+			got = append(got, page.Items...)
+			if page.Next == "" {
+				return got
+			}
+			in.After = page.Next.String()
+		}
+	}
+	pick := func(idx ...int) []domain.AuditEvent {
+		var out []domain.AuditEvent
+		for _, i := range idx {
+			out = append(out, all[i])
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		in   application.AuditListInput
+		want []domain.AuditEvent
+	}{
+		{"oldest_by_default", application.AuditListInput{Limit: "4"}, all},
+		{"oldest", application.AuditListInput{Limit: "4", Order: "oldest"}, all},
+		{"newest", application.AuditListInput{Limit: "4", Order: "newest"}, pick(5, 4, 3, 2, 1, 0)},
+		{"user_as_actor_or_subject", application.AuditListInput{Limit: "2", UserID: ada.ID.String()}, pick(0, 1, 2, 3)},
+		{"user_newest", application.AuditListInput{Limit: "3", UserID: ada.ID.String(), Order: "newest"}, pick(3, 2, 1, 0)},
+		{"type", application.AuditListInput{Limit: "1", Type: "login.failed"}, pick(0, 4)},
+		{"user_and_type_newest", application.AuditListInput{Limit: "1", UserID: bob.ID.String(), Type: "login.failed", Order: "newest"}, pick(4)},
+		{"type_without_events", application.AuditListInput{Type: "mfa.reset"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := list(t, tc.in); !slices.Equal(got, tc.want) {
+				t.Errorf("events:\n got %v\nwant %v", types(got), types(tc.want))
+			}
+		})
+	}
+
+	// The filters are judged with the form of the request, each bad one
+	// named, before the caller's rights; after the page's bounds.
+	for _, tc := range []struct {
+		name   string
+		in     application.AuditListInput
+		fields []string
+	}{
+		{"bad_user", application.AuditListInput{UserID: "ada"}, []string{"userId"}},
+		{"audit_id_as_user", application.AuditListInput{UserID: string(all[0].ID)}, []string{"userId"}},
+		{"bad_type", application.AuditListInput{Type: "login.*"}, []string{"type"}},
+		{"bad_order", application.AuditListInput{Order: "desc"}, []string{"order"}},
+		{"all_bad", application.AuditListInput{UserID: "x", Type: "y", Order: "z"}, []string{"userId", "type", "order"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, p := range []*domain.Principal{admin, customer} {
+				_, err := e.svc.List(ctx, p, tc.in)
+				verr, ok := errors.AsType[*domain.ValidationError](err)
+				if !ok {
+					t.Fatalf("error = %v, want a validation error", err)
+				}
+				var fields []string
+				for _, f := range verr.Fields {
+					fields = append(fields, f.Field)
+				}
+				if !slices.Equal(fields, tc.fields) {
+					t.Errorf("fields %v, want %v", fields, tc.fields)
+				}
+			}
+		})
+	}
+	_, err := e.svc.List(ctx, customer, application.AuditListInput{Limit: "0", Type: "nope"})
+	if _, ok := errors.AsType[*domain.PageError](err); !ok {
+		t.Errorf("bad limit and type: error = %v, want the page error first", err)
+	}
+	_, err = e.svc.List(ctx, customer, application.AuditListInput{UserID: ada.ID.String(), Type: "login.failed", Order: "newest"})
+	wantErr(t, err, domain.ErrForbidden)
 }
 
 // Events recorded at the same clock reading keep their order.

@@ -273,7 +273,7 @@ func TestImportUsers_records_audit_events(t *testing.T) {
 	recs[4].Profiles = []string{"ROLE_ADMIN"}
 	_, err := svc.ImportUsers(ctx, recs, application.ImportOptions{SkipInvalid: true, BatchSize: 2})
 	wantErr(t, err, nil)
-	got, err := audit.List(ctx, domain.Page[domain.AuditID]{Limit: 100})
+	got, err := audit.List(ctx, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 100}})
 	wantErr(t, err, nil)
 	if len(got) != 4 {
 		t.Fatalf("%d events, want 4 (one per stored user)", len(got))

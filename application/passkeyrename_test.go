@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 	"github.com/userd/userd/test/softauthn"
 )
 
@@ -100,7 +101,7 @@ func ownPasskey(own, _ domain.Passkey) string { return string(own.ID) }
 // recorded returns the events of the env's audit log, oldest first.
 func (e *env) recorded(t *testing.T) []domain.AuditEvent {
 	t.Helper()
-	events, err := e.audit.List(ctx, domain.Page[domain.AuditID]{Limit: 1000})
+	events, err := e.audit.List(ctx, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,17 +43,27 @@ func (s *UserService) Me(ctx context.Context, actor *domain.Principal) (domain.U
 }
 
 // ListInput selects a page of users, as the client wrote it: Limit and
-// After as in domain.ParsePage, Email an exact filter (normalised here).
+// After as in domain.ParsePage, Email an exact filter and EmailPrefix a
+// search by the start of the email (both normalised here, one at most).
 type ListInput struct {
-	Limit string
-	After string
-	Email string
+	Limit       string
+	After       string
+	Email       string
+	EmailPrefix string
 }
+
+// The filters of the user list, as validation errors name them.
+const (
+	FieldEmail       = "email"
+	FieldEmailPrefix = "emailPrefix"
+)
 
 // UserPage is one page of the user list.
 type UserPage = domain.Paged[domain.User, domain.UserID]
 
-// List returns a page of users ordered by id, to admins only.
+// List returns a page of users ordered by id, to admins only. A bad page
+// is a domain.PageError and a bad filter a domain.ValidationError, both
+// reported before a missing right: they are about the form of the request.
 func (s *UserService) List(ctx context.Context, actor *domain.Principal, in ListInput) (UserPage, error) {
 	if _, err := s.signedIn(ctx, actor); err != nil {
 		return UserPage{}, err
@@ -62,18 +72,39 @@ func (s *UserService) List(ctx context.Context, actor *domain.Principal, in List
 	if err != nil {
 		return UserPage{}, err
 	}
+	q, err := userListQuery(in)
+	if err != nil {
+		return UserPage{}, err
+	}
 	if err := actor.RequireAdmin(); err != nil {
 		return UserPage{}, err
 	}
-	q := ports.UserListQuery{Page: page.Probe()}
-	if in.Email != "" {
-		q.Email = domain.NormalizeEmail(in.Email)
-	}
+	q.Page = page.Probe()
 	users, err := s.users.List(ctx, q)
 	if err != nil {
 		return UserPage{}, fmt.Errorf("list users: %w", err)
 	}
 	return domain.Cut(page, users, func(u domain.User) domain.UserID { return u.ID }), nil
+}
+
+// userListQuery reads the filters of in; one that is empty once
+// normalised is absent. The exact email is only normalised: a string that
+// is no email matches nobody, as it always has. The two filters exclude
+// each other: together they could only narrow an exact match to itself or
+// to nothing, so a client sending both has most likely mixed up its
+// parameters, and is told so rather than served a puzzling page.
+func userListQuery(in ListInput) (ports.UserListQuery, error) {
+	q := ports.UserListQuery{Email: domain.NormalizeEmail(in.Email)}
+	prefix, msg := domain.ParseEmailPrefix(in.EmailPrefix)
+	verr := &domain.ValidationError{}
+	switch {
+	case msg != "":
+		verr.Add(FieldEmailPrefix, msg)
+	case prefix != "" && q.Email != "":
+		verr.Add(FieldEmailPrefix, "cannot be combined with "+FieldEmail)
+	}
+	q.EmailPrefix = prefix
+	return q, verr.Err()
 }
 
 // Delete removes a user, for admins only; the user's refresh tokens die

@@ -3,6 +3,8 @@ package application_test
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/userd/userd/application"
@@ -239,6 +241,73 @@ func TestList(t *testing.T) {
 			t.Fatalf("wildcard matched %d users", len(page.Items))
 		}
 	})
+	t.Run("email_prefix_is_normalised_and_literal", func(t *testing.T) {
+		t.Parallel()
+		page, err := e.users.List(ctx, adminP, application.ListInput{EmailPrefix: " U"})
+		wantErr(t, err, nil)
+		var got []domain.Email
+		for _, u := range page.Items {
+			got = append(got, u.Email)
+		}
+		if want := []domain.Email{"u0@example.com", "u1@example.com", "u2@example.com", "u3@example.com", "u4@example.com"}; !slices.Equal(got, want) {
+			t.Fatalf("prefix U: %v, want %v", got, want)
+		}
+		page, err = e.users.List(ctx, adminP, application.ListInput{EmailPrefix: "u_"})
+		wantErr(t, err, nil)
+		if len(page.Items) != 0 {
+			t.Fatalf("a wildcard matched %d users", len(page.Items))
+		}
+		// Blank counts as absent.
+		page, err = e.users.List(ctx, adminP, application.ListInput{EmailPrefix: "  ", Email: "u1@example.com"})
+		wantErr(t, err, nil)
+		if len(page.Items) != 1 {
+			t.Fatalf("blank prefix: %d users, want 1", len(page.Items))
+		}
+	})
+	t.Run("email_prefix_pages_carry_the_filter", func(t *testing.T) {
+		t.Parallel()
+		var seen []domain.Email
+		in := application.ListInput{Limit: "2", EmailPrefix: "u"}
+		for pages := 1; ; pages++ {
+			page, err := e.users.List(ctx, adminP, in)
+			wantErr(t, err, nil)
+			for _, u := range page.Items {
+				seen = append(seen, u.Email)
+			}
+			if page.Next == "" {
+				if pages != 3 {
+					t.Errorf("%d pages, want 3", pages)
+				}
+				break
+			}
+			in.After = page.Next.String()
+		}
+		if len(seen) != 5 || !slices.IsSorted(seen) {
+			t.Errorf("pages hold %v, want the five u* users", seen)
+		}
+	})
+	for _, tc := range []struct {
+		name    string
+		in      application.ListInput
+		message string
+	}{
+		{"email_prefix_too_long", application.ListInput{EmailPrefix: strings.Repeat("u", 255)}, "must be at most 254 bytes"},
+		{"email_prefix_not_ascii", application.ListInput{EmailPrefix: "ü"}, "must be printable ASCII without spaces"},
+		{"email_prefix_with_space", application.ListInput{EmailPrefix: "u 1"}, "must be printable ASCII without spaces"},
+		{"email_prefix_and_email", application.ListInput{Email: "u1@example.com", EmailPrefix: "u"}, "cannot be combined with email"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// The form of the request is judged before the caller's rights.
+			for _, p := range []*domain.Principal{adminP, custP} {
+				_, err := e.users.List(ctx, p, tc.in)
+				var verr *domain.ValidationError
+				if !errors.As(err, &verr) || len(verr.Fields) != 1 || verr.Fields[0] != (domain.FieldError{Field: application.FieldEmailPrefix, Message: tc.message}) {
+					t.Fatalf("error = %v, want emailPrefix: %s", err, tc.message)
+				}
+			}
+		})
+	}
 	t.Run("customer_is_forbidden", func(t *testing.T) {
 		t.Parallel()
 		_, err := e.users.List(ctx, custP, application.ListInput{})

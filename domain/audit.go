@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -83,6 +84,13 @@ var AuditEventTypes = []AuditEventType{
 	AuditPasswordResetRequested, AuditPasswordResetCompleted, AuditMailGivenUp,
 	AuditTOTPEnabled, AuditTOTPDisabled, AuditRecoveryCodesRenewed, AuditRecoveryCodeUsed,
 	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved, AuditPasskeyRenamed,
+}
+
+// ParseAuditEventType returns s as an event type when it is one of
+// AuditEventTypes; ok is false for anything else.
+func ParseAuditEventType(s string) (t AuditEventType, ok bool) {
+	t = AuditEventType(s)
+	return t, slices.Contains(AuditEventTypes, t)
 }
 
 // AuditEvent is one entry of the audit trail. It never holds a password, a

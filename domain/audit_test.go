@@ -26,6 +26,20 @@ func TestAuditID(t *testing.T) {
 	}
 }
 
+func TestParseAuditEventType(t *testing.T) {
+	t.Parallel()
+	for _, typ := range AuditEventTypes {
+		if got, ok := ParseAuditEventType(string(typ)); !ok || got != typ {
+			t.Errorf("ParseAuditEventType(%q) = %q, %v", typ, got, ok)
+		}
+	}
+	for _, bad := range []string{"", "USER.CREATED", "user.created ", "user", "user.*"} {
+		if _, ok := ParseAuditEventType(bad); ok {
+			t.Errorf("ParseAuditEventType(%q) accepted it", bad)
+		}
+	}
+}
+
 func TestRequestMeta(t *testing.T) {
 	t.Parallel()
 	if m := RequestMetaFrom(context.Background()); m != (RequestMeta{}) {

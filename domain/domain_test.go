@@ -88,6 +88,34 @@ func TestParseEmail(t *testing.T) {
 	}
 }
 
+func TestParseEmailPrefix(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{" Ada@Ex ", "ada@ex", true},
+		{"ADA", "ada", true},
+		{"", "", true},
+		{"  ", "", true},
+		// Not an email, and that is fine; the wildcards of SQL are plain
+		// characters here.
+		{"@", "@", true},
+		{"a%b_c\\", "a%b_c\\", true},
+		{strings.Repeat("a", 254), strings.Repeat("a", 254), true},
+		{strings.Repeat("a", 255), "", false},
+		{"ada lovelace", "", false},
+		{"ad\x00a", "", false},
+		{"adá", "", false},
+		{"\xff", "", false},
+	} {
+		got, msg := domain.ParseEmailPrefix(tc.in)
+		if (msg == "") != tc.ok || got != tc.want {
+			t.Errorf("ParseEmailPrefix(%q) = %q, %q; want %q ok=%v", tc.in, got, msg, tc.want, tc.ok)
+		}
+	}
+}
+
 func TestParseName(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

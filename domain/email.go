@@ -59,6 +59,26 @@ func ParseEmail(s string) (Email, string) {
 	return e, ""
 }
 
+// ParseEmailPrefix reads the start of an email, for a search by prefix:
+// normalised as NormalizeEmail does, it need not be an email, but it must
+// be what the start of a stored one can be, at most EmailMaxLen bytes of
+// printable ASCII without spaces. That also keeps bytes no store can
+// compare (invalid UTF-8, NUL: PostgreSQL refuses them with an error) out
+// of the query. An empty result matches every email. The second result is
+// a message for the client when s is not acceptable.
+func ParseEmailPrefix(s string) (string, string) {
+	p := string(NormalizeEmail(s))
+	if len(p) > EmailMaxLen {
+		return "", "must be at most 254 bytes"
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] <= ' ' || p[i] > '~' {
+			return "", "must be printable ASCII without spaces"
+		}
+	}
+	return p, ""
+}
+
 // validLocalPart accepts an RFC 5322 dot-atom of at most 64 bytes.
 func validLocalPart(s string) bool {
 	if s == "" || len(s) > 64 {

@@ -12,6 +12,13 @@ type UserListQuery struct {
 	Page domain.Page[domain.UserID]
 	// Email, when set, returns only the user with exactly this normalised email.
 	Email domain.Email
+	// EmailPrefix, when set, returns only the users whose email starts
+	// with it. It is lower case, like the stored emails
+	// (domain.ParseEmailPrefix makes it), and no character of it is a
+	// wildcard, '%', '_' and '\' included. With Email as well, both apply.
+	// Neither filter is an error, whatever its bytes: bytes no email holds
+	// (NUL, invalid UTF-8) match nobody.
+	EmailPrefix string
 }
 
 // UserRepository stores user accounts. Every method may also return an

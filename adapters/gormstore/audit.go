@@ -63,15 +63,28 @@ func (l *AuditLog) Record(ctx context.Context, e domain.AuditEvent) error {
 	return storeError("record audit event", l.db.writer(ctx).Create(&row).Error)
 }
 
-// List implements ports.AuditLog: a keyset page over the primary key. A
-// Limit below 1 is taken as 1.
-func (l *AuditLog) List(ctx context.Context, page domain.Page[domain.AuditID]) ([]domain.AuditEvent, error) {
+// List implements ports.AuditLog: a keyset page over the primary key,
+// either way. A Limit below 1 is taken as 1. The filters have indexes of
+// their own that end with the id, so that the cursor bounds what is read
+// (migration 15): (type, id), and for a user (actor_id, id) and
+// (subject_id, id), whose two ranges both planners merge.
+func (l *AuditLog) List(ctx context.Context, q ports.AuditQuery) ([]domain.AuditEvent, error) {
 	tx := l.db.reader(ctx).Model(&auditEventRow{})
-	if page.After != "" {
-		tx = tx.Where("id > ?", string(page.After))
+	cursor, order := "id > ?", "id"
+	if q.Newest {
+		cursor, order = "id < ?", "id DESC"
+	}
+	if q.Page.After != "" {
+		tx = tx.Where(cursor, string(q.Page.After))
+	}
+	if q.UserID != "" {
+		tx = tx.Where("(actor_id = ? OR subject_id = ?)", string(q.UserID), string(q.UserID))
+	}
+	if q.Type != "" {
+		tx = tx.Where("type = ?", string(q.Type))
 	}
 	var rows []auditEventRow
-	if err := tx.Order("id").Limit(max(page.Limit, 1)).Find(&rows).Error; err != nil {
+	if err := tx.Order(order).Limit(max(q.Page.Limit, 1)).Find(&rows).Error; err != nil {
 		return nil, storeError("list audit events", err)
 	}
 	out := make([]domain.AuditEvent, len(rows))

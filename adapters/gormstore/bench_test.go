@@ -66,6 +66,7 @@ func benchUser(i int) domain.User {
 
 // BenchmarkListPages checks the keyset pagination goal of issue 6: after
 // 1,000,000 users, the last page of 50 costs no more than twice the first.
+// It also measures the search by email prefix, at its best and worst.
 // USERD_BENCH_USERS changes the table size (a million takes about a minute
 // to insert on SQLite).
 func BenchmarkListPages(b *testing.B) {
@@ -116,6 +117,17 @@ func BenchmarkListPages(b *testing.B) {
 					}
 				}
 			})
+			// The search by prefix has no index: a prefix every email has
+			// fills the page at once, one no email has reads the table.
+			for _, prefix := range []string{"bench-", "nobody"} {
+				b.Run("email_prefix_"+prefix, func(b *testing.B) {
+					for b.Loop() {
+						if _, err := repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 51}, EmailPrefix: prefix}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		})
 	}
 }

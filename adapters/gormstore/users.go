@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -129,13 +131,34 @@ func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domai
 }
 
 // List implements ports.UserRepository. A Limit below 1 is taken as 1.
+//
+// The prefix filter is a LIKE with its wildcards escaped, the same on
+// SQLite and PostgreSQL (SQLite's LIKE ignores ASCII case, PostgreSQL's
+// does not; stored emails and the prefix are both lower case, so they
+// agree). The email index does not serve it (SQLite's LIKE optimisation
+// wants a NOCASE index, PostgreSQL's a text_pattern_ops one): it filters
+// the walk of the primary key in id order, which stops once the page is
+// full, so a common prefix costs a page's worth of rows and a rare one up
+// to the whole table: over 100,000 users, 0.5 ms and 14 ms on SQLite, 0.3
+// ms and 24 ms on PostgreSQL (BenchmarkListPages/*/email_prefix_*). An
+// index for it would have to be a bytewise one on PostgreSQL (COLLATE "C"
+// or text_pattern_ops) queried by range; not worth it at the console's
+// scale so far.
 func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
+	if !storableText(string(q.Email)) || !storableText(q.EmailPrefix) {
+		// No stored email holds such bytes, and PostgreSQL answers a
+		// comparison with them with an error, not with no rows.
+		return []domain.User{}, nil
+	}
 	tx := r.db.reader(ctx).Model(&userRow{}).Select(userColumns)
 	if q.Page.After != "" {
 		tx = tx.Where("id > ?", string(q.Page.After))
 	}
 	if q.Email != "" {
 		tx = tx.Where("email = ?", string(q.Email))
+	}
+	if q.EmailPrefix != "" {
+		tx = tx.Where(`email LIKE ? ESCAPE '\'`, likePrefix(q.EmailPrefix))
 	}
 	var rows []userRow
 	if err := tx.Order("id").Limit(max(q.Page.Limit, 1)).Find(&rows).Error; err != nil {
@@ -147,6 +170,18 @@ func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]dom
 	}
 	return out, nil
 }
+
+// storableText reports whether s can be stored in, or compared with, a
+// text column of both dialects: valid UTF-8 without NUL.
+func storableText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// likeEscaper makes LIKE's wildcards, and its escape character, match
+// themselves.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// likePrefix returns the LIKE pattern (escape character '\') of the
+// strings that start with prefix.
+func likePrefix(prefix string) string { return likeEscaper.Replace(prefix) + "%" }
 
 // Update implements ports.UserRepository. fn runs inside the transaction,
 // so it must not use the store: on SQLite, whose single connection the

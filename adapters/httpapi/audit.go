@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -45,16 +44,19 @@ func toAuditEventResponses(events []domain.AuditEvent) []auditEventResponse {
 }
 
 // listAudit answers GET /api/audit: a page of security events, oldest
-// first, paged like GET /api/users.
+// first unless order=newest, filtered by userId and type, paged like GET
+// /api/users.
 func (h *handler) listAudit(c *gin.Context) {
-	in := application.AuditListInput{Limit: c.Query("limit"), After: c.Query("after")}
+	in := application.AuditListInput{Limit: c.Query("limit"), After: c.Query("after"),
+		UserID: c.Query("userId"), Type: c.Query("type"), Order: c.Query("order")}
 	page, err := h.audit.List(c.Request.Context(), principal(c), in)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	if page.Next != "" {
-		c.Header("Link", `</api/audit?limit=`+strconv.Itoa(page.Page.Limit)+`&after=`+page.Next.String()+`>; rel="next"`)
+		c.Header("Link", nextLink("/api/audit", page.Page.Limit, page.Next.String(),
+			"userId", in.UserID, "type", in.Type, "order", in.Order))
 	}
 	h.writeJSON(c, http.StatusOK, toAuditEventResponses(page.Items))
 }

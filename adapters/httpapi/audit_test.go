@@ -272,6 +272,120 @@ func TestAudit_pagination(t *testing.T) {
 	}
 }
 
+func TestAudit_filters_and_order(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, withAudit())
+	admin := s.createAdmin()
+	adminTok := s.login(adminEmail, adminPassword).AccessToken
+	ada, adaTok := s.customer("Ada", "ada@example.com") // user.created, login.succeeded
+	bob := s.register("Bob", "bob@example.com")
+	wantProblem(t, s.do("POST", "/auth/login", map[string]string{"email": "ada@example.com", "password": "wrong-Secret-Phrase-3"}),
+		http.StatusUnauthorized, "invalid_credentials")
+	if res := s.do("DELETE", "/api/users/"+bob.ID, nil, withToken(adminTok)); res.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d", res.Status)
+	}
+	all, _ := s.auditPage(adminTok, "?limit=200")
+	// walk follows the Link headers from query and returns every event,
+	// checking that each Link keeps the filters and the order.
+	walk := func(t *testing.T, query, keep string) []auditEventBody {
+		t.Helper()
+		link := regexp.MustCompile(`^</api/audit\?limit=2&after=[0-9a-f]{32}` + regexp.QuoteMeta(keep) + `>; rel="next"$`)
+		var got []auditEventBody
+		next := "/api/audit" + query
+		for pages := 0; next != ""; pages++ {
+			if pages > len(all) {
+				t.Fatal("pagination does not end")
+			}
+			events, res := s.auditPage(adminTok, strings.TrimPrefix(next, "/api/audit"))
+			got = append(got, events...)
+			next = ""
+			if l := res.Header.Get("Link"); l != "" {
+				if !link.MatchString(l) {
+					t.Fatalf("Link %q does not keep %q", l, keep)
+				}
+				next = nextPath(t, l)
+			}
+		}
+		return got
+	}
+	pick := func(keep func(e auditEventBody) bool, newest bool) []auditEventBody {
+		var out []auditEventBody
+		for _, e := range all {
+			if keep(e) {
+				out = append(out, e)
+			}
+		}
+		if newest {
+			slices.Reverse(out)
+		}
+		return out
+	}
+	about := func(id string) func(e auditEventBody) bool {
+		return func(e auditEventBody) bool { return e.ActorID == id || e.SubjectID == id }
+	}
+	ofType := func(typ string) func(e auditEventBody) bool {
+		return func(e auditEventBody) bool { return e.Type == typ }
+	}
+	for _, tc := range []struct {
+		name, query, keep string
+		want              []auditEventBody
+	}{
+		{"newest", "?limit=2&order=newest", "&order=newest", pick(func(auditEventBody) bool { return true }, true)},
+		{"oldest", "?limit=2&order=oldest", "&order=oldest", all},
+		{"user", "?limit=2&userId=" + ada.ID, "&userId=" + ada.ID, pick(about(ada.ID), false)},
+		{"user_as_actor", "?limit=2&userId=" + admin.ID.String(), "&userId=" + admin.ID.String(), pick(about(admin.ID.String()), false)},
+		{"type", "?limit=2&type=login.succeeded", "&type=login.succeeded", pick(ofType("login.succeeded"), false)},
+		{"everything", "?limit=2&order=newest&type=user.created&userId=" + bob.ID, "&userId=" + bob.ID + "&type=user.created&order=newest",
+			pick(func(e auditEventBody) bool { return about(bob.ID)(e) && e.Type == "user.created" }, true)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.want) == 0 {
+				t.Fatal("the scenario has no such events")
+			}
+			if got := walk(t, tc.query, tc.keep); !slices.Equal(got, tc.want) {
+				t.Errorf("events:\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+	// The events of ada as actor and as subject: created, signed in, failed.
+	var got []string
+	for _, e := range walk(t, "?limit=2&userId="+ada.ID, "&userId="+ada.ID) {
+		got = append(got, e.Type)
+	}
+	if want := []string{"user.created", "login.succeeded", "login.failed"}; !slices.Equal(got, want) {
+		t.Errorf("ada's events %q, want %q", got, want)
+	}
+
+	for _, tc := range []struct {
+		query  string
+		fields []string
+	}{
+		{"?userId=ada", []string{"userId"}},
+		{"?userId=" + strings.ToUpper(ada.ID), []string{"userId"}},
+		{"?type=login", []string{"type"}},
+		{"?order=desc", []string{"order"}},
+		{"?order=newest&type=x&userId=y&limit=5", []string{"userId", "type"}},
+	} {
+		for _, tok := range []string{adminTok, adaTok.AccessToken} {
+			// The form of the request is judged before the caller's rights.
+			p := wantProblem(t, s.do("GET", "/api/audit"+tc.query, nil, withToken(tok)), http.StatusBadRequest, "validation_failed")
+			if !slices.Equal(p.fields(), tc.fields) {
+				t.Errorf("%s: errors name %v, want %v", tc.query, p.fields(), tc.fields)
+			}
+		}
+	}
+	// The page's bounds come first; then the right.
+	p := wantProblem(t, s.do("GET", "/api/audit?limit=0&type=x", nil, withToken(adminTok)), http.StatusBadRequest, "invalid_parameter")
+	if !slices.Equal(p.fields(), []string{"limit"}) {
+		t.Errorf("errors name %v, want limit", p.fields())
+	}
+	wantProblem(t, s.do("GET", "/api/audit?userId="+ada.ID, nil, withToken(adaTok.AccessToken)), http.StatusForbidden, "forbidden")
+	// Empty filters count as absent.
+	if events, _ := s.auditPage(adminTok, "?limit=200&userId=&type=&order="); !slices.Equal(events, all) {
+		t.Errorf("empty filters: %d events, want all %d", len(events), len(all))
+	}
+}
+
 // Without an audit log the trail is empty, and without a metrics handler
 // /metrics is not served.
 func TestAudit_and_metrics_without_them(t *testing.T) {

@@ -526,8 +526,9 @@ func TestOpenAPI_optional_routes(t *testing.T) {
 	}
 }
 
-// TestOpenAPI_audit_event_types checks that the type enum of AuditEvent is
-// exactly the domain's list of event types, in its order.
+// TestOpenAPI_audit_event_types checks that the type enum of AuditEvent,
+// and of the type filter, is exactly the domain's list of event types, in
+// its order.
 func TestOpenAPI_audit_event_types(t *testing.T) {
 	t.Parallel()
 	v := docValidatorFor(t)
@@ -541,5 +542,13 @@ func TestOpenAPI_audit_event_types(t *testing.T) {
 	}
 	if !slices.Equal(documented, known) {
 		t.Errorf("AuditEvent.type enum\n  %q\nwant domain.AuditEventTypes\n  %q", documented, known)
+	}
+	// The filter of GET /api/audit takes the same list.
+	var filter []string
+	for _, c := range v.doc.Components.Parameters["auditType"].Value.Schema.Value.Enum {
+		filter = append(filter, c.(string))
+	}
+	if !slices.Equal(filter, known) {
+		t.Errorf("the type parameter's enum\n  %q\nwant domain.AuditEventTypes\n  %q", filter, known)
 	}
 }

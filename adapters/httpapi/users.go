@@ -8,32 +8,37 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/userd/userd/application"
-	"github.com/userd/userd/domain"
 )
 
 // listUsers answers GET /api/users: a page of users ordered by id, and a
 // Link to the next page when there is one.
 func (h *handler) listUsers(c *gin.Context) {
-	in := application.ListInput{Limit: c.Query("limit"), After: c.Query("after"), Email: c.Query("email")}
+	in := application.ListInput{Limit: c.Query("limit"), After: c.Query("after"),
+		Email: c.Query("email"), EmailPrefix: c.Query("emailPrefix")}
 	page, err := h.users.List(c.Request.Context(), principal(c), in)
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
 	if page.Next != "" {
-		c.Header("Link", nextLink(page.Page.Limit, page.Next, in.Email))
+		c.Header("Link", nextLink("/api/users", page.Page.Limit, page.Next.String(),
+			"email", in.Email, "emailPrefix", in.EmailPrefix))
 	}
 	h.writeJSON(c, http.StatusOK, toUserResponses(page.Items))
 }
 
-// nextLink is the RFC 8288 link to the page after the one that ended at
-// last, with the same limit and filter.
-func nextLink(limit int, last domain.UserID, email string) string {
-	q := "limit=" + strconv.Itoa(limit) + "&after=" + last.String()
-	if email != "" {
-		q += "&email=" + url.QueryEscape(email)
+// nextLink is the RFC 8288 link to the page of the list at path after the
+// one that ended at after, with the same limit and filters: filters are
+// name, value pairs, kept as the client wrote them and left out when
+// empty, so that the next page is judged exactly as the first was.
+func nextLink(path string, limit int, after string, filters ...string) string {
+	q := "limit=" + strconv.Itoa(limit) + "&after=" + url.QueryEscape(after)
+	for i := 0; i+1 < len(filters); i += 2 {
+		if filters[i+1] != "" {
+			q += "&" + filters[i] + "=" + url.QueryEscape(filters[i+1])
+		}
 	}
-	return `</api/users?` + q + `>; rel="next"`
+	return "<" + path + "?" + q + `>; rel="next"`
 }
 
 func (h *handler) me(c *gin.Context) {

@@ -352,6 +352,48 @@ func TestListUsers(t *testing.T) {
 			t.Errorf("body = %s, want []", res.Body)
 		}
 	})
+	t.Run("email_prefix_filter", func(t *testing.T) {
+		var users []userBody
+		wantJSON(t, s.do("GET", "/api/users?emailPrefix=+U", nil, withToken(admin)), http.StatusOK, &users)
+		if got := idsOf(users); !slices.Equal(got, ids) {
+			t.Errorf("ids = %v, want %v", got, ids)
+		}
+		wantJSON(t, s.do("GET", "/api/users?emailPrefix=u3%40", nil, withToken(admin)), http.StatusOK, &users)
+		if len(users) != 1 || users[0].ID != ids[3] {
+			t.Errorf("users = %+v", users)
+		}
+	})
+	t.Run("email_prefix_wildcards_are_literal", func(t *testing.T) {
+		for _, prefix := range []string{"u%25", "u_", "%25", "_", "%5C"} {
+			res := s.do("GET", "/api/users?emailPrefix="+prefix, nil, withToken(admin))
+			wantJSON(t, res, http.StatusOK, nil)
+			if string(res.Body) != "[]" {
+				t.Errorf("emailPrefix=%s: body = %s, want []", prefix, res.Body)
+			}
+		}
+	})
+	t.Run("email_prefix_pages_follow_link", func(t *testing.T) {
+		var got []string
+		path := "/api/users?limit=2&emailPrefix=U"
+		for pages := 0; path != ""; pages++ {
+			if pages > 5 {
+				t.Fatal("too many pages")
+			}
+			var users []userBody
+			res := s.do("GET", path, nil, withToken(admin))
+			wantJSON(t, res, http.StatusOK, &users)
+			got = append(got, idsOf(users)...)
+			path = nextPath(t, res.Header.Get("Link"))
+			if pages == 0 {
+				if want := "/api/users?limit=2&after=" + ids[1] + "&emailPrefix=U"; path != want {
+					t.Errorf("next link %q, want %q", path, want)
+				}
+			}
+		}
+		if !slices.Equal(got, ids) {
+			t.Errorf("ids = %v, want %v", got, ids)
+		}
+	})
 	t.Run("after_last_is_empty_array", func(t *testing.T) {
 		res := s.do("GET", "/api/users?after="+ids[4], nil, withToken(admin))
 		wantJSON(t, res, http.StatusOK, nil)
@@ -379,6 +421,12 @@ func TestListUsers(t *testing.T) {
 		{"customer_bad_limit_is_shape_first", "?limit=0", cust.AccessToken, http.StatusBadRequest, "invalid_parameter"},
 		{"anonymous", "", "", http.StatusUnauthorized, "unauthorized"},
 		{"anonymous_bad_limit", "?limit=abc", "", http.StatusUnauthorized, "unauthorized"},
+		{"email_prefix_too_long", "?emailPrefix=" + strings.Repeat("u", 255), admin, http.StatusBadRequest, "validation_failed"},
+		{"email_prefix_not_ascii", "?emailPrefix=%C3%BC", admin, http.StatusBadRequest, "validation_failed"},
+		{"email_prefix_nul", "?emailPrefix=u%00", admin, http.StatusBadRequest, "validation_failed"},
+		{"email_prefix_and_email", "?email=u1%40example.com&emailPrefix=u", admin, http.StatusBadRequest, "validation_failed"},
+		{"customer_bad_email_prefix_is_shape_first", "?emailPrefix=a+b", cust.AccessToken, http.StatusBadRequest, "validation_failed"},
+		{"bad_limit_before_bad_email_prefix", "?limit=0&emailPrefix=a+b", admin, http.StatusBadRequest, "invalid_parameter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,6 +437,9 @@ func TestListUsers(t *testing.T) {
 			p := wantProblem(t, s.do("GET", "/api/users"+tt.query, nil, opts...), tt.status, tt.code)
 			if tt.code == "invalid_parameter" && len(p.Errors) != 1 {
 				t.Errorf("errors = %+v", p.Errors)
+			}
+			if tt.code == "validation_failed" && !slices.Equal(p.fields(), []string{"emailPrefix"}) {
+				t.Errorf("errors = %+v, want one naming emailPrefix", p.Errors)
 			}
 		})
 	}

@@ -47,23 +47,44 @@ func (l *AuditLog) Record(_ context.Context, e domain.AuditEvent) error {
 }
 
 // List implements ports.AuditLog. A Limit below 1 is taken as 1.
-func (l *AuditLog) List(_ context.Context, page domain.Page[domain.AuditID]) ([]domain.AuditEvent, error) {
-	limit := max(page.Limit, 1)
+func (l *AuditLog) List(_ context.Context, q ports.AuditQuery) ([]domain.AuditEvent, error) {
+	limit := max(q.Page.Limit, 1)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	start := 0
-	if page.After != "" {
-		// The first id strictly after the cursor; the cursor need not exist.
-		i, found := slices.BinarySearchFunc(l.events, page.After, compareAuditID)
-		if found {
-			i++
-		}
-		start = i
+	// The events are walked from the cursor in the order asked for: from
+	// the first id after it, or back from the last id before it. The
+	// cursor need not exist.
+	i, step := 0, 1
+	if q.Newest {
+		i, step = len(l.events)-1, -1
 	}
-	end := min(start+limit, len(l.events))
-	// AuditEvent holds no reference types: a copy of the slice is a copy of
-	// the events.
-	return slices.Clone(l.events[start:end:end]), nil
+	if q.Page.After != "" {
+		at, found := slices.BinarySearchFunc(l.events, q.Page.After, compareAuditID)
+		switch {
+		case q.Newest:
+			i = at - 1
+		case found:
+			i = at + 1
+		default:
+			i = at
+		}
+	}
+	// AuditEvent holds no reference types: a copy of an event is a copy.
+	out := []domain.AuditEvent{}
+	for ; i >= 0 && i < len(l.events) && len(out) < limit; i += step {
+		if e := l.events[i]; auditMatches(e, q) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// auditMatches reports whether e passes the filters of q.
+func auditMatches(e domain.AuditEvent, q ports.AuditQuery) bool {
+	if q.UserID != "" && e.ActorID != q.UserID && e.SubjectID != q.UserID {
+		return false
+	}
+	return q.Type == "" || e.Type == q.Type
 }
 
 // Len returns the number of stored events, for tests.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -95,7 +96,7 @@ func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]dom
 	defer s.lock(ctx)()
 	if q.Email != "" {
 		id, ok := s.byEmail[q.Email]
-		if !ok || id <= q.Page.After {
+		if !ok || id <= q.Page.After || !strings.HasPrefix(string(q.Email), q.EmailPrefix) {
 			return []domain.User{}, nil
 		}
 		return []domain.User{copyUser(s.users[id])}, nil
@@ -109,10 +110,15 @@ func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]dom
 		}
 		start = i
 	}
-	end := min(start+limit, len(s.ids))
-	out := make([]domain.User, 0, end-start)
-	for _, id := range s.ids[start:end] {
-		out = append(out, copyUser(s.users[id]))
+	out := make([]domain.User, 0, min(limit, len(s.ids)-start))
+	for _, id := range s.ids[start:] {
+		if len(out) == limit {
+			break
+		}
+		// An empty prefix is a prefix of every email.
+		if u := s.users[id]; strings.HasPrefix(string(u.Email), q.EmailPrefix) {
+			out = append(out, copyUser(u))
+		}
 	}
 	return out, nil
 }

@@ -218,9 +218,12 @@ func consolePolicy(nonce string) string {
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 }
 
-// newNonce returns 128 random bits, base64-encoded (CSP 3: at least 128).
+// newNonce returns 128 random bits (CSP 3 asks for at least 128), in the
+// URL-safe base64 alphabet that CSP's base64-value allows: without "+",
+// "/" or "=", it reads the same in the header and in the attribute, where
+// html/template would write "+" as an entity.
 func newNonce() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return base64.StdEncoding.EncodeToString(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -67,7 +67,7 @@ func auditEvents(t *testing.T, dsn string) []string {
 		t.Fatal(err)
 	}
 	defer mustClose(t, db)
-	events, err := gormstore.NewAuditLog(db).List(t.Context(), domain.Page[domain.AuditID]{Limit: 1000})
+	events, err := gormstore.NewAuditLog(db).List(t.Context(), ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}

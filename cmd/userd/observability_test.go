@@ -12,6 +12,7 @@ import (
 
 	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 	"github.com/userd/userd/test/logbuf"
 )
 
@@ -151,7 +152,7 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mustClose(t, db)
-	events, err := gormstore.NewAuditLog(db).List(context.Background(), domain.Page[domain.AuditID]{Limit: 100})
+	events, err := gormstore.NewAuditLog(db).List(context.Background(), ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}

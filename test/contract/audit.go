@@ -29,7 +29,7 @@ func AuditLog(t *testing.T, newLog func(t *testing.T) ports.AuditLog) {
 		mustRecord(t, log, full)
 		mustRecord(t, log, bare)
 
-		got := mustList(t, log, domain.Page[domain.AuditID]{Limit: 10})
+		got := mustList(t, log, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 10}})
 		if len(got) != 2 {
 			t.Fatalf("List returned %d events, want 2", len(got))
 		}
@@ -39,7 +39,7 @@ func AuditLog(t *testing.T, newLog func(t *testing.T) ports.AuditLog) {
 
 	t.Run("empty", func(t *testing.T) {
 		t.Parallel()
-		if got := mustList(t, newLog(t), domain.Page[domain.AuditID]{Limit: 10}); len(got) != 0 {
+		if got := mustList(t, newLog(t), ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 10}}); len(got) != 0 {
 			t.Errorf("List of an empty log returned %d events", len(got))
 		}
 	})
@@ -56,11 +56,11 @@ func AuditLog(t *testing.T, newLog func(t *testing.T) ports.AuditLog) {
 		for _, e := range shuffled {
 			mustRecord(t, log, e)
 		}
-		got := mustList(t, log, domain.Page[domain.AuditID]{Limit: 100})
+		got := mustList(t, log, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 100}})
 		if !slices.Equal(auditIDs(got), auditIDs(want)) {
 			t.Fatalf("List order:\n got %v\nwant %v", auditIDs(got), auditIDs(want))
 		}
-		got = mustList(t, log, domain.Page[domain.AuditID]{Limit: 5})
+		got = mustList(t, log, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 5}})
 		if !slices.Equal(auditIDs(got), auditIDs(want[:5])) {
 			t.Errorf("List(limit 5) = %v, want %v", auditIDs(got), auditIDs(want[:5]))
 		}
@@ -81,7 +81,7 @@ func AuditLog(t *testing.T, newLog func(t *testing.T) ports.AuditLog) {
 			if pages > 10 {
 				t.Fatal("pagination does not end")
 			}
-			page := mustList(t, log, domain.Page[domain.AuditID]{After: after, Limit: 3})
+			page := mustList(t, log, ports.AuditQuery{Page: domain.Page[domain.AuditID]{After: after, Limit: 3}})
 			if len(page) == 0 {
 				break
 			}
@@ -93,10 +93,10 @@ func AuditLog(t *testing.T, newLog func(t *testing.T) ports.AuditLog) {
 		}
 		// A cursor need not be a stored id: it is a position.
 		between := domain.AuditID(string(want[2].ID[:16]) + "ffffffffffffffff")
-		if page := mustList(t, log, domain.Page[domain.AuditID]{After: between, Limit: 2}); !slices.Equal(auditIDs(page), auditIDs(want[3:5])) {
+		if page := mustList(t, log, ports.AuditQuery{Page: domain.Page[domain.AuditID]{After: between, Limit: 2}}); !slices.Equal(auditIDs(page), auditIDs(want[3:5])) {
 			t.Errorf("List(after a position) = %v, want %v", auditIDs(page), auditIDs(want[3:5]))
 		}
-		if page := mustList(t, log, domain.Page[domain.AuditID]{After: want[6].ID, Limit: 2}); len(page) != 0 {
+		if page := mustList(t, log, ports.AuditQuery{Page: domain.Page[domain.AuditID]{After: want[6].ID, Limit: 2}}); len(page) != 0 {
 			t.Errorf("List(after the last) returned %d events", len(page))
 		}
 	})
@@ -112,7 +112,7 @@ func AuditLog(t *testing.T, newLog func(t *testing.T) ports.AuditLog) {
 		if err := log.Record(t.Context(), again); err == nil {
 			t.Error("Record of a stored id succeeded")
 		}
-		got := mustList(t, log, domain.Page[domain.AuditID]{Limit: 10})
+		got := mustList(t, log, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 10}})
 		if len(got) != 1 {
 			t.Fatalf("List returned %d events, want 1", len(got))
 		}
@@ -137,11 +137,13 @@ func AuditLog(t *testing.T, newLog func(t *testing.T) ports.AuditLog) {
 				t.Errorf("Record: %v", err)
 			}
 		}
-		got := mustList(t, log, domain.Page[domain.AuditID]{Limit: 100})
+		got := mustList(t, log, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 100}})
 		if len(got) != n || !slices.IsSorted(auditIDs(got)) {
 			t.Errorf("List after %d concurrent records: %d events, sorted %v", n, len(got), slices.IsSorted(auditIDs(got)))
 		}
 	})
+
+	auditFilters(t, newLog)
 }
 
 // newAuditEvent returns a failed-login event at t with a fresh id.
@@ -163,7 +165,7 @@ func mustRecord(t *testing.T, log ports.AuditLog, e domain.AuditEvent) {
 	}
 }
 
-func mustList(t *testing.T, log ports.AuditLog, q domain.Page[domain.AuditID]) []domain.AuditEvent {
+func mustList(t *testing.T, log ports.AuditLog, q ports.AuditQuery) []domain.AuditEvent {
 	t.Helper()
 	got, err := log.List(t.Context(), q)
 	if err != nil {

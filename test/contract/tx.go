@@ -279,7 +279,7 @@ func Transactor(t *testing.T, newStores func(t *testing.T) TxStores) {
 			if err := s.Audit.Record(ctx, newAuditEvent(at(0))); err != nil {
 				t.Errorf("Record: %v", err)
 			}
-			if _, err := s.Audit.List(ctx, domain.Page[domain.AuditID]{Limit: 10}); err != nil {
+			if _, err := s.Audit.List(ctx, ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 10}}); err != nil {
 				t.Errorf("List audit: %v", err)
 			}
 			if _, _, err := s.Links.Requested(ctx, u.ID, at(0)); err != nil {

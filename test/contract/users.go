@@ -397,6 +397,8 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 		t.Parallel()
 		createMany(t, newRepo)
 	})
+
+	listEmailPrefix(t, newRepo)
 }
 
 func mustCreate(t *testing.T, repo ports.UserRepository, u domain.User) {
