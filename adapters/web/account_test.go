@@ -10,6 +10,7 @@ import (
 
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // withAccountAudit records the application's audit events in log.
@@ -21,7 +22,8 @@ func withAccountAudit(log *memory.AuditLog) envOption {
 // subject.
 func audited(t *testing.T, log *memory.AuditLog, typ domain.AuditEventType, actor, subject domain.UserID) bool {
 	t.Helper()
-	events, err := log.List(context.Background(), domain.Page[domain.AuditID]{Limit: 1000})
+	events, err := log.List(context.Background(), ports.AuditQuery{Page: domain.Page[domain.AuditID]{Limit: 1000},
+		UserID: subject, Type: typ})
 	if err != nil {
 		t.Fatal(err)
 	}
