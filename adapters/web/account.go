@@ -1,11 +1,65 @@
 package web
 
-import "net/http"
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+)
+
+// The pages of the account area, one a menu entry, each with its own
+// forms: a page never holds two inputs of one name, so that an error is
+// tied to the one input it is about.
+const (
+	accountPasswordPath = AccountPrefix + "password"
+	accountMFAPath      = AccountPrefix + "mfa"
+	accountPasskeysPath = AccountPrefix + "passkeys"
+	accountSessionsPath = AccountPrefix + "sessions"
+	// accountCodesTextPath answers recovery codes as a text file.
+	accountCodesTextPath = AccountPrefix + "recovery-codes.txt"
+)
+
+// The account pages' templates.
+const (
+	tmplAccountHome     = "account_home.html"
+	tmplAccountPassword = "account_password.html"
+	tmplAccountMFA      = "account_mfa.html"
+	tmplAccountTOTP     = "account_totp.html"
+	tmplAccountCodes    = "account_codes.html"
+	tmplAccountPasskeys = "account_passkeys.html"
+	tmplAccountPasskey  = "account_passkey.html"
+	tmplAccountSessions = "account_sessions.html"
+)
+
+// The account forms' fields that have no constant of the sign-in's.
+const (
+	fieldName            = application.FieldName
+	fieldCurrentPassword = application.FieldCurrentPassword
+	// fieldNewPassword is the id of the password page's new password
+	// (named password, as in the API), for its messages.
+	fieldNewPassword = "newPassword"
+	// fieldDisableCode and fieldRenewCode are the ids of the two code
+	// inputs of the two-step page (both named code).
+	fieldDisableCode = "disable-code"
+	fieldRenewCode   = "renew-code"
+	fieldCodes       = "codes"
+	fieldUnderstood  = "understood"
+)
 
 // limitedAccountPosts are the account page's actions that check a
 // password or a code: they fall under the per-IP allowance of /auth
 // (LimitedByIP).
-var limitedAccountPosts = map[string]bool{}
+var limitedAccountPosts = map[string]bool{
+	AccountPrefix + "email":            true,
+	accountPasswordPath:                true,
+	accountMFAPath + "/totp":           true,
+	accountMFAPath + "/totp/confirm":   true,
+	accountMFAPath + "/totp/disable":   true,
+	accountMFAPath + "/recovery-codes": true,
+}
 
 // routeAccount routes the account page and its actions. Every one is
 // behind guard: signed in, state changes by POST from userd's own pages
@@ -13,12 +67,285 @@ var limitedAccountPosts = map[string]bool{}
 func (p *Pages) routeAccount() {
 	a := accountArea
 	p.mux.HandleFunc("GET "+a.Prefix+"{$}", p.guard(a, p.accountHome))
+	p.mux.HandleFunc("POST "+a.Prefix+"name", p.guard(a, p.changeName))
+	p.mux.HandleFunc("POST "+a.Prefix+"email", p.guard(a, p.changeEmail))
+	p.mux.HandleFunc("GET "+accountPasswordPath, p.guard(a, p.passwordPage))
+	p.mux.HandleFunc("POST "+accountPasswordPath, p.guard(a, p.changePassword))
+	p.routeAccountMFA()
+	p.routeAccountPasskeys()
+	p.routeAccountSessions()
 }
 
-// accountHome is the signed-in person's own page.
-func (p *Pages) accountHome(w http.ResponseWriter, r *http.Request, v visitor) {
-	pg := newPage(accountArea, &v, tmplNotice, "My account")
-	pg.Nav = accountArea.Prefix
-	pg.Data = noticeData{Paragraphs: []string{"Signed in as " + string(v.user.Email) + "."}}
-	p.renderConsole(w, r, http.StatusOK, pg)
+// accountNotices are what the account pages say after an action's
+// redirect.
+var accountNotices = map[string]string{
+	"name-changed":     "Your name is changed.",
+	"email-same":       "That is your email address already: nothing changed.",
+	"totp-off":         "The authenticator app is turned off: signing in no longer asks for its codes.",
+	"totp-off-already": "The authenticator app was off already.",
+	"totp-on-already":  "The authenticator app is on already.",
+	"totp-restart":     "That set-up had ended or was replaced by another. Start again.",
+	"passkey-added":    "The passkey is added. You can sign in with it.",
+	"passkey-renamed":  "The passkey is renamed.",
+	"passkey-removed":  "The passkey is removed: it no longer signs you in.",
+	"passkey-gone":     "That passkey was removed already.",
+	"session-ended":    "That session is signed out.",
+	"session-gone":     "That session had ended already.",
+	"others-ended":     "Every other session is signed out. This one goes on.",
+	"no-others":        "There was no other session to sign out.",
+	"no-codes":         "Two-step verification is off: there are no recovery codes to renew.",
 }
+
+// accountPage starts a page of the account area, with the notice of the
+// action that led to it.
+func accountPage(r *http.Request, v *visitor, tmpl, title, nav string) page {
+	pg := newPage(accountArea, v, tmpl, title)
+	pg.Nav = nav
+	pg.Notice = noticeOf(r, accountNotices)
+	return pg
+}
+
+// profileData is what the home page shows besides its forms.
+type profileData struct {
+	Name, Email   string
+	EmailVerified bool
+	MFA           bool
+}
+
+// accountHome is the signed-in person's own page: the profile, and the
+// forms that change the name and the email address.
+func (p *Pages) accountHome(w http.ResponseWriter, r *http.Request, v visitor) {
+	p.renderConsole(w, r, http.StatusOK, homePage(r, v))
+}
+
+func homePage(r *http.Request, v visitor) page {
+	pg := accountPage(r, &v, tmplAccountHome, "My account", AccountPrefix)
+	pg.Data = profileData{Name: v.user.Name, Email: string(v.user.Email), EmailVerified: v.user.EmailVerified,
+		MFA: v.user.MFAEnabled}
+	return pg
+}
+
+// changeName changes the visitor's name.
+func (p *Pages) changeName(w http.ResponseWriter, r *http.Request, v visitor) {
+	name := r.PostForm.Get(fieldName)
+	_, err := p.svc.Users.Update(r.Context(), v.principal, string(v.user.ID), application.UpdateInput{Name: &name})
+	if err != nil {
+		p.refused(w, r, v, err, map[string]string{fieldName: fieldName}, func() (page, error) { return homePage(r, v), nil })
+		return
+	}
+	seeOther(w, r, AccountPrefix, "name-changed")
+}
+
+// changeEmail changes the visitor's email address, proven by the current
+// password, which the page always asks for and the use case checks. The
+// use case mails a verification link to the new address and a notice to
+// the old one, and ends every session of the account, this one too: the
+// visitor lands on the sign-in page, which says so.
+func (p *Pages) changeEmail(w http.ResponseWriter, r *http.Request, v visitor) {
+	email, current := r.PostForm.Get(fieldEmail), r.PostForm.Get(fieldCurrentPassword)
+	fields := map[string]string{fieldEmail: fieldEmail, fieldCurrentPassword: fieldCurrentPassword}
+	build := func() (page, error) { return homePage(r, v), nil }
+	if current == "" {
+		p.refused(w, r, v, missing(fieldCurrentPassword), fields, build)
+		return
+	}
+	u, err := p.svc.Users.Update(r.Context(), v.principal, string(v.user.ID),
+		application.UpdateInput{Email: &email, CurrentPassword: &current})
+	if err != nil {
+		p.refused(w, r, v, err, fields, build)
+		return
+	}
+	if u.Email == v.user.Email {
+		seeOther(w, r, AccountPrefix, "email-same")
+		return
+	}
+	p.signedOutByChange(w, r, "email-changed")
+}
+
+// signedOutByChange ends the visit after a change that ended every
+// session of the account, the visitor's too: the cookie goes (its tokens
+// no longer serve), and the sign-in page says why.
+func (p *Pages) signedOutByChange(w http.ResponseWriter, r *http.Request, done string) {
+	clearConsoleCookie(w)
+	seeOther(w, r, accountArea.LoginPath(), done)
+}
+
+// missing is the validation error of a required field left empty: the
+// account forms ask for the current password even where the use case
+// would do without (USERD_REQUIRE_CURRENT_PASSWORD off); an empty one is
+// refused here rather than sent and counted as a wrong password.
+func missing(field string) error {
+	verr := &domain.ValidationError{}
+	verr.Add(field, "must not be empty")
+	return verr
+}
+
+// refused answers an account form that the use case refused: the form's
+// page again (build makes it), with each message beside its field, what
+// was typed kept (passwords and codes never), and the status of the
+// refusal. fields maps the use case's field names to the ids of the
+// page's inputs; a message about any other field is about the form. A
+// session that ended meanwhile goes to the sign-in page; an unexpected
+// error to the failure page.
+func (p *Pages) refused(w http.ResponseWriter, r *http.Request, v visitor, err error, fields map[string]string,
+	build func() (page, error)) {
+	status, messages := refusal(err)
+	if status == 0 {
+		p.accountFail(w, r, v, err)
+		return
+	}
+	pg, berr := build()
+	if berr != nil {
+		p.accountFail(w, r, v, berr)
+		return
+	}
+	pg.Form = typedValues(r.PostForm)
+	for _, m := range messages {
+		id, ok := fields[m.Field]
+		if !ok {
+			id = ""
+		}
+		msg := m.Message
+		if !m.sentence {
+			msg = accountFieldMessage(m.Field, msg)
+			if ok {
+				msg = accountFieldMessage(id, m.Message)
+			}
+		}
+		pg = pg.AddError(id, msg)
+	}
+	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+		w.Header().Set("Retry-After", retryAfterSeconds(tooMany.RetryAfter))
+	}
+	p.renderConsole(w, r, status, pg)
+}
+
+// accountFail answers an error that is not about the form: a session
+// that ended meanwhile (revoked from elsewhere) goes to the sign-in page;
+// a path that names no passkey or session of the visitor's (malformed,
+// or another's, or gone) is 404; anything else gets the failure page.
+func (p *Pages) accountFail(w http.ResponseWriter, r *http.Request, v visitor, err error) {
+	switch {
+	case errors.Is(err, domain.ErrUnauthenticated), errors.Is(err, domain.ErrInvalidToken):
+		clearConsoleCookie(w)
+		p.toSignIn(w, r, accountArea, false)
+	case errors.Is(err, domain.ErrPasskeyNotFound), errors.Is(err, domain.ErrSessionNotFound),
+		errors.Is(err, domain.ErrInvalidID), errors.Is(err, domain.ErrInvalidSessionID):
+		p.accountNotFound(w, r, v)
+	default:
+		p.consoleFail(w, r, accountArea, &v, err)
+	}
+}
+
+// refusalMessage is one message of a refusal: a rule's words about a
+// field ("must not be empty"), or a whole sentence; Field "" is about the
+// form.
+type refusalMessage struct {
+	Field, Message string
+	sentence       bool
+}
+
+// refusal is the status and the messages of a use case's refusal of an
+// account form; 0 for an error that is not about the form.
+func refusal(err error) (int, []refusalMessage) {
+	if verr, ok := errors.AsType[*domain.ValidationError](err); ok {
+		out := make([]refusalMessage, 0, len(verr.Fields))
+		for _, f := range verr.Fields {
+			out = append(out, refusalMessage{Field: f.Field, Message: f.Message})
+		}
+		return http.StatusBadRequest, out
+	}
+	one := func(status int, field, msg string) (int, []refusalMessage) {
+		return status, []refusalMessage{{Field: field, Message: msg, sentence: true}}
+	}
+	if f, ok := errors.AsType[*formRefusal](err); ok {
+		return one(f.status, f.field, f.message)
+	}
+	switch {
+	case errors.Is(err, domain.ErrInvalidCredentials):
+		return one(http.StatusUnauthorized, fieldCurrentPassword, "The current password is not right.")
+	case errors.Is(err, domain.ErrInvalidMFACode):
+		return one(http.StatusBadRequest, fieldCode,
+			"The code is not right. Type the 6 digits your app shows now, or one of your recovery codes.")
+	case errors.Is(err, domain.ErrEmailTaken):
+		return one(http.StatusConflict, fieldEmail, "Another account has this email address.")
+	case errors.Is(err, domain.ErrRecentSignInRequired):
+		return one(http.StatusForbidden, "",
+			"For this, sign out and sign in again with your second factor (or within the last 10 minutes).")
+	}
+	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+		return one(http.StatusTooManyRequests, "", "Too many failed attempts. Try again in "+waitText(tooMany.RetryAfter)+".")
+	}
+	return 0, nil
+}
+
+// accountFieldNames name the inputs of the account pages whose id is not
+// a field name of the sign-in's (fieldNames), in the sentences of their
+// errors.
+var accountFieldNames = map[string]string{
+	fieldDisableCode: "The code", fieldRenewCode: "The code", fieldConfirm: "The repeated password",
+	fieldUnderstood: "The box",
+}
+
+// accountFieldMessage makes a sentence of a rule's message about the
+// input id.
+func accountFieldMessage(id, msg string) string {
+	if name, ok := accountFieldNames[id]; ok {
+		return name + " " + msg + "."
+	}
+	return fieldMessage(id, msg)
+}
+
+// secretFields are never shown again: passwords and codes.
+var secretFields = []string{fieldPassword, fieldCurrentPassword, fieldConfirm, fieldCode, fieldCodes}
+
+// typedValues is what the person typed in a form, without its secrets,
+// to fill the form again.
+func typedValues(form url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range form {
+		out[k] = vs
+	}
+	for _, k := range secretFields {
+		delete(out, k)
+	}
+	return out
+}
+
+// InputAs is Input for an input whose id differs from its name (two forms
+// of a page that send a field of one name): its error is the one of id.
+func (pg page) InputAs(id, name, label, typ, autocomplete string) inputView {
+	in := pg.Input(name, label, typ, autocomplete).WithID(id)
+	in.Error = pg.ErrorFor(id)
+	return in
+}
+
+// accountNotFound answers a path of the account area that names a thing
+// the visitor does not have (a passkey, a session).
+func (p *Pages) accountNotFound(w http.ResponseWriter, r *http.Request, v visitor) {
+	sp := statusPage(http.StatusNotFound)
+	pg := newPage(accountArea, &v, tmplNotice, sp.Title)
+	pg.Data = noticeData{Paragraphs: sp.Paragraphs, Link: navLink{AccountPrefix, "Back to my account"}}
+	p.renderConsole(w, r, http.StatusNotFound, pg)
+}
+
+// when shows a time on the pages.
+func when(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }
+
+// formRefusal is a refusal of a form as a whole (field "") or of one of
+// its fields, in a sentence of the page's own, with its status, for
+// refused; formError and fieldRefusal make one.
+type formRefusal struct {
+	status         int
+	field, message string
+}
+
+func formError(status int, message string) error {
+	return &formRefusal{status: status, message: message}
+}
+
+func fieldRefusal(status int, field, message string) error {
+	return &formRefusal{status: status, field: field, message: message}
+}
+
+func (e *formRefusal) Error() string { return e.message }

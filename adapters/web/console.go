@@ -37,7 +37,9 @@ var (
 		{AccountPrefix, "My account"},
 	}}
 	accountArea = &area{Prefix: AccountPrefix, Name: "userd account", Nav: []navLink{
-		{AccountPrefix, "My account"},
+		{AccountPrefix, "My account"}, {AccountPrefix + "password", "Password"},
+		{AccountPrefix + "mfa", "Two-step verification"}, {AccountPrefix + "passkeys", "Passkeys"},
+		{AccountPrefix + "sessions", "Sessions"},
 	}}
 )
 

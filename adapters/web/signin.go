@@ -63,7 +63,12 @@ func (p *Pages) signInForm(a *area) http.HandlerFunc {
 
 // signInNotices are the sign-in page's notices.
 var signInNotices = map[string]string{"signed-out": "You are signed out.",
-	"session-ended": "Your session has ended. Sign in again."}
+	"session-ended": "Your session has ended. Sign in again.",
+	// After the account page's changes that end every session.
+	"password-changed": "Your password is changed, and every session of your account is signed out. Sign in with the new password.",
+	"email-changed": "Your email address is changed, and every session of your account is signed out. " +
+		"We sent a link to the new address: open it to verify the address, and sign in with the new address.",
+}
 
 func signInPage(a *area, d signInData) page {
 	pg := newPage(a, nil, tmplSignIn, "Sign in")
