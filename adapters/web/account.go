@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
@@ -36,7 +35,7 @@ const (
 
 // The account forms' fields that have no constant of the sign-in's.
 const (
-	fieldName            = application.FieldName
+	fieldName            = domain.FieldName
 	fieldCurrentPassword = application.FieldCurrentPassword
 	// fieldNewPassword is the id of the password page's new password
 	// (named password, as in the API), for its messages.
@@ -330,7 +329,6 @@ func (p *Pages) accountNotFound(w http.ResponseWriter, r *http.Request, v visito
 }
 
 // when shows a time on the pages.
-func when(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }
 
 // formRefusal is a refusal of a form as a whole (field "") or of one of
 // its fields, in a sentence of the page's own, with its status, for

@@ -29,9 +29,9 @@ type passkeyRow struct {
 }
 
 func toPasskeyRow(k domain.Passkey) passkeyRow {
-	row := passkeyRow{ID: string(k.ID), Name: k.Name, Created: when(k.CreatedAt), LastUsed: "Never"}
+	row := passkeyRow{ID: string(k.ID), Name: k.Name, Created: consoleTime(k.CreatedAt), LastUsed: "Never"}
 	if k.LastUsedAt != nil {
-		row.LastUsed = when(*k.LastUsedAt)
+		row.LastUsed = consoleTime(*k.LastUsedAt)
 	}
 	return row
 }

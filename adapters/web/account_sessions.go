@@ -3,7 +3,9 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strings"
 
+	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 )
 
@@ -14,13 +16,6 @@ func (p *Pages) routeAccountSessions() {
 	p.mux.HandleFunc("GET "+accountSessionsPath, p.guard(a, p.sessionsPage))
 	p.mux.HandleFunc("POST "+accountSessionsPath+"/{sid}/sign-out", p.guard(a, p.signOutSession))
 	p.mux.HandleFunc("POST "+accountSessionsPath+"/sign-out-others", p.guard(a, p.signOutOthers))
-}
-
-// sessionRow is one session as the page shows it.
-type sessionRow struct {
-	ID, Device, IP, Created, LastUsed string
-	// Current is the session of this browser.
-	Current bool
 }
 
 // sessionsData is what the sessions page shows.
@@ -47,15 +42,7 @@ func (p *Pages) sessionsForm(r *http.Request, v visitor) (page, error) {
 	}
 	d := sessionsData{Sessions: make([]sessionRow, len(list))}
 	for i, s := range list {
-		row := sessionRow{ID: s.ID, Device: s.UserAgent, IP: s.IP, Created: when(s.CreatedAt),
-			LastUsed: when(s.LastUsedAt), Current: s.Current}
-		if row.Device == "" {
-			row.Device = "Unknown device"
-		}
-		if row.IP == "" {
-			row.IP = "Unknown"
-		}
-		d.Sessions[i] = row
+		d.Sessions[i] = newSessionRow(s)
 		d.Others = d.Others || !s.Current
 	}
 	pg := accountPage(r, &v, tmplAccountSessions, "Sessions", accountSessionsPath)
@@ -121,4 +108,26 @@ func (p *Pages) signOutOthers(w http.ResponseWriter, r *http.Request, v visitor)
 		return
 	}
 	seeOther(w, r, accountSessionsPath, "others-ended")
+}
+
+// sessionRow is one session as the pages show it, the account's sessions
+// page and the admin console's page of a user alike.
+type sessionRow struct {
+	ID, Device, IP, Created, LastUsed string
+	// AMR is how the session signed in ("pwd, otp, mfa").
+	AMR string
+	// Current is the session of this browser.
+	Current bool
+}
+
+func newSessionRow(s application.SessionView) sessionRow {
+	row := sessionRow{ID: s.ID, Device: s.UserAgent, IP: s.IP, Created: consoleTime(s.CreatedAt),
+		LastUsed: consoleTime(s.LastUsedAt), AMR: strings.Join(s.AMR, ", "), Current: s.Current}
+	if row.Device == "" {
+		row.Device = "Unknown device"
+	}
+	if row.IP == "" {
+		row.IP = "Unknown"
+	}
+	return row
 }

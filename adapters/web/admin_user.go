@@ -5,18 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 )
 
-// The fields of the edit form that the sign-in forms lack.
-const (
-	fieldName            = domain.FieldName
-	fieldProfiles        = domain.FieldProfiles
-	fieldCurrentPassword = application.FieldCurrentPassword
-)
+// fieldProfiles is the edit form's profiles (checkboxes).
+const fieldProfiles = domain.FieldProfiles
 
 // adminUserNotices are the notices of a user's page, one per action.
 var adminUserNotices = map[string]string{
@@ -48,13 +43,6 @@ type adminUserData struct {
 type profileChoice struct {
 	ID, Value, Label string
 	Checked          bool
-}
-
-// sessionRow is one line of a user's sessions.
-type sessionRow struct {
-	ID, Created, LastUsed, UserAgent, IP, AMR string
-	// Current is the admin's own session, the one this page is seen in.
-	Current bool
 }
 
 // profileLabels are the profiles the edit form offers, in its order.
@@ -106,9 +94,7 @@ func (p *Pages) userPage(r *http.Request, v visitor, form url.Values) (page, err
 			Label: c.Label, Checked: slices.Contains(form[fieldProfiles], string(c.Profile))})
 	}
 	for _, s := range sessions {
-		d.Sessions = append(d.Sessions, sessionRow{ID: s.ID, Created: consoleTime(s.CreatedAt),
-			LastUsed: consoleTime(s.LastUsedAt), UserAgent: s.UserAgent, IP: s.IP, AMR: strings.Join(s.AMR, ", "),
-			Current: s.Current})
+		d.Sessions = append(d.Sessions, newSessionRow(s))
 	}
 	pg.Data = d
 	return pg, nil

@@ -124,6 +124,7 @@ func seeOther(w http.ResponseWriter, r *http.Request, path, done string) {
 		}
 		path += sep + "done=" + url.QueryEscape(done)
 	}
+	//nolint:gosec // G710: path is a page of userd's own, chosen by the handler; done is a key of its own notices
 	http.Redirect(w, r, path, http.StatusSeeOther)
 }
 
