@@ -1,7 +1,10 @@
 package pagesflow
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -42,6 +45,89 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 	s := startUserd(t)
 	factor := s.enrolTOTP(t, adminEmail, adminPassword)
 
+	const bobEmail = "bob@example.com"
+	bob := s.register(t, "Bob", bobEmail)
+	s.register(t, "Alice", "alice@example.com")
+	phone, laptop := s.login(t, bobEmail, userPassword), s.login(t, bobEmail, userPassword)
+
 	signInTOTP(t, b, s, "/admin/", "admin", adminEmail, adminPassword, factor)
 	b.WantHeading(t, "Users")
+	b.CheckPage(t, "admin-users")
+
+	// Find Bob by the start of his email.
+	b.Do(t, chromedp.SendKeys("#emailPrefix", "bo"))
+	b.Submit(t, chromedp.Click("#search"), http.StatusOK)
+	if rows := b.Text(t, "#users tbody"); !strings.Contains(rows, bobEmail) || strings.Contains(rows, "alice@") {
+		t.Errorf("the search for bo… lists %q", rows)
+	}
+	b.Submit(t, chromedp.Click(`#users a[href="/admin/users/`+bob+`"]`), http.StatusOK)
+	b.WantHeading(t, bobEmail)
+	b.CheckPage(t, "admin-user")
+
+	// Revoke the phone's session: the phone is signed out, the laptop not.
+	b.Submit(t, chromedp.Click("#revoke-"+claimsOf(t, phone.AccessToken).SID), http.StatusOK)
+	if r := s.api(t, http.MethodPost, "/auth/refresh-token", map[string]string{"refreshToken": phone.RefreshToken}, ""); r.status != http.StatusUnauthorized {
+		t.Errorf("the revoked session's refresh: %d %s, want 401", r.status, r.body)
+	}
+	if r := s.api(t, http.MethodGet, "/api/users/me", nil, laptop.AccessToken); r.status != http.StatusOK {
+		t.Errorf("the other session: %d, want 200", r.status)
+	}
+
+	// Disable Bob: his password no longer signs in, his sessions end.
+	b.Submit(t, chromedp.Click("#disable"), http.StatusOK)
+	if notice := b.Text(t, ".notice"); !strings.Contains(notice, "disabled") {
+		t.Errorf("the notice after disabling: %q", notice)
+	}
+	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": bobEmail, "password": userPassword}, ""); r.status != http.StatusForbidden ||
+		!strings.Contains(string(r.body), `"account_disabled"`) {
+		t.Errorf("a disabled account's login: %d %s, want 403 account_disabled", r.status, r.body)
+	}
+	if r := s.api(t, http.MethodGet, "/api/users/me", nil, laptop.AccessToken); r.status != http.StatusUnauthorized {
+		t.Errorf("a disabled account's session: %d, want 401", r.status)
+	}
+
+	// Rotate the signing key: the list gains the new one, which the
+	// issuer publishes in the JWK set once it next reads the keys.
+	b.Open(t, s.origin+"/admin/keys", http.StatusOK)
+	b.CheckPage(t, "admin-keys")
+	before := keyRows(t, b)
+	b.Submit(t, chromedp.Click("#rotate"), http.StatusOK)
+	if after := keyRows(t, b); after != before+1 {
+		t.Errorf("the keys page lists %d keys after the rotation, want %d", after, before+1)
+	}
+
+	// The audit trail, filtered to Bob: the admin's actions, the admin
+	// named as their actor.
+	b.Open(t, s.origin+"/admin/audit", http.StatusOK)
+	b.Do(t, chromedp.SendKeys("#user", bobEmail))
+	b.Submit(t, chromedp.Click("#filter"), http.StatusOK)
+	events := b.Text(t, "#events")
+	for _, want := range []string{"user.updated", "session.revoked", adminEmail} {
+		if !strings.Contains(events, want) {
+			t.Errorf("Bob's audit trail lacks %q:\n%s", want, events)
+		}
+	}
+	b.CheckPage(t, "admin-audit")
+
+	// A page of another site, open in the same browser, posts the
+	// console's form that would enable Bob again: refused (the browser
+	// does not even send the console's SameSite=Strict cookie with it),
+	// and Bob stays disabled.
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprintf(w, `<!doctype html><title>Win a prize</title><form method="post" action="%s/admin/users/%s/enable">`+
+			`<button id="go">Claim</button></form>`, s.origin, bob)
+	}))
+	t.Cleanup(evil.Close)
+	b.Open(t, evil.URL, http.StatusOK)
+	b.Submit(t, chromedp.Click("#go"), http.StatusForbidden)
+	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": bobEmail, "password": userPassword}, ""); r.status != http.StatusForbidden {
+		t.Errorf("after the cross-site post, Bob's login: %d, want 403 (still disabled)", r.status)
+	}
+}
+
+// keyRows is the number of keys the keys page lists.
+func keyRows(t *testing.T, b *chromium.Browser) int {
+	t.Helper()
+	return chromium.Evaluate[int](t, b, `document.querySelectorAll("#keys tbody tr").length`)
 }
