@@ -51,7 +51,7 @@ func TestAccount_totp_set_up_renew_and_turn_off(t *testing.T) {
 	audit := memory.NewAuditLog()
 	e := newEnv(t, withAccountAudit(audit))
 	u := e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
 
 	mfa := v.get("/account/mfa")
 	if !strings.Contains(mfa.Body, `id="totp-set-up">Set up</button>`) {
@@ -130,7 +130,7 @@ func TestAccount_recovery_codes_download(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
 	codes := url.Values{"codes": {"abcde-12345", "FGHIJ-67890"}}
 
 	a := v.post("/account/recovery-codes.txt", codes)

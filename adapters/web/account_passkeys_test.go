@@ -56,7 +56,7 @@ func TestAccount_passkeys_add_rename_and_remove(t *testing.T) {
 	audit := memory.NewAuditLog()
 	e := newEnv(t, withAccountAudit(audit))
 	u := e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
 	key := softauthn.New("http://localhost:8080")
 
 	if a := v.post("/account/passkeys/options", url.Values{"name": {strings.Repeat("x", 65)}}); a.Status != http.StatusBadRequest ||
@@ -159,7 +159,7 @@ func TestAccount_passkey_options_refusals(t *testing.T) {
 	}
 	// An account with a second factor, whose session signed in with the
 	// password alone more than 10 minutes ago, must sign in again.
-	v := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
 	e.enrolTOTP("ada@example.com")
 	e.clock.Advance(domain.RecentSignIn + time.Minute)
 	a = v.post("/account/passkeys/options", url.Values{"name": {"Laptop"}})
@@ -179,8 +179,8 @@ func TestAccount_sessions_sign_out_one_and_the_others(t *testing.T) {
 	audit := memory.NewAuditLog()
 	e := newEnv(t, withAccountAudit(audit))
 	u := e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
-	other := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
+	other := e.signedInUser("ada@example.com")
 
 	list := v.get("/account/sessions")
 	wantPage(t, list, http.StatusOK, "Sessions")
@@ -200,7 +200,7 @@ func TestAccount_sessions_sign_out_one_and_the_others(t *testing.T) {
 	wantPage(t, v.post("/account/sessions/nope/sign-out", nil), http.StatusNotFound, "")
 
 	// Everywhere else: only once the box is ticked; this session lives on.
-	third, fourth := e.accountVisitor("ada@example.com"), e.accountVisitor("ada@example.com")
+	third, fourth := e.signedInUser("ada@example.com"), e.signedInUser("ada@example.com")
 	unticked := v.post("/account/sessions/sign-out-others", nil)
 	wantPage(t, unticked, http.StatusBadRequest, "Sessions")
 	wantField(t, unticked, "understood", "The box must be ticked")

@@ -35,15 +35,6 @@ func audited(t *testing.T, log *memory.AuditLog, typ domain.AuditEventType, acto
 	return false
 }
 
-// accountVisitor is a browser signed in to the account page of email,
-// with a password alone.
-func (e *env) accountVisitor(email string) *visitorSession {
-	e.t.Helper()
-	v := e.visitor()
-	wantRedirect(e.t, v.signIn("/account/", email, custPassword), "/account/")
-	return v
-}
-
 // wantField checks that a page shows message beside the input id, tied
 // to it, and in the summary with a link to it.
 func wantField(t *testing.T, a answer, id, message string) {
@@ -84,7 +75,7 @@ func TestAccount_every_page_renders(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
 	for path, heading := range map[string]string{
 		"/account/": "My account", "/account/password": "Password", "/account/mfa": "Two-step verification",
 		"/account/passkeys": "Passkeys", "/account/sessions": "Sessions",
@@ -125,7 +116,7 @@ func TestAccount_change_name(t *testing.T) {
 	audit := memory.NewAuditLog()
 	e := newEnv(t, withAccountAudit(audit))
 	u := e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
 
 	bad := v.post("/account/name", url.Values{"name": {strings.Repeat("x", 101)}})
 	wantPage(t, bad, http.StatusBadRequest, "My account")
@@ -149,8 +140,8 @@ func TestAccount_change_password(t *testing.T) {
 	audit := memory.NewAuditLog()
 	e := newEnv(t, withAccountAudit(audit))
 	u := e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
-	other := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
+	other := e.signedInUser("ada@example.com")
 	const newPassword = "a-New-passphrase-42"
 
 	for _, c := range []struct {
@@ -210,7 +201,7 @@ func TestAccount_change_email(t *testing.T) {
 	e := newEnv(t)
 	e.addUser("ada@example.com", false)
 	e.addUser("grace@example.com", false)
-	v := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
 
 	for _, c := range []struct {
 		form         url.Values
@@ -253,8 +244,8 @@ func TestAccount_actions_refuse_cross_origin_posts_and_gets(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
-	other := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
+	other := e.signedInUser("ada@example.com")
 	sid := signOutForm.FindStringSubmatch(v.get("/account/sessions").Body)[1]
 
 	actions := map[string]url.Values{
@@ -315,7 +306,7 @@ func TestAccount_current_password_guesses_lock_the_account_out(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.addUser("ada@example.com", false)
-	v := e.accountVisitor("ada@example.com")
+	v := e.signedInUser("ada@example.com")
 	form := url.Values{"currentPassword": {"a guess"}, "password": {"a-New-passphrase-42"}, "confirm": {"a-New-passphrase-42"}}
 	for range 20 {
 		a := v.post("/account/password", form)

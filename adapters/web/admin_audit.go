@@ -63,7 +63,7 @@ func (p *Pages) adminAudit(w http.ResponseWriter, r *http.Request, v visitor) {
 		d.Types = append(d.Types, typeChoice{Value: string(t), Selected: string(t) == typ})
 	}
 	if after != "" {
-		d.First = auditPath(rawUser, typ, "")
+		d.First = listPath(adminAuditPath, fieldUser, rawUser, fieldType, typ)
 	}
 	var user domain.UserID
 	if rawUser != "" {
@@ -104,7 +104,7 @@ func (p *Pages) adminAudit(w http.ResponseWriter, r *http.Request, v visitor) {
 		d.Events = append(d.Events, row)
 	}
 	if list.Next != "" {
-		d.Next = auditPath(rawUser, typ, string(list.Next))
+		d.Next = listPath(adminAuditPath, fieldUser, rawUser, fieldType, typ, fieldAfter, string(list.Next))
 	}
 	pg.Data = d
 	p.renderConsole(w, r, http.StatusOK, pg)
@@ -114,24 +114,6 @@ func (p *Pages) adminAudit(w http.ResponseWriter, r *http.Request, v visitor) {
 // first, of the user (as actor or subject) and of the type when set.
 func auditListInput(after string, user domain.UserID, typ string) application.AuditListInput {
 	return application.AuditListInput{After: after, UserID: string(user), Type: typ, Order: application.AuditNewest}
-}
-
-// auditPath is the trail's address for a page of a filter.
-func auditPath(user, typ, after string) string {
-	q := url.Values{}
-	if user != "" {
-		q.Set(fieldUser, user)
-	}
-	if typ != "" {
-		q.Set(fieldType, typ)
-	}
-	if after != "" {
-		q.Set(fieldAfter, after)
-	}
-	if len(q) == 0 {
-		return adminAuditPath
-	}
-	return adminAuditPath + "?" + q.Encode()
 }
 
 // userByIDOrEmail is the user that raw names: a user id as it is (the

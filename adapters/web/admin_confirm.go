@@ -80,12 +80,7 @@ func (p *Pages) adminDelete(w http.ResponseWriter, r *http.Request, v visitor) {
 	id := domain.UserID(r.PathValue("id"))
 	err := p.svc.Users.Delete(r.Context(), v.principal, string(id))
 	if err != nil {
-		status, pg, ok := p.updateRefused(r, v, err, nil)
-		if !ok {
-			p.adminFailed(w, r, &v, err)
-			return
-		}
-		p.renderConsole(w, r, status, pg)
+		p.userActionRefused(w, r, v, err)
 		return
 	}
 	if id == v.user.ID {

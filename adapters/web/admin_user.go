@@ -215,12 +215,7 @@ func (p *Pages) adminSendReset(w http.ResponseWriter, r *http.Request, v visitor
 // back to the user's page with its notice, or shows why it was refused.
 func (p *Pages) userAction(w http.ResponseWriter, r *http.Request, v visitor, done string, act func() error) {
 	if err := act(); err != nil {
-		status, pg, ok := p.updateRefused(r, v, err, nil)
-		if !ok {
-			p.adminFailed(w, r, &v, err)
-			return
-		}
-		p.renderConsole(w, r, status, pg)
+		p.userActionRefused(w, r, v, err)
 		return
 	}
 	p.afterUserAction(w, r, v, done)
@@ -235,4 +230,16 @@ func (p *Pages) afterUserAction(w http.ResponseWriter, r *http.Request, v visito
 		return
 	}
 	seeOther(w, r, userPath(id), done)
+}
+
+// userActionRefused shows the user's page with why the use case refused
+// an action (the last admin, a disabled account), or the failure page for
+// an error that is not a refusal.
+func (p *Pages) userActionRefused(w http.ResponseWriter, r *http.Request, v visitor, err error) {
+	status, pg, ok := p.updateRefused(r, v, err, nil)
+	if !ok {
+		p.adminFailed(w, r, &v, err)
+		return
+	}
+	p.renderConsole(w, r, status, pg)
 }

@@ -47,7 +47,7 @@ func (p *Pages) adminUsers(w http.ResponseWriter, r *http.Request, v visitor) {
 	pg.Form = url.Values{fieldEmailPrefix: {prefix}}
 	d := adminUsersData{Searched: prefix != ""}
 	if after != "" {
-		d.First = usersListPath(prefix, "")
+		d.First = listPath(adminUsersPath, fieldEmailPrefix, prefix)
 	}
 	list, err := p.svc.Users.List(r.Context(), v.principal, userListInput(prefix, after))
 	if err != nil {
@@ -66,7 +66,7 @@ func (p *Pages) adminUsers(w http.ResponseWriter, r *http.Request, v visitor) {
 			Disabled: yesNo(u.Disabled), MFA: onOff(u.MFAEnabled), Created: consoleTime(u.CreatedAt)})
 	}
 	if list.Next != "" {
-		d.Next = usersListPath(prefix, string(list.Next))
+		d.Next = listPath(adminUsersPath, fieldEmailPrefix, prefix, fieldAfter, string(list.Next))
 	}
 	pg.Data = d
 	p.renderConsole(w, r, http.StatusOK, pg)
@@ -77,19 +77,20 @@ func userListInput(prefix, after string) application.ListInput {
 	return application.ListInput{After: after, EmailPrefix: prefix}
 }
 
-// usersListPath is the list's address for a page of a search.
-func usersListPath(prefix, after string) string {
+// listPath is the address of a page of a list: path with the query of
+// the name and value pairs whose value is set (the search or filter, and
+// the cursor of the page).
+func listPath(path string, pairs ...string) string {
 	q := url.Values{}
-	if prefix != "" {
-		q.Set(fieldEmailPrefix, prefix)
-	}
-	if after != "" {
-		q.Set(fieldAfter, after)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			q.Set(pairs[i], pairs[i+1])
+		}
 	}
 	if len(q) == 0 {
-		return adminUsersPath
+		return path
 	}
-	return adminUsersPath + "?" + q.Encode()
+	return path + "?" + q.Encode()
 }
 
 // listFailed puts the use case's refusal of a list's query on the page:

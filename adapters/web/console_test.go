@@ -1,12 +1,7 @@
 package web_test
 
 import (
-	"context"
-	"crypto/hmac"
-	"crypto/sha1" //nolint:gosec // G505: RFC 6238's TOTP is HMAC-SHA-1, as the authenticator apps compute it
-	"encoding/base32"
-	"encoding/binary"
-	"fmt"
+	"context" //nolint:gosec // G505: RFC 6238's TOTP is HMAC-SHA-1, as the authenticator apps compute it
 	"net/http"
 	"net/url"
 	"regexp"
@@ -17,6 +12,7 @@ import (
 	"github.com/userd/userd/adapters/web"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/totpgen"
 )
 
 // visitorSession is one browser on the pages: it keeps the console
@@ -124,18 +120,11 @@ func (e *env) enrolTOTP(email string) string {
 // independent of the adapter under test.
 func totpCode(t *testing.T, secret string, at time.Time) string {
 	t.Helper()
-	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(secret))
+	code, err := totpgen.Code(secret, at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var counter [8]byte
-	binary.BigEndian.PutUint64(counter[:], uint64(at.Unix()/30)) //nolint:gosec // G115: times after 1970
-	mac := hmac.New(sha1.New, key)
-	mac.Write(counter[:])
-	sum := mac.Sum(nil)
-	off := sum[len(sum)-1] & 0x0f
-	v := binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff
-	return fmt.Sprintf("%06d", v%1_000_000)
+	return code
 }
 
 var hiddenMFAToken = regexp.MustCompile(`name="mfaToken" value="([^"]+)"`)

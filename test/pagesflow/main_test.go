@@ -12,14 +12,9 @@
 package pagesflow
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha1" //nolint:gosec // G505: RFC 6238's TOTP is HMAC-SHA-1, as authenticator apps compute it
-	"encoding/base32"
+	"bytes" //nolint:gosec // G505: RFC 6238's TOTP is HMAC-SHA-1, as authenticator apps compute it
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -29,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/test/totpgen"
 	"github.com/userd/userd/test/userdbin"
 	"github.com/userd/userd/test/userdproc"
 )
@@ -187,18 +183,11 @@ func (s server) register(t *testing.T, name, email string) string {
 // app shows at a time.
 func totpCode(t *testing.T, secret string, at time.Time) string {
 	t.Helper()
-	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(strings.TrimRight(secret, "=")))
+	code, err := totpgen.Code(secret, at)
 	if err != nil {
-		t.Fatalf("TOTP secret %q: %v", secret, err)
+		t.Fatal(err)
 	}
-	var counter [8]byte
-	binary.BigEndian.PutUint64(counter[:], uint64(at.Unix()/30)) //nolint:gosec // G115: times after 1970
-	mac := hmac.New(sha1.New, key)
-	mac.Write(counter[:])
-	sum := mac.Sum(nil)
-	off := sum[len(sum)-1] & 0x0f
-	v := binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff
-	return fmt.Sprintf("%06d", v%1_000_000)
+	return code
 }
 
 // totpFactor is a confirmed TOTP factor: its secret, and when the code
