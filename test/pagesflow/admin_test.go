@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -130,4 +132,39 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 func keyRows(t *testing.T, b *chromium.Browser) int {
 	t.Helper()
 	return chromium.Evaluate[int](t, b, `document.querySelectorAll("#keys tbody tr").length`)
+}
+
+// TestAdminConsole_off: with USERD_ADMIN_CONSOLE=false every path of the
+// console is a 404, its sign-in included, and the account page stays.
+func TestAdminConsole_off(t *testing.T) {
+	t.Parallel()
+	s := startUserd(t, map[string]string{"USERD_ADMIN_CONSOLE": "false"})
+	noRedirect := &http.Client{Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/admin/", "/admin/login", "/admin/users", "/admin/keys", "/admin/assets/passkey.js"} {
+		res, err := noRedirect.Get(s.node.Base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, res.StatusCode)
+		}
+	}
+	res, err := noRedirect.PostForm(s.node.Base+"/admin/login", url.Values{"email": {adminEmail}, "password": {adminPassword}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("POST /admin/login: %d, want 404", res.StatusCode)
+	}
+	res, err = noRedirect.Get(s.node.Base + "/account/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("GET /account/login: %d, want 200", res.StatusCode)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -63,7 +64,7 @@ type server struct {
 // startUserd starts the binary on http://localhost:<a free port>, the
 // origin of its pages and of its passkeys (rp id localhost), with a
 // bootstrap admin, a scratch SQLite database and cheap password hashing.
-func startUserd(t *testing.T) server {
+func startUserd(t *testing.T, extra ...map[string]string) server {
 	t.Helper()
 	addr := userdproc.FreeAddr(t)
 	_, port, err := net.SplitHostPort(addr)
@@ -72,7 +73,7 @@ func startUserd(t *testing.T) server {
 	}
 	origin := "http://localhost:" + port
 	dir := t.TempDir()
-	n := userdproc.New(t, userdBinary, map[string]string{
+	env := map[string]string{
 		"USERD_HTTP_ADDR":                addr,
 		"USERD_PUBLIC_URL":               origin,
 		"USERD_WEBAUTHN_RP_ID":           "localhost",
@@ -84,7 +85,11 @@ func startUserd(t *testing.T) server {
 		"USERD_LOG_LEVEL":                "warn",
 		"USERD_BOOTSTRAP_ADMIN_EMAIL":    adminEmail,
 		"USERD_BOOTSTRAP_ADMIN_PASSWORD": adminPassword,
-	})
+	}
+	for _, e := range extra {
+		maps.Copy(env, e)
+	}
+	n := userdproc.New(t, userdBinary, env)
 	n.Start()
 	t.Cleanup(func() {
 		if t.Failed() {
