@@ -199,20 +199,7 @@ func (p *Pages) refused(w http.ResponseWriter, r *http.Request, v visitor, err e
 		return
 	}
 	pg.Form = typedValues(r.PostForm)
-	for _, m := range messages {
-		id, ok := fields[m.Field]
-		if !ok {
-			id = ""
-		}
-		msg := m.Message
-		if !m.sentence {
-			msg = accountFieldMessage(m.Field, msg)
-			if ok {
-				msg = accountFieldMessage(id, m.Message)
-			}
-		}
-		pg = pg.AddError(id, msg)
-	}
+	pg = withRefusal(pg, messages, fields)
 	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 		w.Header().Set("Retry-After", retryAfterSeconds(tooMany.RetryAfter))
 	}
@@ -244,8 +231,35 @@ type refusalMessage struct {
 	sentence       bool
 }
 
-// refusal is the status and the messages of a use case's refusal of an
-// account form; 0 for an error that is not about the form.
+// withRefusal puts the messages of a refusal on pg: each beside its input
+// (fields maps the use case's field names to the ids of the page's
+// inputs; nil when they are the same), or about the form when the page
+// has no input for its field.
+func withRefusal(pg page, messages []refusalMessage, fields map[string]string) page {
+	for _, m := range messages {
+		id, ok := m.Field, true
+		if fields != nil {
+			id, ok = fields[m.Field]
+		}
+		if !ok || m.Field == "" {
+			id = ""
+		}
+		msg := m.Message
+		if !m.sentence {
+			if ok {
+				msg = accountFieldMessage(id, m.Message)
+			} else {
+				msg = accountFieldMessage(m.Field, m.Message)
+			}
+		}
+		pg = pg.AddError(id, msg)
+	}
+	return pg
+}
+
+// refusal is the status and the messages of a use case's refusal of a
+// form, the account's and the console's alike: the one table of the pages
+// from a refusal to its words; 0 for an error that is not about the form.
 func refusal(err error) (int, []refusalMessage) {
 	if verr, ok := errors.AsType[*domain.ValidationError](err); ok {
 		out := make([]refusalMessage, 0, len(verr.Fields))
@@ -271,6 +285,13 @@ func refusal(err error) (int, []refusalMessage) {
 	case errors.Is(err, domain.ErrRecentSignInRequired):
 		return one(http.StatusForbidden, "",
 			"For this, sign out and sign in again with your second factor (or within the last 10 minutes).")
+	case errors.Is(err, domain.ErrLastAdmin):
+		return one(http.StatusConflict, "",
+			"This is the last enabled administrator: make another account an administrator first.")
+	case errors.Is(err, domain.ErrInvalidProfile):
+		return one(http.StatusBadRequest, domain.FieldProfiles, "Choose among the profiles shown.")
+	case errors.Is(err, domain.ErrUserDisabled):
+		return one(http.StatusConflict, "", "This account is disabled: enable it first.")
 	}
 	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 		return one(http.StatusTooManyRequests, "", "Too many failed attempts. Try again in "+waitText(tooMany.RetryAfter)+".")

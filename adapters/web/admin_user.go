@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -136,48 +135,15 @@ func (p *Pages) adminUpdateUser(w http.ResponseWriter, r *http.Request, v visito
 // an error that is not about the change (the user is gone, the store is
 // down).
 func (p *Pages) updateRefused(r *http.Request, v visitor, err error, form url.Values) (int, page, bool) {
-	var add func(page) page
-	status := http.StatusBadRequest
-	switch {
-	case errors.Is(err, domain.ErrEmailTaken):
-		status = http.StatusConflict
-		add = func(pg page) page { return pg.AddError(fieldEmail, "Another account has this email address.") }
-	case errors.Is(err, domain.ErrLastAdmin):
-		status = http.StatusConflict
-		add = func(pg page) page {
-			return pg.AddError("", "This is the last enabled administrator: make another account an administrator first.")
-		}
-	case errors.Is(err, domain.ErrInvalidProfile):
-		add = func(pg page) page { return pg.AddError(fieldProfiles, "Choose among the profiles shown.") }
-	case errors.Is(err, domain.ErrInvalidCredentials):
-		status = http.StatusUnauthorized
-		add = func(pg page) page { return pg.AddError(fieldCurrentPassword, "The current password is not right.") }
-	case errors.Is(err, domain.ErrUserDisabled):
-		status = http.StatusConflict
-		add = func(pg page) page { return pg.AddError("", "This account is disabled: enable it first.") }
-	}
-	if verr, ok := errors.AsType[*domain.ValidationError](err); ok {
-		add = func(pg page) page {
-			for _, f := range verr.Fields {
-				pg = pg.AddError(f.Field, fieldMessage(f.Field, f.Message))
-			}
-			return pg
-		}
-	}
-	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
-		status = http.StatusTooManyRequests
-		add = func(pg page) page {
-			return pg.AddError(fieldCurrentPassword, "Too many failed attempts. Try again in "+waitText(tooMany.RetryAfter)+".")
-		}
-	}
-	if add == nil {
+	status, messages := refusal(err)
+	if status == 0 {
 		return 0, page{}, false
 	}
 	pg, perr := p.userPage(r, v, form)
 	if perr != nil {
 		return 0, page{}, false
 	}
-	return status, add(pg), true
+	return status, withRefusal(pg, messages, nil), true
 }
 
 // adminSetDisabled disables or enables the account, as PUT with
