@@ -65,7 +65,7 @@ func (v *visitorSession) signIn(prefix, email, password string) answer {
 }
 
 // wantRedirect checks a 303 to target.
-func wantRedirect(t *testing.T, a answer, target string) {
+func wantRedirect(t testing.TB, a answer, target string) {
 	t.Helper()
 	if a.Status != http.StatusSeeOther || a.Header.Get("Location") != target {
 		t.Fatalf("status %d to %q, want 303 to %q\n%s", a.Status, a.Header.Get("Location"), target, a.Body)
@@ -118,7 +118,7 @@ func (e *env) enrolTOTP(email string) string {
 
 // totpCode is the test's own RFC 6238 generator (SHA-1, 6 digits, 30 s),
 // independent of the adapter under test.
-func totpCode(t *testing.T, secret string, at time.Time) string {
+func totpCode(t testing.TB, secret string, at time.Time) string {
 	t.Helper()
 	code, err := totpgen.Code(secret, at)
 	if err != nil {

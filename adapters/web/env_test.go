@@ -36,7 +36,7 @@ const custPassword = "customer-Passphrase-7"
 // env is the application over the in-memory adapters, a mailer that keeps
 // what it is given, and the pages over both.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	clock  *clock.Manual
 	box    *secretbox.Box
 	svc    *application.Services
@@ -67,7 +67,7 @@ func withLinks(wrap func(ports.LinkTokenStore) ports.LinkTokenStore) envOption {
 	return func(s *envSettings) { s.deps.Links = wrap(s.deps.Links) }
 }
 
-func newEnv(t *testing.T, opts ...envOption) *env {
+func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	ctx := context.Background()
 	clk := clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
@@ -286,7 +286,7 @@ var wantHeaders = map[string]string{
 var consolePolicy = regexp.MustCompile(`^default-src 'none'; script-src 'nonce-[A-Za-z0-9_-]{22}'; ` +
 	`style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$`)
 
-func checkPageHeaders(t *testing.T, what string, a answer) {
+func checkPageHeaders(t testing.TB, what string, a answer) {
 	t.Helper()
 	for k, want := range wantHeaders {
 		got := a.Header.Values(k)
@@ -305,7 +305,7 @@ func checkPageHeaders(t *testing.T, what string, a answer) {
 }
 
 // tokenOf is the token of a link's path.
-func tokenOf(t *testing.T, link string) string {
+func tokenOf(t testing.TB, link string) string {
 	t.Helper()
 	u, err := url.Parse(link)
 	if err != nil {

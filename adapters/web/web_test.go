@@ -393,7 +393,7 @@ func TestPages_are_accessible_html(t *testing.T) {
 }
 
 // wantPage checks an HTML page's status and, unless "", its heading.
-func wantPage(t *testing.T, res answer, status int, heading string) {
+func wantPage(t testing.TB, res answer, status int, heading string) {
 	t.Helper()
 	if res.Status != status {
 		t.Fatalf("status = %d, want %d\n%s", res.Status, status, res.Body)
@@ -406,7 +406,7 @@ func wantPage(t *testing.T, res answer, status int, heading string) {
 	}
 }
 
-func wantInvalidLink(t *testing.T, res answer) {
+func wantInvalidLink(t testing.TB, res answer) {
 	t.Helper()
 	wantPage(t, res, http.StatusBadRequest, "This link is invalid or has expired")
 	if !strings.Contains(res.Body, "Ask for a new one.") {
