@@ -208,7 +208,7 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 	s.sessionsEnded(ctx, ended...)
 	// The lock-out is about guessing this password; a reset ends it. Not in
 	// the transaction: the attempts are counted apart from the account.
-	if err := s.throttle.succeeded(ctx, reset.Email); err != nil {
+	if err := s.throttle.forget(ctx, reset.Email); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "login lock-out not cleared after a reset", slog.String("error", err.Error()))
 	}
 	s.delivery.wake()

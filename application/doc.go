@@ -8,6 +8,6 @@
 //
 // Files: app.go builds the services; caller.go confirms the signed-in
 // caller; register.go, users.go and update.go are the account use cases;
-// login.go, refresh.go and throttle.go the sessions; audit.go, events.go,
-// keys.go and import.go the rest.
+// login.go, refresh.go, throttle.go and unlock.go the sessions and the
+// lock-out; audit.go, events.go, keys.go and import.go the rest.
 package application

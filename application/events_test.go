@@ -271,8 +271,8 @@ func TestEvents_user_lifecycle(t *testing.T) {
 }
 
 // Every action of the admin console (edit, verify, disable and enable,
-// end one or every session, reset the second factors, rotate a key,
-// delete, create) lands in the trail with the admin as actor and the
+// end one or every session, reset the second factors, lift the login
+// lock-out, rotate a key, delete, create) lands in the trail with the admin as actor and the
 // account as subject (a key has no subject), so that the trail filtered
 // by the admin, or by the account, shows it.
 func TestEvents_admin_actions_name_the_admin(t *testing.T) {
@@ -302,6 +302,7 @@ func TestEvents_admin_actions_name_the_admin(t *testing.T) {
 	update(application.UpdateInput{Disabled: ptr(true)})
 	update(application.UpdateInput{Disabled: ptr(false)})
 	wantErr(t, e.env.svc.MFA.Reset(requestCtx, admin, id), nil)
+	wantErr(t, e.auth.Unlock(requestCtx, admin, id), nil)
 	key, err := e.keys.Rotate(requestCtx, admin, domain.RotateWhenPublished)
 	wantErr(t, err, nil)
 	wantErr(t, e.users.Delete(requestCtx, admin, id), nil)
@@ -328,6 +329,7 @@ func TestEvents_admin_actions_name_the_admin(t *testing.T) {
 		{domain.AuditUserUpdated, root, ada.ID, "fields=disabled"},
 		{domain.AuditMFAReset, root, ada.ID, "totp=false passkeys=0"},
 		{domain.AuditSessionRevoked, root, ada.ID, "reason=mfa_reset scope=all"},
+		{domain.AuditLoginUnlocked, root, ada.ID, ""},
 		{domain.AuditKeyRotated, root, "", "kid=" + key.KID + " algorithm=" + key.Algorithm},
 		{domain.AuditUserDeleted, root, ada.ID, ""},
 		{domain.AuditUserCreated, root, bob.ID, "profiles=ROLE_CUSTOMER"},
@@ -337,9 +339,9 @@ func TestEvents_admin_actions_name_the_admin(t *testing.T) {
 	}
 	// The console's view: the trail of the account, newest first, from
 	// the deletion back to the admin's first change.
-	page, err := e.svc.List(requestCtx, admin, application.AuditListInput{UserID: id, Order: application.AuditNewest, Limit: "10"})
+	page, err := e.svc.List(requestCtx, admin, application.AuditListInput{UserID: id, Order: application.AuditNewest, Limit: "11"})
 	wantErr(t, err, nil)
-	if len(page.Items) != 10 || page.Items[0].Type != domain.AuditUserDeleted || page.Items[9].Detail != "fields=name" {
+	if len(page.Items) != 11 || page.Items[0].Type != domain.AuditUserDeleted || page.Items[10].Detail != "fields=name" {
 		t.Errorf("ada's trail, newest first: %v", types(page.Items))
 	}
 }
@@ -462,6 +464,9 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	for range domain.LoginFreeFailures + 1 {
 		_, _ = e.auth.Login(requestCtx, application.LoginInput{Email: inEmailLocked, Password: wrong})
 	}
+	// An admin forgets the wrong password for ada (not yet a lock-out:
+	// the same to an unlock).
+	wantErr(t, e.auth.Unlock(requestCtx, admin, u.ID.String()), nil)
 	pair = login(t, e.env, "ada@example.com", second)
 	secrets = append(secrets, pair.RefreshToken, pair.Access.Token)
 	next, err := e.auth.Refresh(requestCtx, pair.RefreshToken)

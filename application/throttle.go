@@ -56,6 +56,12 @@ func (t passwordThrottle) failed(ctx context.Context, rec domain.LoginAttempts) 
 
 // succeeded forgets the failures of the email, this check's included.
 func (t passwordThrottle) succeeded(ctx context.Context, email domain.Email) error {
+	return t.forget(ctx, email)
+}
+
+// forget forgets every failure of the email, which lifts its lock-out:
+// after a right password, a password reset by link, or an admin's unlock.
+func (t passwordThrottle) forget(ctx context.Context, email domain.Email) error {
 	if err := t.attempts.Reset(ctx, email); err != nil {
 		return fmt.Errorf("reset login attempts: %w", err)
 	}

@@ -31,6 +31,9 @@ const (
 	// AuditLoginThrottled: a password check was refused unchecked because
 	// the email is locked out after too many failures.
 	AuditLoginThrottled AuditEventType = "login.throttled"
+	// AuditLoginUnlocked: an admin lifted the lock-out of a user's email;
+	// its failed password checks are forgotten.
+	AuditLoginUnlocked AuditEventType = "login.unlocked"
 	// AuditRefreshReuseDetected: a used refresh token was presented again
 	// outside the grace window; its family is revoked.
 	AuditRefreshReuseDetected AuditEventType = "refresh.reuse_detected"
@@ -78,7 +81,7 @@ const (
 // AuditEventTypes lists every event type, in the order above.
 var AuditEventTypes = []AuditEventType{
 	AuditUserCreated, AuditUserUpdated, AuditUserDeleted,
-	AuditLoginSucceeded, AuditLoginFailed, AuditLoginThrottled,
+	AuditLoginSucceeded, AuditLoginFailed, AuditLoginThrottled, AuditLoginUnlocked,
 	AuditRefreshReuseDetected, AuditSessionRevoked, AuditKeyRotated,
 	AuditEmailVerificationRequested, AuditEmailVerificationCompleted,
 	AuditPasswordResetRequested, AuditPasswordResetCompleted, AuditMailGivenUp,

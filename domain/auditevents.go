@@ -126,6 +126,13 @@ func LoginThrottledEvent(actor, subject UserID, via PasswordCheck, why LoginFail
 		Detail: detail("via", string(via), "reason", string(why), "retry_after", seconds(wait))}
 }
 
+// LoginUnlockedEvent records that the admin actor lifted the lock-out of
+// subject's email: its failed password checks are forgotten, whether or
+// not they had locked it.
+func LoginUnlockedEvent(actor, subject UserID) AuditEvent {
+	return AuditEvent{Type: AuditLoginUnlocked, ActorID: actor, SubjectID: subject}
+}
+
 // RefreshReuseDetectedEvent records that a used refresh token of subject's
 // family was presented again outside the grace window.
 func RefreshReuseDetectedEvent(subject UserID, family string) AuditEvent {

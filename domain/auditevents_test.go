@@ -29,6 +29,7 @@ func TestAuditEventConstructors(t *testing.T) {
 		{"current_password_failed", domain.LoginFailedEvent(s, s, domain.CheckCurrentPassword, domain.FailureWrongPassword), domain.AuditLoginFailed, s, s, "via=current_password reason=wrong_password"},
 		{"throttled_unknown", domain.LoginThrottledEvent("", "", domain.CheckLogin, domain.FailureUnknownEmail, 29*time.Second+time.Millisecond), domain.AuditLoginThrottled, "", "", "via=login reason=unknown_email retry_after=30s"},
 		{"throttled_current_password", domain.LoginThrottledEvent(s, s, domain.CheckCurrentPassword, "", 30*time.Second), domain.AuditLoginThrottled, s, s, "via=current_password retry_after=30s"},
+		{"unlocked", domain.LoginUnlockedEvent(a, s), domain.AuditLoginUnlocked, a, s, ""},
 		{"reuse", domain.RefreshReuseDetectedEvent(s, "fam"), domain.AuditRefreshReuseDetected, "", s, "family=fam"},
 		{"logout", domain.SessionRevokedEvent(s, s, domain.EndedByLogout, "fam"), domain.AuditSessionRevoked, s, s, "reason=logout family=fam"},
 		{"credentials_changed", domain.SessionRevokedEvent(a, s, domain.EndedByCredentialChange, ""), domain.AuditSessionRevoked, a, s, "reason=credential_change scope=all"},

@@ -27,7 +27,8 @@ type LoginAttemptStore interface {
 	// failure time unchanged. Releasing for an email without failures does
 	// nothing.
 	Release(ctx context.Context, email domain.Email) error
-	// Reset forgets the failures of email, after a right password.
-	// Resetting an email without failures does nothing.
+	// Reset forgets the failures of email: after a right password, a
+	// used reset link, or an admin's unlock. Resetting an email without
+	// failures does nothing.
 	Reset(ctx context.Context, email domain.Email) error
 }

@@ -256,6 +256,9 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.DELETE("/users/:id", required, h.validQuery, h.deleteUser)
 	// An admin mails a user a reset link; "me" names the caller.
 	api.POST("/users/:id/password-reset", required, h.validQuery, h.sendPasswordReset)
+	// An admin lifts the login lock-out of a user's email; "me" names the
+	// caller.
+	api.POST("/users/:id/unlock", required, h.validQuery, h.unlockUser)
 	api.GET("/audit", required, h.validQuery, h.listAudit)
 	// A user's sessions; "me" names the caller.
 	api.GET("/users/:id/sessions", required, h.validQuery, h.listSessions)

@@ -184,6 +184,7 @@ var optionalBody = map[string]bool{
 	"/api/users/me/passkeys/registration": true,
 	"/api/users/me/mfa/recovery-codes":    true,
 	"/api/users/:id/password-reset":       true,
+	"/api/users/:id/unlock":               true,
 	"/auth/passkey":                       true,
 }
 

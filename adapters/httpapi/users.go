@@ -101,6 +101,20 @@ func (h *handler) deleteUser(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
+// unlockUser answers POST /api/users/{id}/unlock: an admin's 204 once the
+// login lock-out of the user's email is lifted.
+func (h *handler) unlockUser(c *gin.Context) {
+	if err := decodeOptionalJSON(c.Request, &struct{}{}); err != nil {
+		h.fail(c, err)
+		return
+	}
+	if err := h.auth.Unlock(c.Request.Context(), principal(c), pathUser(c)); err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
 // meNotAllowed answers every method but GET on /api/users/me.
 func (h *handler) meNotAllowed(c *gin.Context) {
 	c.Header("Allow", http.MethodGet)

@@ -46,6 +46,7 @@ func (p *Pages) routeAdmin() {
 	route("POST "+user+"/enable", p.adminSetDisabled(false))
 	route("POST "+user+"/verify-email", p.adminVerifyEmail)
 	route("POST "+user+"/password-reset", p.adminSendReset)
+	route("POST "+user+"/unlock", p.adminUnlock)
 	route("GET "+user+"/reset-mfa", p.adminConfirm(confirmResetMFA))
 	route("POST "+user+"/reset-mfa", p.adminResetMFA)
 	route("GET "+user+"/delete", p.adminConfirm(confirmDelete))

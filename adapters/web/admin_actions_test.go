@@ -2,12 +2,14 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 )
 
@@ -170,6 +172,78 @@ func TestAdmin_sends_a_password_reset(t *testing.T) {
 	if mails := e.deliver(); len(mails) != 0 {
 		t.Errorf("%d messages for a disabled account", len(mails))
 	}
+}
+
+// lockOut fails logins for email with a wrong password until the email is
+// locked out.
+func (e *env) lockOut(email string) {
+	e.t.Helper()
+	for range domain.LoginFreeFailures + 1 {
+		_, err := e.svc.Auth.Login(context.Background(), application.LoginInput{Email: email, Password: "a wrong guess"})
+		if _, locked := errors.AsType[*domain.TooManyAttemptsError](err); locked {
+			return
+		}
+		if !errors.Is(err, domain.ErrInvalidCredentials) {
+			e.t.Fatalf("login %s: %v", email, err)
+		}
+	}
+	e.t.Fatalf("%s is not locked after %d wrong passwords", email, domain.LoginFreeFailures)
+}
+
+// locked reports whether email is locked out: its right password is
+// refused unchecked.
+func (e *env) locked(email string) bool {
+	e.t.Helper()
+	_, err := e.svc.Auth.Login(context.Background(), application.LoginInput{Email: email, Password: custPassword})
+	_, locked := errors.AsType[*domain.TooManyAttemptsError](err)
+	if err != nil && !locked {
+		e.t.Fatalf("login %s: %v", email, err)
+	}
+	return locked
+}
+
+func TestAdmin_unlocks_sign_in(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	v := e.signedInAdmin()
+	e.addUser("ada@example.com", false)
+	e.addUser("eve@example.com", false)
+	ada := e.pathOf("ada@example.com")
+	eve := e.signedInUser("eve@example.com")
+	e.lockOut("ada@example.com")
+
+	page := v.get(ada)
+	wantBody(t, page, `action="`+ada+`/unlock"><button type="submit" class="secondary" id="unlock" aria-describedby="unlock-hint">Unlock sign-in</button>`,
+		`<p class="hint" id="unlock-hint">Unlock sign-in clears the failed sign-in attempts`)
+
+	// A non-admin's post is refused, and the lock-out holds.
+	before := len(e.auditTrail())
+	wantPage(t, eve.post(ada+"/unlock", nil), http.StatusForbidden, "Administrators only")
+	if !e.locked("ada@example.com") {
+		t.Fatal("a non-admin's post lifted the lock-out")
+	}
+	if n := len(e.auditTrail()); n != before+1 { // the refused login just made
+		t.Errorf("%d events after a non-admin's post, want %d", n, before+1)
+	}
+
+	wantRedirect(t, v.post(ada+"/unlock", nil), ada+"?done=unlocked")
+	wantBody(t, v.get(ada+"?done=unlocked"), "Failed sign-in attempts are cleared: the account can sign in again.")
+	// The right password signs in at once.
+	if !e.canLogin("ada@example.com", custPassword) {
+		t.Error("the right password is refused after the unlock")
+	}
+	e.wantAudited(domain.AuditLoginUnlocked, e.user("ada@example.com").ID)
+
+	// A disabled account is unlocked too, and says so the same way.
+	e.lockOut("ada@example.com")
+	wantRedirect(t, v.post(ada+"/disable", nil), ada+"?done=disabled")
+	wantRedirect(t, v.post(ada+"/unlock", nil), ada+"?done=unlocked")
+	_, err := e.svc.Auth.Login(context.Background(), application.LoginInput{Email: "ada@example.com", Password: custPassword})
+	if !errors.Is(err, domain.ErrAccountDisabled) {
+		t.Errorf("login of the disabled, unlocked account: %v, want account disabled", err)
+	}
+	// An unknown user.
+	wantPage(t, v.post("/admin/users/0123456789abcdef01234567/unlock", nil), http.StatusNotFound, "User not found")
 }
 
 func TestAdmin_changing_their_own_email_asks_their_password(t *testing.T) {

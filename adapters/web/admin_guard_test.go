@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// adminFixture is an admin, a customer ada with a session and a second
-// factor, and the console's pages and actions about her.
+// adminFixture is an admin, a customer ada with a session, a second
+// factor and a failed login, and the console's pages and actions about
+// her.
 type adminFixture struct {
 	e     *env
 	admin *visitorSession
@@ -27,6 +28,9 @@ func newAdminFixture(t *testing.T) adminFixture {
 	e.addUser("ada@example.com", false)
 	e.signedInUser("ada@example.com")
 	e.enrolTOTP("ada@example.com")
+	if e.canLogin("ada@example.com", "a wrong guess") {
+		t.Fatal("a wrong password signed in")
+	}
 	ada := e.pathOf("ada@example.com")
 	sid := sessionRevokeAction.FindStringSubmatch(admin.get(ada).Body)
 	if sid == nil {
@@ -40,6 +44,7 @@ func newAdminFixture(t *testing.T) adminFixture {
 			ada + "/disable":             nil,
 			ada + "/verify-email":        nil,
 			ada + "/password-reset":      nil,
+			ada + "/unlock":              nil,
 			ada + "/reset-mfa":           nil,
 			ada + "/delete":              nil,
 			ada + "/sessions/revoke-all": nil,
@@ -48,13 +53,14 @@ func newAdminFixture(t *testing.T) adminFixture {
 		},
 	}
 	e.deliver() // the registrations' messages: state counts those sent after
-	f.postOnly = []string{ada + "/disable", ada + "/enable", ada + "/verify-email", ada + "/password-reset", sid[1], "/admin/keys/rotate"}
+	f.postOnly = []string{ada + "/disable", ada + "/enable", ada + "/verify-email", ada + "/password-reset", ada + "/unlock", sid[1],
+		"/admin/keys/rotate"}
 	return f
 }
 
-// state is what the console's actions could change: ada's account and
-// sessions, the keys, the audit trail, and the messages sent since the
-// last look.
+// state is what the console's actions could change: ada's account,
+// sessions and failed logins, the keys, the audit trail, and the messages
+// sent since the last look.
 func (f adminFixture) state() string {
 	f.e.t.Helper()
 	u := f.e.user("ada@example.com")
@@ -62,8 +68,12 @@ func (f adminFixture) state() string {
 	if err != nil {
 		f.e.t.Fatal(err)
 	}
-	return fmt.Sprintf("%s %s %v %v %v %v sessions=%d keys=%d events=%d mails=%d", u.Name, u.Email, u.Profiles,
-		u.Disabled, u.EmailVerified, u.MFAEnabled, f.e.sessionsOf("ada@example.com"), len(keys),
+	attempts, err := f.e.store.LoginAttempts().Get(context.Background(), u.Email)
+	if err != nil {
+		f.e.t.Fatal(err)
+	}
+	return fmt.Sprintf("%s %s %v %v %v %v sessions=%d failures=%d keys=%d events=%d mails=%d", u.Name, u.Email, u.Profiles,
+		u.Disabled, u.EmailVerified, u.MFAEnabled, f.e.sessionsOf("ada@example.com"), attempts.Failures, len(keys),
 		len(f.e.auditTrail()), len(f.e.deliver()))
 }
 

@@ -130,7 +130,7 @@ func TestAdmin_pages_render(t *testing.T) {
 	wantPage(t, user, http.StatusOK, "ada@example.com")
 	wantBody(t, user, `<h2 id="edit-heading">Edit</h2>`, `<h2 id="sessions-heading">Sessions</h2>`,
 		`id="profile-ROLE_CUSTOMER" name="profiles" value="ROLE_CUSTOMER" checked`, `>Disable</button>`,
-		`href="`+ada+`/reset-mfa"`, `href="`+ada+`/delete"`, `value="Ada"`)
+		`href="`+ada+`/reset-mfa"`, `href="`+ada+`/delete"`, `value="Ada"`, `id="unlock"`)
 	for path, heading := range map[string]string{
 		ada + "/delete":               "Delete ada@example.com?",
 		ada + "/reset-mfa":            "Reset the second factors of ada@example.com?",
@@ -163,9 +163,11 @@ func TestAdmin_unknown_or_malformed_ids(t *testing.T) {
 	wantPage(t, v.get(unknown+"/delete"), http.StatusNotFound, "User not found")
 	wantPage(t, v.post(unknown+"/disable", nil), http.StatusNotFound, "User not found")
 	wantPage(t, v.post(unknown+"/delete", nil), http.StatusNotFound, "User not found")
+	wantPage(t, v.post(unknown+"/unlock", nil), http.StatusNotFound, "User not found")
 	// A malformed id is 400, as the API's invalid_id.
 	wantPage(t, v.get("/admin/users/nope"), http.StatusBadRequest, "User not found")
 	wantPage(t, v.post("/admin/users/NOPE/enable", nil), http.StatusBadRequest, "User not found")
+	wantPage(t, v.post("/admin/users/NOPE/unlock", nil), http.StatusBadRequest, "User not found")
 	wantPage(t, v.post(ada+"/sessions/0123456789abcdef0123456789abcdef/revoke", nil), http.StatusNotFound, "Session not found")
 	wantPage(t, v.post(ada+"/sessions/x/revoke", nil), http.StatusBadRequest, "Session not found")
 	wantPage(t, v.get("/admin/nowhere"), http.StatusNotFound, "Page not found")

@@ -19,6 +19,7 @@ var adminUserNotices = map[string]string{
 	"enabled":          "The account is enabled.",
 	"verified":         "The email address is marked as verified.",
 	"reset-sent":       "A password reset link is on its way to the account's email address.",
+	"unlocked":         "Failed sign-in attempts are cleared: the account can sign in again.",
 	"mfa-reset":        "Every second factor of the account is removed, and its sessions are ended.",
 	"session-revoked":  "The session is ended.",
 	"sessions-revoked": "Every session of the account is ended.",
@@ -174,6 +175,14 @@ func (p *Pages) adminVerifyEmail(w http.ResponseWriter, r *http.Request, v visit
 func (p *Pages) adminSendReset(w http.ResponseWriter, r *http.Request, v visitor) {
 	p.userAction(w, r, v, "reset-sent", func() error {
 		return p.svc.Mail.SendPasswordReset(r.Context(), v.principal, r.PathValue("id"))
+	})
+}
+
+// adminUnlock lifts the account's login lock-out, as POST
+// /api/users/{id}/unlock does: its failed sign-in attempts are forgotten.
+func (p *Pages) adminUnlock(w http.ResponseWriter, r *http.Request, v visitor) {
+	p.userAction(w, r, v, "unlocked", func() error {
+		return p.svc.Auth.Unlock(r.Context(), v.principal, r.PathValue("id"))
 	})
 }
 

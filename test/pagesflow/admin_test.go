@@ -38,9 +38,10 @@ func signInTOTP(t *testing.T, b *chromium.Browser, s server, prefix, area, email
 }
 
 // TestAdminConsole_in_chromium: an admin with TOTP signs in to the
-// console, finds a user by the start of its email, disables it, revokes
-// one of its sessions, rotates the signing key and reads the audit
-// trail; each page passes CheckPage, and the API shows what was done.
+// console, finds a user by the start of its email, lifts its login
+// lock-out, revokes one of its sessions, disables it, rotates the signing
+// key and reads the audit trail; each page passes CheckPage, and the API
+// shows what was done.
 func TestAdminConsole_in_chromium(t *testing.T) {
 	t.Parallel()
 	b := chromium.Start(t)
@@ -65,6 +66,20 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 	b.Submit(t, chromedp.Click(`#users a[href="/admin/users/`+bob+`"]`), http.StatusOK)
 	b.WantHeading(t, bobEmail)
 	b.CheckPage(t, "admin-user")
+
+	// Bob mistypes his password until he is locked out; "Unlock sign-in"
+	// lets his right password in at once.
+	for range 5 {
+		want(t, "a wrong password", s.api(t, http.MethodPost, "/auth/login",
+			map[string]string{"email": bobEmail, "password": "not his password"}, ""), http.StatusUnauthorized, nil)
+	}
+	want(t, "the right password while locked out", s.api(t, http.MethodPost, "/auth/login",
+		map[string]string{"email": bobEmail, "password": userPassword}, ""), http.StatusTooManyRequests, nil)
+	b.Submit(t, chromedp.Click("#unlock"), http.StatusOK)
+	if notice := b.Text(t, ".notice"); !strings.Contains(notice, "Failed sign-in attempts are cleared") {
+		t.Errorf("the notice after unlocking: %q", notice)
+	}
+	s.login(t, bobEmail, userPassword)
 
 	// Revoke the phone's session: the phone is signed out, the laptop not.
 	b.Submit(t, chromedp.Click("#revoke-"+claimsOf(t, phone.AccessToken).SID), http.StatusOK)
@@ -104,7 +119,7 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 	b.Do(t, chromedp.SendKeys("#user", bobEmail))
 	b.Submit(t, chromedp.Click("#filter"), http.StatusOK)
 	events := b.Text(t, "#events")
-	for _, want := range []string{"user.updated", "session.revoked", adminEmail} {
+	for _, want := range []string{"user.updated", "session.revoked", "login.unlocked", adminEmail} {
 		if !strings.Contains(events, want) {
 			t.Errorf("Bob's audit trail lacks %q:\n%s", want, events)
 		}
