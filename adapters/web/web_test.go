@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -444,5 +445,38 @@ func wantFieldError(t *testing.T, body, field, message string) {
 	described := regexp.MustCompile(`aria-describedby="([^"]*)"`).FindStringSubmatch(input)
 	if described == nil || !strings.Contains(" "+described[1]+" ", " "+errID+" ") || !strings.Contains(input, `aria-invalid="true"`) {
 		t.Errorf("the input is not tied to its error: %s", input)
+	}
+}
+
+// TestStylesheet_blocks_are_closed guards the one stylesheet against a
+// rule left open (a merge once cut one in two): a browser then reads the
+// rules after it as nested in it, and silently drops them. Blocks open at
+// the top level, or inside an at-rule; every one closes.
+func TestStylesheet_blocks_are_closed(t *testing.T) {
+	t.Parallel()
+	css, err := os.ReadFile("assets/style.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var open []string // the selectors or at-rules of the open blocks
+	for i, line := range strings.Split(string(css), "\n") {
+		trimmed := strings.TrimSpace(line)
+		for _, c := range trimmed {
+			switch c {
+			case '{':
+				if len(open) == 1 && !strings.HasPrefix(open[0], "@") || len(open) > 1 {
+					t.Fatalf("line %d: %q opens a block inside the rule %q", i+1, trimmed, open[len(open)-1])
+				}
+				open = append(open, trimmed)
+			case '}':
+				if len(open) == 0 {
+					t.Fatalf("line %d: } closes no block", i+1)
+				}
+				open = open[:len(open)-1]
+			}
+		}
+	}
+	if len(open) > 0 {
+		t.Fatalf("blocks left open at the end: %q", open)
 	}
 }
