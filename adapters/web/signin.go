@@ -3,11 +3,8 @@ package web
 import (
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
@@ -314,105 +311,4 @@ func signInError(err error) (int, string) {
 		return http.StatusTooManyRequests, "Too many failed attempts. Try again in " + waitText(tooMany.RetryAfter) + "."
 	}
 	return 0, ""
-}
-
-// waitText says a wait in words: "3 minutes", "40 seconds".
-func waitText(d time.Duration) string {
-	if d >= time.Minute {
-		m := int((d + time.Minute - 1) / time.Minute)
-		if m == 1 {
-			return "1 minute"
-		}
-		return strconv.Itoa(m) + " minutes"
-	}
-	return retryAfterSeconds(d) + " seconds"
-}
-
-// fieldMessage makes a sentence of a domain rule's message ("must not be
-// empty") about a field.
-func fieldMessage(field, msg string) string {
-	name, ok := fieldNames[field]
-	if !ok {
-		name = "This field"
-	}
-	return name + " " + msg + "."
-}
-
-// fieldNames are the fields' names in the sentences of their errors.
-var fieldNames = map[string]string{
-	fieldEmail: "The email address", fieldPassword: "The password", fieldCode: "The code",
-	"name": "The name", "currentPassword": "The current password", "newPassword": "The new password",
-	"emailPrefix": "The search", "profiles": "The account", "type": "The event type",
-}
-
-// notAdminPage refuses the admin console to a non-admin.
-func notAdminPage(a *area, v *visitor) page {
-	pg := newPage(a, v, tmplNotice, "Administrators only")
-	pg.Data = noticeData{Paragraphs: []string{"The admin console is for administrators, and this account is not one.",
-		"Your own account page is at " + AccountPrefix + "."}, Link: navLink{AccountPrefix, "Go to my account"}}
-	return pg
-}
-
-// noticeData is a page of a few paragraphs and a link.
-type noticeData struct {
-	Paragraphs []string
-	Link       navLink
-}
-
-// consoleFail answers an unexpected error of a console page: the
-// service's status page, with the request id for the logs. Its text goes
-// to the log only.
-func (p *Pages) consoleFail(w http.ResponseWriter, r *http.Request, a *area, v *visitor, err error) {
-	status := http.StatusInternalServerError
-	level := slog.LevelError
-	if transient(err) {
-		status, level = http.StatusServiceUnavailable, slog.LevelWarn
-		w.Header().Set("Retry-After", "5")
-	}
-	p.log.LogAttrs(r.Context(), level, "console request failed",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
-	sp := statusPage(status)
-	pg := newPage(a, v, tmplNotice, sp.Title)
-	pg.Data = noticeData{Paragraphs: sp.Paragraphs, Link: navLink{a.Prefix, "Back to " + a.Name}}
-	pg.RequestID = domain.RequestMetaFrom(r.Context()).RequestID
-	p.renderConsole(w, r, status, pg)
-}
-
-// passkeyJSONFailed answers a failed passkey options request of a page's
-// script: {error} with a message it shows.
-func (p *Pages) passkeyJSONFailed(w http.ResponseWriter, r *http.Request, err error) {
-	switch {
-	case errors.Is(err, domain.ErrInvalidMFAToken):
-		writeJSON(w, http.StatusUnauthorized, jsonError{"The sign-in took too long. Sign in again."})
-	case errors.Is(err, domain.ErrInvalidPasskey):
-		writeJSON(w, http.StatusUnauthorized, jsonError{"This account has no passkey."})
-	case errors.Is(err, domain.ErrRecentSignInRequired):
-		writeJSON(w, http.StatusForbidden, jsonError{"Sign out and in again with your second factor to add a passkey."})
-	default:
-		status := http.StatusInternalServerError
-		if transient(err) {
-			status = http.StatusServiceUnavailable
-		}
-		p.log.LogAttrs(r.Context(), slog.LevelError, "passkey options failed", slog.String("error", err.Error()))
-		writeJSON(w, status, jsonError{"Something went wrong. Try again later."})
-	}
-}
-
-// jsonError is the answer of a page script's request that failed.
-type jsonError struct {
-	Error string `json:"error"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }
