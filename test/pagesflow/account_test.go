@@ -101,6 +101,21 @@ func TestAccountPage_in_chromium(t *testing.T) {
 	// The page's own session lives on.
 	b.Open(t, s.origin+"/account/", http.StatusOK)
 	b.WantHeading(t, "My account")
+
+	// Sign out, and back in with the passkey alone: the sign-in page's
+	// passkey button (its script asks for a discoverable credential, the
+	// authenticator answers, the form posts it).
+	b.Submit(t, chromedp.Click(".signout button"), http.StatusOK)
+	b.WantHeading(t, "Sign in")
+	if notice := b.Text(t, ".notice"); notice != "You are signed out." {
+		t.Errorf("the notice after signing out: %q", notice)
+	}
+	b.Submit(t, chromedp.Click("[data-passkey-login] [data-passkey-button]"), http.StatusOK)
+	b.WantHeading(t, "My account")
+	b.Open(t, s.origin+"/account/sessions", http.StatusOK)
+	if sessions := b.Text(t, "#sessions"); !strings.Contains(sessions, "HeadlessChrome") {
+		t.Errorf("the sessions after the passkey sign-in: %q", sessions)
+	}
 }
 
 // readQR decodes the data: URL of a PNG with zbarimg and returns the text
