@@ -82,7 +82,10 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 	s.login(t, bobEmail, userPassword)
 
 	// Revoke the phone's session: the phone is signed out, the laptop not.
-	b.Submit(t, chromedp.Click("#revoke-"+claimsOf(t, phone.AccessToken).SID), http.StatusOK)
+	// With the keyboard: the button focused, its focus ring shown, Enter.
+	revoke := "#revoke-" + claimsOf(t, phone.AccessToken).SID
+	b.WantFocusVisible(t, revoke)
+	b.Submit(t, chromedp.KeyEvent(kb.Enter), http.StatusOK)
 	if r := s.api(t, http.MethodPost, "/auth/refresh-token", map[string]string{"refreshToken": phone.RefreshToken}, ""); r.status != http.StatusUnauthorized {
 		t.Errorf("the revoked session's refresh: %d %s, want 401", r.status, r.body)
 	}
