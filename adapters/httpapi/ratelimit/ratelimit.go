@@ -2,9 +2,14 @@
 // finds the client IP of a request behind trusted proxies. It lives in the
 // HTTP adapter because it is about connections, not about users: per-email
 // login throttling is a domain rule kept in the database instead.
+//
+// The buckets live in process memory by default; given a
+// ports.RateLimitStore (Config.Store) they live there instead, shared by
+// every node. The keying of clients (IPv6 prefixes) stays here either way.
 package ratelimit
 
 import (
+	"context"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -13,6 +18,8 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"golang.org/x/time/rate"
+
+	"github.com/userd/userd/ports"
 )
 
 // maxBuckets bounds the memory one limiter may use (about 200 bytes a
@@ -41,8 +48,18 @@ type Config struct {
 	// bucket; 0 means DefaultIPv6Prefix, 128 one bucket per address. IPv4
 	// clients have one bucket per address.
 	IPv6Prefix int
-	// Now is the clock; nil means the real one.
+	// Now is the clock; nil means the real one. A Store keeps its own.
 	Now func() time.Time
+	// Store, when set, keeps the buckets instead of process memory, so
+	// that every node sharing it draws on one budget.
+	Store ports.RateLimitStore
+	// Name tells this limiter's buckets from the others' in the Store
+	// ("auth", "register"); two limiters with one Name share buckets.
+	Name string
+	// FailClosed refuses a request when the Store fails; by default
+	// (false) the request is admitted: the limit is a guard, not the
+	// service.
+	FailClosed bool
 }
 
 // Limiter grants each client IP (or IPv6 prefix) up to Limit requests per
@@ -53,6 +70,12 @@ type Limiter struct {
 	burst    int
 	v6prefix int
 	now      func() time.Time
+
+	// store, when set, holds the buckets; the fields below are then
+	// unused.
+	store      ports.RateLimitStore
+	bucketName ports.RateLimitBucket
+	failClosed bool
 
 	// mu guards buckets and serialises Allow, as with the hand-written
 	// buckets before: a client's concurrent first requests share one
@@ -82,12 +105,27 @@ func New(c Config) *Limiter {
 		panic(err) // only for a size that is not positive
 	}
 	return &Limiter{
-		perSec:   rate.Limit(float64(c.Limit) / c.Period.Seconds()),
-		burst:    c.Limit,
-		v6prefix: c.IPv6Prefix,
-		now:      c.Now,
-		buckets:  buckets,
+		perSec:     rate.Limit(float64(c.Limit) / c.Period.Seconds()),
+		burst:      c.Limit,
+		v6prefix:   c.IPv6Prefix,
+		now:        c.Now,
+		buckets:    buckets,
+		store:      c.Store,
+		bucketName: ports.RateLimitBucket{Limiter: c.Name, Limit: c.Limit, Period: c.Period},
+		failClosed: c.FailClosed,
 	}
+}
+
+// remoteBucket is the client's bucket in the store.
+func (l *Limiter) remoteBucket(addr netip.Addr) ports.RateLimitBucket {
+	b := l.bucketName
+	k := l.key(addr)
+	if k.Is6() && l.v6prefix < 128 {
+		b.Client = netip.PrefixFrom(k, l.v6prefix).String()
+	} else {
+		b.Client = k.String()
+	}
+	return b
 }
 
 // key is the bucket of a client: the address itself for IPv4 (mapped
@@ -119,10 +157,15 @@ func (l *Limiter) wait(b *rate.Limiter, now time.Time) time.Duration {
 }
 
 // Allow takes a token for the client at addr. When none is left it
-// reports false and how long until one will be.
+// reports false and how long until one will be. A store's failure is
+// answered as Config.FailClosed says; Take reports it too.
 func (l *Limiter) Allow(addr netip.Addr) (bool, time.Duration) {
 	if l == nil {
 		return true, 0
+	}
+	if l.store != nil {
+		ok, wait, _ := Take(context.Background(), addr, l)
+		return ok, wait
 	}
 	now := l.now()
 	l.mu.Lock()
@@ -139,8 +182,22 @@ func (l *Limiter) Allow(addr netip.Addr) (bool, time.Duration) {
 // from none of them: a request that one refuses takes nothing from the
 // others. When refused it reports the longest wait among those that
 // refuse. Nil limiters allow everything. The limiters are locked in the
-// order given; every caller must give them in one order.
+// order given; every caller must give them in one order. It is Take
+// without a context, the store's failure answered as the limiters say.
 func AllowAll(addr netip.Addr, limiters ...*Limiter) (bool, time.Duration) {
+	ok, wait, _ := Take(context.Background(), addr, limiters...)
+	return ok, wait
+}
+
+// Take is AllowAll for a request: the limiters backed by a store take
+// their tokens in one call of its TakeAll, under ctx, so that "every
+// limiter or none" holds across nodes too. Limiters backed by a store in
+// one call must share it (httpapi gives every limiter the same one).
+// When the store fails, err says so, and ok is false (with no wait) if
+// one of those limiters is FailClosed, true otherwise: the caller logs
+// and counts the failure, and answers a refusal without a wait as the
+// store's unavailability rather than the client's excess.
+func Take(ctx context.Context, addr netip.Addr, limiters ...*Limiter) (ok bool, wait time.Duration, err error) {
 	type held struct {
 		l   *Limiter
 		b   *rate.Limiter
@@ -152,8 +209,19 @@ func AllowAll(addr netip.Addr, limiters ...*Limiter) (bool, time.Duration) {
 			h.l.mu.Unlock()
 		}
 	}()
+	var (
+		store      ports.RateLimitStore
+		remote     []ports.RateLimitBucket
+		failClosed bool
+	)
 	for _, l := range limiters {
 		if l == nil {
+			continue
+		}
+		if l.store != nil {
+			store = l.store
+			remote = append(remote, l.remoteBucket(addr))
+			failClosed = failClosed || l.failClosed
 			continue
 		}
 		now := l.now()
@@ -167,15 +235,30 @@ func AllowAll(addr netip.Addr, limiters ...*Limiter) (bool, time.Duration) {
 		}
 	}
 	if refused {
-		return false, wait
+		return false, wait, nil
+	}
+	var storeErr error
+	if len(remote) > 0 {
+		// The memory buckets stay locked meanwhile, so that what they
+		// hold cannot change between the check above and the take below
+		// (only a mix of both kinds of limiter pays for that).
+		ok, wait, err := store.TakeAll(ctx, remote)
+		switch {
+		case err != nil && failClosed:
+			return false, 0, err
+		case err != nil:
+			storeErr = err // failing open: the memory limiters still count
+		case !ok:
+			return false, wait, nil
+		}
 	}
 	for _, h := range taken {
 		if !h.b.AllowN(h.now, 1) {
 			// Cannot happen: the token was there and the lock is held.
-			return false, h.l.wait(h.b, h.now)
+			return false, h.l.wait(h.b, h.now), storeErr
 		}
 	}
-	return true, 0
+	return true, 0, storeErr
 }
 
 // ClientIP returns the address of the client that sent r: the TCP peer,
