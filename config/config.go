@@ -223,6 +223,14 @@ type Config struct {
 	// key IPv6 clients: 64 gives a host's (or a home's) /64 one
 	// allowance, 128 each address its own.
 	RateLimitIPv6Prefix int `env:"RATE_LIMIT_IPV6_PREFIX" envDefault:"64"`
+	// RateLimitRedisURL, when set, keeps the per-IP limits' buckets in
+	// this Redis (redis://[user:password@]host:port/db), shared by every
+	// node, instead of each process's memory.
+	RateLimitRedisURL string `env:"RATE_LIMIT_REDIS_URL" envDefault:"" redact:"dsn"`
+	// RateLimitFail is what the per-IP limits do while Redis fails:
+	// RateLimitFailOpen admits the requests, RateLimitFailClosed refuses
+	// them with 503.
+	RateLimitFail string `env:"RATE_LIMIT_FAIL" envDefault:"open" oneof:"open,closed"`
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix `env:"TRUSTED_PROXIES" envDefault:""`
 

@@ -71,6 +71,7 @@ func TestDefaults(t *testing.T) {
 		AuthIPLimit:          120,
 		RegisterIPLimit:      20,
 		RateLimitIPv6Prefix:  64,
+		RateLimitFail:        "open",
 		MetricsAllow: []netip.Prefix{
 			netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
 			netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),
@@ -252,6 +253,9 @@ func TestInvalidValues(t *testing.T) {
 		{"grace_not_below_ttl", map[string]string{"USERD_REFRESH_TTL": "1m", "USERD_REFRESH_REUSE_GRACE": "1m"}, "USERD_REFRESH_REUSE_GRACE"},
 		{"missing_file", map[string]string{"USERD_CONFIG": "/nonexistent/userd.yaml"}, "USERD_CONFIG"},
 		{"smtp_url_scheme", map[string]string{"USERD_SMTP_URL": "http://mail.example.com"}, "USERD_SMTP_URL: the scheme must be smtp or smtps"},
+		{"redis_url_scheme", map[string]string{"USERD_RATE_LIMIT_REDIS_URL": "http://:hunter2@cache:6379"}, "USERD_RATE_LIMIT_REDIS_URL: the scheme must be redis or rediss"},
+		{"redis_url_db", map[string]string{"USERD_RATE_LIMIT_REDIS_URL": "redis://cache:6379/x"}, "USERD_RATE_LIMIT_REDIS_URL: not a Redis URL"},
+		{"rate_limit_fail", map[string]string{"USERD_RATE_LIMIT_FAIL": "maybe"}, "USERD_RATE_LIMIT_FAIL"},
 		{"smtp_url_garbage", map[string]string{"USERD_SMTP_URL": "mail.example.com:25"}, "USERD_SMTP_URL"},
 		{"smtp_url_tls", map[string]string{"USERD_SMTP_URL": "smtp://mail.example.com?tls=off"}, "USERD_SMTP_URL"},
 		{"mail_from", map[string]string{"USERD_MAIL_FROM": "userd at example.com"}, "USERD_MAIL_FROM"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/userd/userd/adapters/mail"
 	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/adapters/redislimit"
 	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/adapters/webauthn"
 	"github.com/userd/userd/adapters/webhook"
@@ -154,6 +155,12 @@ var rules = map[string]func(c *Config) error{
 		}
 		return nil
 	},
+	"RATE_LIMIT_REDIS_URL": func(c *Config) error {
+		if c.RateLimitRedisURL == "" {
+			return nil
+		}
+		return redislimit.CheckURL(c.RateLimitRedisURL)
+	},
 	"READ_HEADER_TIMEOUT": func(c *Config) error { return positive(c.ReadHeaderTimeout) },
 	"SHUTDOWN_TIMEOUT":    func(c *Config) error { return positive(c.ShutdownTimeout) },
 	"REQUEST_TIMEOUT":     func(c *Config) error { return atLeast(c.RequestTimeout, time.Millisecond) },
@@ -247,6 +254,12 @@ func corsOrigins(list []string) error {
 	}
 	return nil
 }
+
+// The values of USERD_RATE_LIMIT_FAIL.
+const (
+	RateLimitFailOpen   = "open"
+	RateLimitFailClosed = "closed"
+)
 
 // MinRateLimitIPv6Prefix is the shortest USERD_RATE_LIMIT_IPV6_PREFIX: a
 // /32 is a whole provider's allocation, and any shorter prefix would put

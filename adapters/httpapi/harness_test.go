@@ -54,6 +54,10 @@ type serverConfig struct {
 	proxies   []netip.Prefix
 	origins   []string // CORS
 	cookie    bool     // the refresh cookie
+	// limitStore keeps the per-IP limits' buckets (withRateLimitStore).
+	limitStore   ports.RateLimitStore
+	failClosed   bool
+	limitMetrics httpapi.RateLimitStoreObserver
 	// observe wires the audit trail and the metrics (withAudit,
 	// withMetrics in audit_test.go); nil leaves them out.
 	observe *observation
@@ -204,6 +208,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		MaxInFlight: cfg.inFlight, KeySet: issuer, Health: health,
 		Pages:              web.New(svc, web.Options{Logger: log, Box: box, Clock: clock, AdminConsole: true}),
 		CORSAllowedOrigins: cfg.origins, RefreshCookie: cfg.cookie,
+		RateLimitStore: cfg.limitStore, RateLimitFailClosed: cfg.failClosed, RateLimitMetrics: cfg.limitMetrics,
 	}
 	cfg.observe.apply(&hopts)
 	h := httpapi.New(svc, hopts)

@@ -47,6 +47,17 @@ type Options struct {
 	// IPv6Prefix is the prefix length by which the per-IP limits key IPv6
 	// clients; 0 means ratelimit.DefaultIPv6Prefix (64), 128 each address.
 	IPv6Prefix int
+	// RateLimitStore, when set, keeps the per-IP limits' buckets instead
+	// of process memory, so that every node sharing it draws on one
+	// budget (adapters/redislimit).
+	RateLimitStore ports.RateLimitStore
+	// RateLimitFailClosed refuses the requests under the per-IP limits
+	// with 503 unavailable while RateLimitStore fails; by default they are
+	// admitted (fail open). Either way the failure is logged (at most one
+	// line every RateLimitLogEvery) and counted in RateLimitMetrics.
+	RateLimitFailClosed bool
+	// RateLimitMetrics, when set, counts RateLimitStore's failures.
+	RateLimitMetrics RateLimitStoreObserver
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
 	TrustedProxies []netip.Prefix
 	// RequestTimeout bounds the work done for one request (database calls
@@ -122,6 +133,13 @@ type RequestObserver interface {
 	ObserveRequest(route, method string, status int, elapsed time.Duration)
 }
 
+// RateLimitStoreObserver counts the failures of the per-IP limits' store,
+// and whether each request was admitted meanwhile (failedOpen) or
+// refused.
+type RateLimitStoreObserver interface {
+	ObserveRateLimitStoreError(failedOpen bool)
+}
+
 // DefaultRequestTimeout is the default of Options.RequestTimeout.
 const DefaultRequestTimeout = 10 * time.Second
 
@@ -141,6 +159,8 @@ type handler struct {
 
 	authLimiter     *ratelimit.Limiter
 	registerLimiter *ratelimit.Limiter
+	limitStoreLog   *everyLog
+	limitMetrics    RateLimitStoreObserver
 	trustedProxies  []netip.Prefix
 	metricsAllow    []netip.Prefix
 	requestTimeout  time.Duration
@@ -180,9 +200,13 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 		h.maxBody = DefaultMaxBodyBytes
 	}
 	h.authLimiter = ratelimit.New(ratelimit.Config{Limit: opts.AuthIPLimit, Period: time.Minute,
-		IPv6Prefix: opts.IPv6Prefix, Now: h.clock.Now})
+		IPv6Prefix: opts.IPv6Prefix, Now: h.clock.Now,
+		Store: opts.RateLimitStore, Name: "auth", FailClosed: opts.RateLimitFailClosed})
 	h.registerLimiter = ratelimit.New(ratelimit.Config{Limit: opts.RegisterIPLimit, Period: time.Hour,
-		IPv6Prefix: opts.IPv6Prefix, Now: h.clock.Now})
+		IPv6Prefix: opts.IPv6Prefix, Now: h.clock.Now,
+		Store: opts.RateLimitStore, Name: "register", FailClosed: opts.RateLimitFailClosed})
+	h.limitStoreLog = &everyLog{every: RateLimitLogEvery, now: time.Now}
+	h.limitMetrics = opts.RateLimitMetrics
 	h.trustedProxies = opts.TrustedProxies
 	h.metricsAllow = opts.MetricsAllow
 	if h.metricsAllow == nil {

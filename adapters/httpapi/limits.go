@@ -1,7 +1,11 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
+	"net/netip"
+	"sync"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -22,15 +26,71 @@ func rateLimited(wait string) problem {
 }
 
 // allowIP takes a token for the request's client from every limiter (or
-// none), and answers 429 rate_limited when one refuses. It reports whether
-// the request may go on.
+// none), and answers 429 rate_limited when one refuses, or 503
+// unavailable when their store failed and they fail closed. It reports
+// whether the request may go on.
 func (h *handler) allowIP(c *gin.Context, limiters ...*ratelimit.Limiter) bool {
 	ip := ratelimit.ClientIP(c.Request, h.trustedProxies)
-	if ok, wait := ratelimit.AllowAll(ip, limiters...); !ok {
+	ok, wait, storeFailed := h.takeIP(c, ip, limiters...)
+	switch {
+	case ok:
+		return true
+	case storeFailed:
+		// Not the client's excess: the limit could not be checked. A
+		// 429 would tell it to wait for a budget that may be there.
+		h.writeProblem(c, unavailableProblem)
+	default:
 		h.writeProblem(c, rateLimited(retryAfter(wait)))
-		return false
 	}
-	return true
+	return false
+}
+
+// takeIP is ratelimit.Take under the request's context, with the store's
+// failure logged and counted; storeFailed reports a refusal for it.
+func (h *handler) takeIP(c *gin.Context, ip netip.Addr, limiters ...*ratelimit.Limiter) (ok bool, wait time.Duration, storeFailed bool) {
+	ok, wait, err := ratelimit.Take(c.Request.Context(), ip, limiters...)
+	if err != nil {
+		if h.limitMetrics != nil {
+			h.limitMetrics.ObserveRateLimitStoreError(ok)
+		}
+		if n, due := h.limitStoreLog.due(); due {
+			h.log.LogAttrs(c.Request.Context(), slog.LevelError, "rate limit store failed",
+				slog.Bool("failed_open", ok), slog.Int("failures", n), slog.String("error", err.Error()))
+		}
+	}
+	return ok, wait, err != nil && !ok
+}
+
+// RateLimitLogEvery is the most often a failure of the per-IP limits'
+// store is logged: in an outage every limited request fails, and one
+// line a request would bury the rest of the log (the metric counts them
+// all).
+const RateLimitLogEvery = 10 * time.Second
+
+// everyLog lets one line through per period, counting the events it
+// held back.
+type everyLog struct {
+	every time.Duration
+	now   func() time.Time
+
+	mu     sync.Mutex
+	last   time.Time
+	events int
+}
+
+// due counts one event and reports whether it is time for a line, and
+// how many events (this one included) the line stands for.
+func (e *everyLog) due() (int, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events++
+	now := e.now()
+	if !e.last.IsZero() && now.Sub(e.last) < e.every {
+		return 0, false
+	}
+	n := e.events
+	e.last, e.events = now, 0
+	return n, true
 }
 
 // limitAuthByIP refuses a request past its client IP's per-minute allowance

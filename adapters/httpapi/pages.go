@@ -27,6 +27,13 @@ type TooManyRequestsPage interface {
 	ServeTooManyRequests(w http.ResponseWriter, r *http.Request, retryAfter time.Duration)
 }
 
+// UnavailablePage is a page handler with its own answer to a request that
+// the per-IP limit could not check (its store failed, and the limits fail
+// closed); without it, the answer is the 503 problem of the API.
+type UnavailablePage interface {
+	ServeUnavailable(w http.ResponseWriter, r *http.Request)
+}
+
 // LimitedPages is a page handler that says which of its requests check a
 // password or a second factor: those fall under the per-IP allowance of
 // /auth, as the API's routes that do the same.
@@ -54,6 +61,7 @@ func (h *handler) mountPages(e *gin.Engine, pages http.Handler) {
 func (h *handler) limitPageByIP(pages http.Handler) gin.HandlerFunc {
 	limited, canTell := pages.(LimitedPages)
 	refuse, hasPage := pages.(TooManyRequestsPage)
+	unavailable, hasUnavailable := pages.(UnavailablePage)
 	return func(c *gin.Context) {
 		if !canTell || !limited.LimitedByIP(c.Request) {
 			c.Next()
@@ -64,11 +72,18 @@ func (h *handler) limitPageByIP(pages http.Handler) gin.HandlerFunc {
 			return
 		}
 		ip := ratelimit.ClientIP(c.Request, h.trustedProxies)
-		if ok, wait := ratelimit.AllowAll(ip, h.authLimiter); !ok {
-			refuse.ServeTooManyRequests(c.Writer, c.Request, wait)
-			c.Abort()
+		ok, wait, storeFailed := h.takeIP(c, ip, h.authLimiter)
+		switch {
+		case ok:
+			c.Next()
 			return
+		case storeFailed && hasUnavailable:
+			unavailable.ServeUnavailable(c.Writer, c.Request)
+		case storeFailed:
+			h.writeProblem(c, unavailableProblem)
+		default:
+			refuse.ServeTooManyRequests(c.Writer, c.Request, wait)
 		}
-		c.Next()
+		c.Abort()
 	}
 }

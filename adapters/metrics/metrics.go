@@ -49,6 +49,7 @@ type Metrics struct {
 	auditFailures prometheus.Counter
 	hashing       *prometheus.CounterVec
 	outbox        *prometheus.CounterVec
+	limitStore    *prometheus.CounterVec
 }
 
 var (
@@ -61,6 +62,13 @@ const (
 	OutboxDelivered = "delivered"
 	OutboxRetried   = "retried"
 	OutboxGivenUp   = "given_up"
+)
+
+// Results of a failed call to the per-IP limits' store, the values of
+// userd_rate_limit_store_errors_total's result label.
+const (
+	LimitStoreFailedOpen   = "failed_open"
+	LimitStoreFailedClosed = "failed_closed"
 )
 
 // requestBuckets are the latency buckets of userd_http_request_duration_seconds,
@@ -109,8 +117,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "outbox_messages_total",
 			Help: "What the sender did with outbox messages, by kind (mail; mail_request: a request for a link) and result: delivered (sent, or a request answered), retried (a failed attempt to be tried again), given_up (refused for good by the mail server, or 24 h old).",
 		}, []string{"kind", "result"}),
+		limitStore: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "rate_limit_store_errors_total",
+			Help: "Requests whose per-IP limits could not be checked because their store (Redis) failed or did not answer in time, by result: failed_open (admitted, USERD_RATE_LIMIT_FAIL=open) or failed_closed (refused with 503).",
+		}, []string{"result"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -130,6 +142,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		for _, r := range []string{OutboxDelivered, OutboxRetried, OutboxGivenUp} {
 			m.outbox.WithLabelValues(string(k), r)
 		}
+	}
+	for _, r := range []string{LimitStoreFailedOpen, LimitStoreFailedClosed} {
+		m.limitStore.WithLabelValues(r)
 	}
 	for _, op := range []string{HashOpHash, HashOpVerify} {
 		for _, r := range []string{HashDone, HashBusy, HashError} {
@@ -230,4 +245,15 @@ func NewRegistry() *prometheus.Registry {
 // OpenMetrics to a scraper that asks for it.
 func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{EnableOpenMetrics: true})
+}
+
+// ObserveRateLimitStoreError counts a request whose per-IP limits'
+// store failed, admitted (failedOpen) or refused
+// (httpapi.RateLimitStoreObserver).
+func (m *Metrics) ObserveRateLimitStoreError(failedOpen bool) {
+	r := LimitStoreFailedClosed
+	if failedOpen {
+		r = LimitStoreFailedOpen
+	}
+	m.limitStore.WithLabelValues(r).Inc()
 }

@@ -55,6 +55,9 @@ func TestSecurityEvent_moves_the_counters(t *testing.T) {
 	m.Refresh(ports.RefreshReused)
 	m.Refresh(ports.RefreshReused)
 	m.AuditWriteFailed()
+	m.ObserveRateLimitStoreError(true)
+	m.ObserveRateLimitStoreError(true)
+	m.ObserveRateLimitStoreError(false)
 
 	checks := []struct {
 		name string
@@ -71,6 +74,8 @@ func TestSecurityEvent_moves_the_counters(t *testing.T) {
 		{"events session.revoked", value(t, reg, "userd_security_events_total", "type", "session.revoked"), 1},
 		{"events login.failed", value(t, reg, "userd_security_events_total", "type", "login.failed"), 3},
 		{"audit write failures", value(t, reg, "userd_audit_write_failures_total"), 1},
+		{"rate limit store failed open", value(t, reg, "userd_rate_limit_store_errors_total", "result", "failed_open"), 2},
+		{"rate limit store failed closed", value(t, reg, "userd_rate_limit_store_errors_total", "result", "failed_closed"), 1},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

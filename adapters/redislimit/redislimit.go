@@ -15,6 +15,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -58,9 +59,28 @@ type Store struct {
 
 var _ ports.RateLimitStore = (*Store)(nil)
 
+// CheckURL reports whether u is a Redis URL New accepts, without saying
+// what the URL holds: its password must not reach a log.
+func CheckURL(u string) error {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if parsed.Scheme != "redis" && parsed.Scheme != "rediss" {
+		return errors.New("the scheme must be redis or rediss")
+	}
+	if _, err := redis.ParseURL(u); err != nil {
+		return errors.New("not a Redis URL: redis://[user:password@]host:port/db")
+	}
+	return nil
+}
+
 // New returns a store for the Redis at opts.URL. It does not connect:
 // Ping does, at start.
 func New(opts Options) (*Store, error) {
+	if err := CheckURL(opts.URL); err != nil {
+		return nil, fmt.Errorf("redis url: %w", err)
+	}
 	ro, err := redis.ParseURL(opts.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis url: %w", err)

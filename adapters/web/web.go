@@ -173,6 +173,15 @@ func (p *Pages) ServeTooManyRequests(w http.ResponseWriter, r *http.Request, ret
 	p.render(w, r, http.StatusTooManyRequests, statusPage(http.StatusTooManyRequests))
 }
 
+// ServeUnavailable answers a request that a per-IP limit could not check
+// before it reached the page (the limits' store failed, and they fail
+// closed), with a page that says to try again shortly.
+func (p *Pages) ServeUnavailable(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header())
+	w.Header().Set("Retry-After", "1")
+	p.render(w, r, http.StatusServiceUnavailable, statusPage(http.StatusServiceUnavailable))
+}
+
 // asset is a file served with a strong validator, so that a browser
 // revalidates it cheaply; version names its content in the pages' links,
 // so that a new release's stylesheet is never taken from a cache of the
