@@ -226,6 +226,9 @@ type handlerParams struct {
 	// Registry is served at /metrics on the main address unless
 	// USERD_METRICS_ADDR moves it to an address of its own.
 	Registry *prometheus.Registry
+	// LimitStore keeps the per-IP limits' buckets; nil keeps them in
+	// memory.
+	LimitStore ports.RateLimitStore
 }
 
 func newHandler(p handlerParams) http.Handler {
@@ -246,6 +249,10 @@ func newHandler(p handlerParams) http.Handler {
 
 		CORSAllowedOrigins: p.Config.CORSAllowedOrigins(),
 		RefreshCookie:      p.Config.RefreshCookie,
+
+		RateLimitStore:      p.LimitStore,
+		RateLimitFailClosed: p.Config.RateLimitFail == config.RateLimitFailClosed,
+		RateLimitMetrics:    p.Metrics,
 	}
 	if addr, _ := p.Config.ServeMetricsOn(); addr == "" {
 		opts.MetricsHandler = metrics.Handler(p.Registry)

@@ -96,6 +96,7 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
 		deliveryModule,
 		sessionEndingsModule,
+		rateLimitModule,
 		httpModule,
 	)
 }
