@@ -41,6 +41,9 @@ for i, key in ipairs(KEYS) do
   -- past: the key expires then, so Redis holds only clients that are
   -- still paying for their recent requests. '%.0f' writes the
   -- microseconds whole, where tostring would round them to 14 digits.
-  redis.call('SET', key, string.format('%.0f', tats[i]), 'PX', math.ceil((tats[i] - now) / 1000))
+  -- At least a millisecond: an interval below the resolution of a
+  -- double near now (a fraction of a microsecond) would be no time.
+  local ttl = math.max(1, math.ceil((tats[i] - now) / 1000))
+  redis.call('SET', key, string.format('%.0f', tats[i]), 'PX', ttl)
 end
 return {1, 0}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -233,4 +234,44 @@ func TestNew_refuses_a_url_that_is_not_redis(t *testing.T) {
 	if _, err := redislimit.New(redislimit.Options{URL: "http://localhost:6379"}); err == nil {
 		t.Fatal("accepted an http URL")
 	}
+}
+
+// BenchmarkTakeAll measures one call against the Redis of the tests: the
+// cost a request pays for a limit shared by every node (compare
+// ratelimit's BenchmarkAllow, the in-memory limiter). sequential is the
+// latency of one call, parallel the throughput of many requests at once
+// over the client's pool; two_buckets is a registration (both limits).
+func BenchmarkTakeAll(b *testing.B) {
+	s := newStore(b)
+	ctx := context.Background()
+	one := []ports.RateLimitBucket{bucket("auth", "192.0.2.1", 1<<30, time.Minute)}
+	b.Run("sequential", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := s.TakeAll(ctx, one); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("two_buckets", func(b *testing.B) {
+		two := []ports.RateLimitBucket{one[0], bucket("register", "192.0.2.1", 1<<30, time.Hour)}
+		for b.Loop() {
+			if _, _, err := s.TakeAll(ctx, two); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel_1000_clients", func(b *testing.B) {
+		var seed atomic.Uint32
+		b.RunParallel(func(pb *testing.PB) {
+			n := seed.Add(7919)
+			for pb.Next() {
+				n++
+				bk := []ports.RateLimitBucket{bucket("auth", "10.0."+strconv.Itoa(int(n%1000)/256)+"."+strconv.Itoa(int(n%256)), 1<<30, time.Minute)}
+				if _, _, err := s.TakeAll(ctx, bk); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
 }
