@@ -16,6 +16,7 @@ import (
 
 	"github.com/userd/userd/adapters/redislimit"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/userdproc"
 )
 
 // newStore returns a store on USERD_TEST_REDIS_URL whose keys start with
@@ -24,13 +25,7 @@ import (
 // when CI=true (CI must run every Redis test).
 func newStore(t testing.TB) *redislimit.Store {
 	t.Helper()
-	url := os.Getenv("USERD_TEST_REDIS_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_REDIS_URL not set in CI: the Redis tests must run")
-		}
-		t.Skip("USERD_TEST_REDIS_URL not set: Redis tests skipped")
-	}
+	url := userdproc.RedisURL(t)
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	prefix := "userd:test:" + hex.EncodeToString(b) + ":"
