@@ -174,4 +174,3 @@ func (l *Lock) tryLocal(name string) (func(), bool, error) {
 		})
 	}, true, nil
 }
-
