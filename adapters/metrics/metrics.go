@@ -49,11 +49,13 @@ type Metrics struct {
 	auditFailures prometheus.Counter
 	hashing       *prometheus.CounterVec
 	outbox        *prometheus.CounterVec
+	purged        *prometheus.CounterVec
 }
 
 var (
 	_ ports.SecurityMetrics = (*Metrics)(nil)
 	_ ports.OutboxMetrics   = (*Metrics)(nil)
+	_ ports.PurgeMetrics    = (*Metrics)(nil)
 )
 
 // Outbox results, the values of userd_outbox_messages_total's result label.
@@ -109,8 +111,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "outbox_messages_total",
 			Help: "What the sender did with outbox messages, by kind (mail; mail_request: a request for a link) and result: delivered (sent, or a request answered), retried (a failed attempt to be tried again), given_up (refused for good by the mail server, or 24 h old).",
 		}, []string{"kind", "result"}),
+		purged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "purged_rows_total",
+			Help: "Rows deleted by the housekeeping (by this node), by kind: refresh_families (with their tokens), link_tokens, mfa_challenges, passkey_ceremonies, login_attempts, outbox_messages, audit_events.",
+		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.purged} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -130,6 +136,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		for _, r := range []string{OutboxDelivered, OutboxRetried, OutboxGivenUp} {
 			m.outbox.WithLabelValues(string(k), r)
 		}
+	}
+	for _, k := range domain.PurgeKinds {
+		m.purged.WithLabelValues(string(k))
 	}
 	for _, op := range []string{HashOpHash, HashOpVerify} {
 		for _, r := range []string{HashDone, HashBusy, HashError} {
@@ -210,6 +219,18 @@ func outboxKindLabel(k domain.OutboxKind) string {
 		return string(k)
 	}
 	return "other"
+}
+
+// Purged implements ports.PurgeMetrics. A kind this version does not
+// know is counted as "other".
+func (m *Metrics) Purged(kind domain.PurgeKind, n int) {
+	label := "other"
+	for _, k := range domain.PurgeKinds {
+		if k == kind {
+			label = string(k)
+		}
+	}
+	m.purged.WithLabelValues(label).Add(float64(n))
 }
 
 // AuditWriteFailed implements ports.SecurityMetrics.
