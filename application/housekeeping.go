@@ -142,14 +142,32 @@ func (h *HousekeepingService) RunOnce(ctx context.Context) (PurgeReport, error) 
 // purgeKind deletes the rows of kind stale before cutoff, a batch at a
 // time, and returns how many went.
 func (h *HousekeepingService) purgeKind(ctx context.Context, kind domain.PurgeKind, cutoff time.Time) (int, error) {
-	batch := h.cfg.PurgeBatch
+	return PurgeInBatches(ctx, h.purger, kind, cutoff, h.cfg.PurgeBatch, func(n int) {
+		if h.metrics != nil {
+			h.metrics.Purged(kind, n)
+		}
+	})
+}
+
+// PurgeInBatches deletes the rows of kind stale before cutoff, batch rows
+// at a time, until a batch comes short, and returns how many went. After
+// each full batch it pauses as long as the batch took (at least
+// minPurgePause), so that the store's writer spends at most about half
+// its time on the purge. deleted, when set, is told each batch's count.
+// It is the loop of HousekeepingService, exported for the measurements
+// that drive it directly over a store.
+func PurgeInBatches(ctx context.Context, p ports.Purger, kind domain.PurgeKind, cutoff time.Time, batch int,
+	deleted func(n int)) (int, error) {
+	if batch <= 0 {
+		batch = DefaultPurgeBatch
+	}
 	total := 0
 	for {
 		start := time.Now()
-		n, err := h.purger.Purge(ctx, kind, cutoff, batch)
+		n, err := p.Purge(ctx, kind, cutoff, batch)
 		total += n
-		if n > 0 && h.metrics != nil {
-			h.metrics.Purged(kind, n)
+		if n > 0 && deleted != nil {
+			deleted(n)
 		}
 		if err != nil || n < batch {
 			return total, err
