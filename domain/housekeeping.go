@@ -27,7 +27,7 @@ const (
 	PurgeMFAChallenges PurgeKind = "mfa_challenges"
 	// PurgePasskeyCeremonies: begun passkey ceremonies that expired
 	// before c (a finished one is deleted when taken).
-	PurgePasskeyCeremonies PurgeKind = "passkey_ceremonies"
+	PurgePasskeyCeremonies PurgeKind = "passkey_ceremonies" //nolint:gosec // G101: the name of a table, not a credential
 	// PurgeLoginAttempts: failure counters whose last failure is before
 	// c: with c at most LoginFailureWindow ago, they have lapsed
 	// (LoginAttempts.Lapsed) and the next failure starts again at one, as
