@@ -29,6 +29,19 @@ func purgeLoadN(t *testing.T) int {
 	return 20_000
 }
 
+// purgeLoadBatch is the batch of TestPurgeUnderLoad:
+// USERD_PURGE_LOAD_BATCH, or housekeeping's.
+func purgeLoadBatch(t *testing.T) int {
+	if s := os.Getenv("USERD_PURGE_LOAD_BATCH"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("USERD_PURGE_LOAD_BATCH=%q: want a positive number", s)
+		}
+		return n
+	}
+	return application.DefaultPurgeBatch
+}
+
 // seedExpiredFamilies inserts n sessions of user that expired long ago,
 // each with one token, in a few statements of the database's own (a
 // million rows through the store's API would take most of an hour).
@@ -180,7 +193,7 @@ func TestPurgeUnderLoad(t *testing.T) {
 				time.Sleep(100 * time.Millisecond) // the load warms up
 				t0 := time.Now()
 				purged, purgeErr = application.PurgeInBatches(context.Background(), purger, domain.PurgeRefreshFamilies,
-					epochForLoad.Add(-time.Hour), application.DefaultPurgeBatch, nil)
+					epochForLoad.Add(-time.Hour), purgeLoadBatch(t), nil)
 				purgeTook = time.Since(t0)
 				time.Sleep(100 * time.Millisecond)
 				close(stop)
