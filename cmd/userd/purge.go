@@ -36,7 +36,7 @@ exits 1 when a node holds it.`),
 }
 
 // purgeTimeout bounds a pass of `userd purge`: deleting a million expired
-// sessions takes about a minute (see docs/performance.md).
+// sessions takes under a minute (see docs/performance.md).
 const purgeTimeout = time.Hour
 
 func (r *root) purge(ctx context.Context, dryRun bool) error {
