@@ -16,7 +16,7 @@ TEST_PACKAGES ?= ./...
 FUZZTIME    ?= 60s
 FUZZBUDGET  ?= 15
 
-.PHONY: run build test lint axe-deps bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest
+.PHONY: run build test lint axe-deps bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest purgeload
 
 ## run: start the service on the embedded SQLite default (./userd.db, :8080)
 run: build
@@ -134,6 +134,13 @@ loadtest:
 ## against a freshly started userd (test/postman/run.sh; part of .ci/run)
 postman:
 	bash test/postman/run.sh
+
+## purgeload: purge a million expired sessions on SQLite (and on PostgreSQL
+## with USERD_TEST_POSTGRES_DSN) while workers refresh, and print the
+## refreshes' p99 with and without the purge (docs/performance.md); not
+## part of make test, which runs the same test with 20,000
+purgeload:
+	USERD_PURGE_LOAD_N=$${USERD_PURGE_LOAD_N:-1000000} $(GO) test -count=1 -timeout 30m -run '^TestPurgeUnderLoad$$' -v ./adapters/gormstore/
 
 ## common-passwords: regenerate domain/common_passwords.txt from the zxcvbn
 ## npm package (MIT): its 30,000 most common passwords, those of 8+ characters

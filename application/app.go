@@ -42,9 +42,16 @@ type Deps struct {
 	SessionEndings ports.SessionEndings
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
-	Metrics       ports.SecurityMetrics
-	Clock         ports.Clock
-	Log           *slog.Logger
+	// Purger deletes the rows nothing can use any more; nil leaves
+	// Housekeeping with nothing to do. Lock, when set, keeps housekeeping
+	// to one node at a time (nil: this node is the only one);
+	// PurgeMetrics, when set, counts the rows deleted.
+	Purger       ports.Purger
+	Lock         ports.Lock
+	PurgeMetrics ports.PurgeMetrics
+	Metrics      ports.SecurityMetrics
+	Clock        ports.Clock
+	Log          *slog.Logger
 }
 
 // Config holds the switches and lifetimes that shape the use cases.
@@ -82,6 +89,15 @@ type Config struct {
 	// leeway, after which they have expired anyway. 0 means
 	// DefaultEndedSessionKeep.
 	EndedSessionKeep time.Duration
+	// PurgeInterval is how often Housekeeping.Run makes a pass; 0 turns it
+	// off.
+	PurgeInterval time.Duration
+	// AuditRetention is how long audit events are kept; 0 keeps them for
+	// ever.
+	AuditRetention time.Duration
+	// PurgeBatch is how many rows one delete of the housekeeping takes; 0
+	// means DefaultPurgeBatch.
+	PurgeBatch int
 }
 
 // DefaultEndedSessionKeep covers the default access-token lifetime (15
@@ -107,6 +123,9 @@ type Services struct {
 	Passkeys *PasskeyService
 	// Sessions lists and ends a user's sessions.
 	Sessions *SessionService
+	// Housekeeping deletes expired and used rows; the server runs it,
+	// `userd purge` makes one pass.
+	Housekeeping *HousekeepingService
 }
 
 // base is what every service shares: the ports, the configuration, the
@@ -181,6 +200,9 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	if cfg.EndedSessionKeep <= 0 {
 		cfg.EndedSessionKeep = DefaultEndedSessionKeep
 	}
+	if cfg.PurgeBatch <= 0 {
+		cfg.PurgeBatch = DefaultPurgeBatch
+	}
 	b := &base{
 		users: deps.Users, tx: deps.Tx, outbox: deps.Outbox, links: deps.Links, mailer: deps.Mailer,
 		mfa: deps.MFA, challenges: deps.Challenges, passkeys: deps.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
@@ -208,5 +230,7 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		MFA:      &MFAService{b},
 		Passkeys: &PasskeyService{base: b, auth: auth},
 		Sessions: &SessionService{b},
+		Housekeeping: &HousekeepingService{base: b, purger: deps.Purger, lock: deps.Lock,
+			metrics: deps.PurgeMetrics},
 	}, nil
 }

@@ -118,6 +118,14 @@ type Config struct {
 	// that migrate as a separate deployment step.
 	DBAutoMigrate bool `env:"DB_AUTO_MIGRATE" envDefault:"true"`
 
+	// PurgeInterval is how often housekeeping deletes the rows nothing
+	// can use any more (expired sessions, used links, old audit events);
+	// zero turns it off.
+	PurgeInterval time.Duration `env:"PURGE_INTERVAL" envDefault:"10m"`
+	// AuditRetention is how long audit events are kept; zero keeps them
+	// for ever.
+	AuditRetention time.Duration `env:"AUDIT_RETENTION" envDefault:"8760h"`
+
 	// SecretKey encrypts the secrets kept in the database (the token-signing
 	// private keys, the refresh-token HMAC key): the base64 of
 	// secretbox.KeyLen random bytes, or a comma-separated list of such keys

@@ -53,6 +53,8 @@ func TestDefaults(t *testing.T) {
 		DBMaxIdleConns:       20,
 		DBConnMaxLifetime:    30 * time.Minute,
 		DBAutoMigrate:        true,
+		PurgeInterval:        10 * time.Minute,
+		AuditRetention:       365 * 24 * time.Hour,
 		BootstrapAdminName:   "Administrator",
 		OpenRegistration:     true,
 		AccessTTL:            15 * time.Minute,

@@ -162,6 +162,8 @@ var rules = map[string]func(c *Config) error{
 		return redislimit.CheckURL(c.RateLimitRedisURL)
 	},
 	"READ_HEADER_TIMEOUT": func(c *Config) error { return positive(c.ReadHeaderTimeout) },
+	"PURGE_INTERVAL":      func(c *Config) error { return zeroOrAtLeast(c.PurgeInterval, time.Second) },
+	"AUDIT_RETENTION":     func(c *Config) error { return zeroOrAtLeast(c.AuditRetention, time.Hour) },
 	"SHUTDOWN_TIMEOUT":    func(c *Config) error { return positive(c.ShutdownTimeout) },
 	"REQUEST_TIMEOUT":     func(c *Config) error { return atLeast(c.RequestTimeout, time.Millisecond) },
 	"MAX_INFLIGHT":        func(c *Config) error { return atLeast(c.MaxInFlight, 1) },
@@ -276,6 +278,17 @@ func positive(d time.Duration) error {
 func atLeast[T int | time.Duration](v, minimum T) error {
 	if v < minimum {
 		return fmt.Errorf("%v is below the minimum of %v", v, minimum)
+	}
+	return nil
+}
+
+// zeroOrAtLeast accepts 0 (off) or a duration of at least minimum.
+func zeroOrAtLeast(d, minimum time.Duration) error {
+	if d == 0 {
+		return nil
+	}
+	if d < minimum {
+		return fmt.Errorf("%s must be 0 (off) or at least %s", d, minimum)
 	}
 	return nil
 }

@@ -105,6 +105,21 @@ func TestContract(t *testing.T) {
 					return NewUserRepository(db), NewPasskeyStore(db)
 				})
 			})
+			t.Run("purge", func(t *testing.T) {
+				t.Parallel()
+				contract.Purger(t, func(t *testing.T) contract.PurgeStores {
+					db, box := b.open(t), newTestBox(t)
+					return contract.PurgeStores{
+						Users: NewUserRepository(db), Tokens: NewRefreshTokenStore(db), Attempts: NewLoginAttemptStore(db),
+						Outbox: NewOutbox(db, box), Links: NewLinkTokenStore(db), Challenges: NewMFAChallengeStore(db),
+						Passkeys: NewPasskeyStore(db), Audit: NewAuditLog(db), Purger: NewPurger(db),
+					}
+				})
+			})
+			t.Run("lock", func(t *testing.T) {
+				t.Parallel()
+				contract.Lock(t, func(t *testing.T) ports.Lock { return NewLock(b.open(t)) })
+			})
 			t.Run("transactor", func(t *testing.T) {
 				t.Parallel()
 				contract.Transactor(t, func(t *testing.T) contract.TxStores {

@@ -134,3 +134,24 @@ func TestUserAccountStatus(t *testing.T) {
 		return memory.NewUserRepository()
 	})
 }
+
+func TestPurger(t *testing.T) {
+	t.Parallel()
+	contract.Purger(t, func(t *testing.T) contract.PurgeStores {
+		s, audit := memory.NewStore(), memory.NewAuditLog()
+		box, err := secretbox.New(secretbox.NewKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return contract.PurgeStores{
+			Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Outbox: s.Outbox(box),
+			Links: s.LinkTokens(), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(), Audit: audit,
+			Purger: memory.NewPurger(s, audit),
+		}
+	})
+}
+
+func TestLock(t *testing.T) {
+	t.Parallel()
+	contract.Lock(t, func(*testing.T) ports.Lock { return memory.NewLock() })
+}

@@ -50,11 +50,13 @@ type Metrics struct {
 	hashing       *prometheus.CounterVec
 	outbox        *prometheus.CounterVec
 	limitStore    *prometheus.CounterVec
+	purged        *prometheus.CounterVec
 }
 
 var (
 	_ ports.SecurityMetrics = (*Metrics)(nil)
 	_ ports.OutboxMetrics   = (*Metrics)(nil)
+	_ ports.PurgeMetrics    = (*Metrics)(nil)
 )
 
 // Outbox results, the values of userd_outbox_messages_total's result label.
@@ -121,8 +123,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: namespace, Name: "rate_limit_store_errors_total",
 			Help: "Requests whose per-IP limits could not be checked because their store (Redis) failed or did not answer in time, by result: failed_open (admitted, USERD_RATE_LIMIT_FAIL=open) or failed_closed (refused with 503).",
 		}, []string{"result"}),
+		purged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "purged_rows_total",
+			Help: "Rows deleted by the housekeeping (by this node), by kind: refresh_families (with their tokens), link_tokens, mfa_challenges, passkey_ceremonies, login_attempts, outbox_messages, audit_events.",
+		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore, m.purged} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -145,6 +151,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, r := range []string{LimitStoreFailedOpen, LimitStoreFailedClosed} {
 		m.limitStore.WithLabelValues(r)
+	}
+	for _, k := range domain.PurgeKinds {
+		m.purged.WithLabelValues(string(k))
 	}
 	for _, op := range []string{HashOpHash, HashOpVerify} {
 		for _, r := range []string{HashDone, HashBusy, HashError} {
@@ -225,6 +234,18 @@ func outboxKindLabel(k domain.OutboxKind) string {
 		return string(k)
 	}
 	return "other"
+}
+
+// Purged implements ports.PurgeMetrics. A kind this version does not
+// know is counted as "other".
+func (m *Metrics) Purged(kind domain.PurgeKind, n int) {
+	label := "other"
+	for _, k := range domain.PurgeKinds {
+		if k == kind {
+			label = string(k)
+		}
+	}
+	m.purged.WithLabelValues(label).Add(float64(n))
 }
 
 // AuditWriteFailed implements ports.SecurityMetrics.

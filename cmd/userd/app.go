@@ -146,8 +146,12 @@ type servicesParams struct {
 	OutboxMetrics ports.OutboxMetrics   `optional:"true"`
 	// SessionEndings is absent with the memory store: one process.
 	SessionEndings ports.SessionEndings `optional:"true"`
-	Clock          ports.Clock
-	Log            *slog.Logger
+	Purger         ports.Purger
+	Lock           ports.Lock
+	// PurgeMetrics is absent in the CLI commands, as Metrics is.
+	PurgeMetrics ports.PurgeMetrics `optional:"true"`
+	Clock        ports.Clock
+	Log          *slog.Logger
 }
 
 func newServices(p servicesParams) (*application.Services, error) {
@@ -158,6 +162,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		MFA: p.MFA, Challenges: p.Challenges, Passkeys: p.Passkeys, OTP: p.OTP, RelyingParty: p.RelyingParty,
 		Webhooks:       p.Webhooks,
 		SessionEndings: p.SessionEndings,
+		Purger:         p.Purger, Lock: p.Lock, PurgeMetrics: p.PurgeMetrics,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,
@@ -172,6 +177,8 @@ func newServices(p servicesParams) (*application.Services, error) {
 		MailBudget:               domain.MailBudget{MinInterval: p.Config.MailMinInterval, MaxPerHour: p.Config.MailMaxPerHour},
 		WebhookEvents:            p.Config.WebhookEvents,
 		EndedSessionKeep:         endedSessionKeep(p.Config),
+		PurgeInterval:            p.Config.PurgeInterval,
+		AuditRetention:           p.Config.AuditRetention,
 	})
 }
 
@@ -209,6 +216,16 @@ var deliveryModule = fx.Module("delivery", fx.Invoke(runDelivery))
 
 func runDelivery(lc fx.Lifecycle, svc *application.Services) {
 	runInBackground(lc, func(context.Context) error { return nil }, svc.Delivery.Run)
+}
+
+// housekeepingModule runs the purge loop while the server runs
+// (USERD_PURGE_INTERVAL; 0 turns it off). Every node runs it; the lock
+// keeps the passes to one node at a time. It stops, mid-pass if need be,
+// before the database closes: what is left waits for the next pass.
+var housekeepingModule = fx.Module("housekeeping", fx.Invoke(runHousekeeping))
+
+func runHousekeeping(lc fx.Lifecycle, svc *application.Services) {
+	runInBackground(lc, func(context.Context) error { return nil }, svc.Housekeeping.Run)
 }
 
 type handlerParams struct {

@@ -22,7 +22,8 @@ var metricsModule = fx.Module("metrics",
 	fx.Provide(
 		metrics.NewRegistry,
 		fx.Annotate(func(reg *prometheus.Registry) (*metrics.Metrics, error) { return metrics.New(reg) },
-			fx.As(fx.Self()), fx.As(new(ports.SecurityMetrics)), fx.As(new(ports.OutboxMetrics))),
+			fx.As(fx.Self()), fx.As(new(ports.SecurityMetrics)), fx.As(new(ports.OutboxMetrics)),
+			fx.As(new(ports.PurgeMetrics))),
 	),
 	fx.Invoke(registerDBStats, registerOutboxBacklog),
 )

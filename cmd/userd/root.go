@@ -70,6 +70,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *root {
 		group("webhooks", "check the webhook receiver", r.webhooksTestCommand()),
 		group("users", "manage users in bulk", r.usersImportCommand()),
 		group("config", "show the configuration", r.configPrintCommand()),
+		r.purgeCommand(),
 		r.versionCommand(),
 	)
 	// cobra adds its completion command at Execute; added now, it can be

@@ -1,0 +1,176 @@
+package gormstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
+)
+
+// purgeRule is the SQL of one domain.PurgeKind: the table, and the
+// condition of a stale row with its arguments (each the cutoff in
+// microseconds, n of them). Every condition is served by an index
+// (migration 16 adds those that were missing), so that a batch reads
+// only the rows it deletes; outbox_messages has none, being a table of
+// the few messages waiting, which a scan reads at once.
+type purgeRule struct {
+	table string
+	// pk is the primary key on PostgreSQL; SQLite uses the rowid, which
+	// every table of ours has and which is the table's own order.
+	pk    string
+	where string
+	args  int
+}
+
+var purgeRules = map[domain.PurgeKind]purgeRule{
+	// The tokens go with their family: ON DELETE CASCADE, served by
+	// refresh_tokens_family_id_idx.
+	domain.PurgeRefreshFamilies:   {"refresh_families", "id", "expires_at < ?", 1},
+	domain.PurgeLinkTokens:        {"link_tokens", "hash", "created_at < ? AND (used_at IS NOT NULL OR expires_at < ?)", 2},
+	domain.PurgeMFAChallenges:     {"mfa_challenges", "hash", "expires_at < ?", 1},
+	domain.PurgePasskeyCeremonies: {"passkey_ceremonies", "id", "expires_at < ?", 1},
+	domain.PurgeLoginAttempts:     {"login_attempts", "email", "last_failure_at < ?", 1},
+	domain.PurgeOutboxMessages:    {"outbox_messages", "id", "created_at < ?", 1},
+	domain.PurgeAuditEvents:       {"audit_events", "id", "occurred_at < ?", 1},
+}
+
+// Purger is the SQL ports.Purger.
+type Purger struct{ db *DB }
+
+var _ ports.Purger = (*Purger)(nil)
+
+// NewPurger returns the purger of db.
+func NewPurger(db *DB) *Purger { return &Purger{db: db} }
+
+func (p *Purger) rule(kind domain.PurgeKind, cutoff time.Time) (purgeRule, []any, error) {
+	r, ok := purgeRules[kind]
+	if !ok {
+		return purgeRule{}, nil, fmt.Errorf("purge: unknown kind %q", kind)
+	}
+	args := make([]any, r.args)
+	for i := range args {
+		args[i] = toMicros(cutoff)
+	}
+	return r, args, nil
+}
+
+// Purge implements ports.Purger with one DELETE of the rows a limited
+// SELECT picks (neither database has DELETE … LIMIT by default): a
+// statement is its own transaction, short enough not to hold SQLite's
+// one writer for long.
+func (p *Purger) Purge(ctx context.Context, kind domain.PurgeKind, cutoff time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	r, args, err := p.rule(kind, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	pk := "rowid"
+	if p.db.postgres {
+		pk = r.pk
+	}
+	// The table and column names are the constants above, never input.
+	q := fmt.Sprintf("DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE %[3]s LIMIT ?)", r.table, pk, r.where)
+	res := p.db.writer(ctx).Exec(q, append(args, limit)...)
+	if res.Error != nil {
+		return 0, storeError("purge "+string(kind), res.Error)
+	}
+	return int(res.RowsAffected), nil
+}
+
+// CountPurgeable implements ports.Purger.
+func (p *Purger) CountPurgeable(ctx context.Context, kind domain.PurgeKind, cutoff time.Time) (int, error) {
+	r, args, err := p.rule(kind, cutoff)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	q := fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE %s", r.table, r.where)
+	if err := p.db.reader(ctx).Raw(q, args...).Scan(&n).Error; err != nil {
+		return 0, storeError("count purgeable "+string(kind), err)
+	}
+	return int(n), nil
+}
+
+// Lock is the SQL ports.Lock. On PostgreSQL it is a session-level
+// advisory lock, keyed by the name and the schema (as lastAdminLockSQL
+// is), held on a connection of its own until released: a node that dies
+// loses its connection, and the lock with it. On SQLite, whose database
+// one process serves, it is a lock within the process.
+type Lock struct {
+	db *DB
+
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+var _ ports.Lock = (*Lock)(nil)
+
+// NewLock returns the lock of db.
+func NewLock(db *DB) *Lock { return &Lock{db: db, held: make(map[string]bool)} }
+
+// advisoryKey is the 64-bit key of the lock name ($1, on a bare
+// connection) in the current schema.
+const advisoryKey = `('x' || left(md5('userd lock ' || $1::text || ' ' || current_schema()), 16))::bit(64)::bigint`
+
+// unlockTimeout bounds the release of an advisory lock.
+const unlockTimeout = 5 * time.Second
+
+// TryLock implements ports.Lock.
+func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
+	if !l.db.postgres {
+		return l.tryLocal(name)
+	}
+	sqlDB, err := l.db.gorm.DB()
+	if err != nil {
+		return nil, false, err
+	}
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		return nil, false, storeError("lock "+name, err)
+	}
+	var ok bool
+	err = conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock("+advisoryKey+")", name).Scan(&ok)
+	if err != nil || !ok {
+		_ = conn.Close()
+		return nil, false, storeError("lock "+name, err)
+	}
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+			defer cancel()
+			var unlocked bool
+			err := conn.QueryRowContext(uctx, "SELECT pg_advisory_unlock("+advisoryKey+")", name).Scan(&unlocked)
+			if err != nil || !unlocked {
+				// The session may still hold the lock: the connection
+				// must not go back to the pool, where it would keep it.
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+			_ = conn.Close()
+		})
+	}
+	return release, true, nil
+}
+
+func (l *Lock) tryLocal(name string) (func(), bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held[name] {
+		return nil, false, nil
+	}
+	l.held[name] = true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			delete(l.held, name)
+			l.mu.Unlock()
+		})
+	}, true, nil
+}
