@@ -119,7 +119,7 @@ func NewLock(db *DB) *Lock { return &Lock{db: db, held: make(map[string]bool)} }
 const advisoryKey = `('x' || left(md5('userd lock ' || $1::text || ' ' || current_schema()), 16))::bit(64)::bigint`
 
 // unlockTimeout bounds the release of an advisory lock.
-const unlockTimeout = 5 * time.Second
+const unlockTimeout = time.Second
 
 // TryLock implements ports.Lock.
 func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
@@ -143,6 +143,15 @@ func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
+			if ctx.Err() != nil {
+				// The node is stopping: no round trip that could hold up
+				// its shutdown. Dropping the connection ends its session,
+				// and PostgreSQL releases a session's advisory locks with
+				// it.
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+				_ = conn.Close()
+				return
+			}
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
 			defer cancel()
 			var unlocked bool
