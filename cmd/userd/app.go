@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -81,7 +82,7 @@ func newKeyManager(cfg config.Config, keys ports.KeyStore, clk ports.Clock, log 
 // (or create) the keys, then run the issuer's reload loop until stop,
 // which waits for it.
 func startTokens(lc fx.Lifecycle, iss *jwtissuer.Issuer, codec *jwtissuer.RefreshCodec) {
-	runInBackground(lc, func(ctx context.Context) error {
+	runInBackground(lc, "token keys", func(ctx context.Context) error {
 		if err := iss.Start(ctx); err != nil {
 			return err
 		}
@@ -89,10 +90,11 @@ func startTokens(lc fx.Lifecycle, iss *jwtissuer.Issuer, codec *jwtissuer.Refres
 	}, iss.Run)
 }
 
-// runInBackground adds a loop to the lifecycle: at start, start (which
-// may fail the start), then run in a goroutine until stop, which cancels
-// run's context and waits for it to return.
-func runInBackground(lc fx.Lifecycle, start func(context.Context) error, run func(context.Context)) {
+// runInBackground adds the loop name to the lifecycle: at start, start
+// (which may fail the start), then run in a goroutine until stop, which
+// cancels run's context and waits for it to return. A stop that runs out
+// of time names the loop that held it.
+func runInBackground(lc fx.Lifecycle, name string, start func(context.Context) error, run func(context.Context)) {
 	loop, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	lc.Append(fx.Hook{
@@ -112,7 +114,7 @@ func runInBackground(lc fx.Lifecycle, start func(context.Context) error, run fun
 			case <-done:
 				return nil
 			case <-stop.Done():
-				return stop.Err()
+				return fmt.Errorf("%s still running: %w", name, stop.Err())
 			}
 		},
 	})
@@ -204,7 +206,7 @@ func runSessionEndings(p sessionEndingsParams) {
 	if p.Endings == nil {
 		return
 	}
-	runInBackground(p.Lifecycle, p.Endings.CatchUp, p.Endings.Run)
+	runInBackground(p.Lifecycle, "session endings", p.Endings.CatchUp, p.Endings.Run)
 }
 
 // deliveryModule runs the outbox's sender loop while the server runs, so
@@ -215,7 +217,7 @@ func runSessionEndings(p sessionEndingsParams) {
 var deliveryModule = fx.Module("delivery", fx.Invoke(runDelivery))
 
 func runDelivery(lc fx.Lifecycle, svc *application.Services) {
-	runInBackground(lc, func(context.Context) error { return nil }, svc.Delivery.Run)
+	runInBackground(lc, "delivery", func(context.Context) error { return nil }, svc.Delivery.Run)
 }
 
 // housekeepingModule runs the purge loop while the server runs
@@ -225,7 +227,7 @@ func runDelivery(lc fx.Lifecycle, svc *application.Services) {
 var housekeepingModule = fx.Module("housekeeping", fx.Invoke(runHousekeeping))
 
 func runHousekeeping(lc fx.Lifecycle, svc *application.Services) {
-	runInBackground(lc, func(context.Context) error { return nil }, svc.Housekeeping.Run)
+	runInBackground(lc, "housekeeping", func(context.Context) error { return nil }, svc.Housekeeping.Run)
 }
 
 type handlerParams struct {

@@ -64,7 +64,11 @@ func newListener(lc fx.Lifecycle, cfg config.Config, log *slog.Logger, l listene
 		},
 		OnStop: func(ctx context.Context) error {
 			log.Info(l.name + " shutting down")
-			return srv.Shutdown(ctx)
+			if err := srv.Shutdown(ctx); err != nil {
+				// Requests still running when the time ran out.
+				return fmt.Errorf("%s server: %w", l.name, err)
+			}
+			return nil
 		},
 	})
 	return srv

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
@@ -147,5 +148,27 @@ func TestLinks_open_the_pages_userd_serves(t *testing.T) {
 	if config.VerifyEmailPath != web.VerifyEmailPath || config.ResetPasswordPath != web.ResetPasswordPath {
 		t.Errorf("config links %s, %s; web pages %s, %s", config.VerifyEmailPath, config.ResetPasswordPath,
 			web.VerifyEmailPath, web.ResetPasswordPath)
+	}
+}
+
+// TestRunInBackground_a_stop_out_of_time_names_the_loop: a shutdown that
+// runs out of time says which loop held it, not a bare "context deadline
+// exceeded".
+func TestRunInBackground_a_stop_out_of_time_names_the_loop(t *testing.T) {
+	t.Parallel()
+	lc := fxtest.NewLifecycle(t)
+	release := make(chan struct{})
+	runInBackground(lc, "housekeeping", func(context.Context) error { return nil }, func(context.Context) {
+		<-release // a loop that does not hear its context in time
+	})
+	if err := lc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err := lc.Stop(ctx)
+	close(release)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "housekeeping still running") {
+		t.Fatalf("stop: %v, want the deadline, naming the loop", err)
 	}
 }
