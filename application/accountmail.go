@@ -47,14 +47,8 @@ func (s *MailService) RequestPasswordReset(ctx context.Context, email string) er
 // not be answered "sent" for a link that was not; nor should the admin's
 // send use up what the user may ask for.
 func (s *MailService) SendPasswordReset(ctx context.Context, actor *domain.Principal, rawUserID string) error {
-	if _, err := s.signedIn(ctx, actor); err != nil {
-		return err
-	}
-	id, err := domain.ParseUserID(rawUserID)
+	id, err := s.adminOnUser(ctx, actor, rawUserID)
 	if err != nil {
-		return err
-	}
-	if err := actor.RequireAdmin(); err != nil {
 		return err
 	}
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {

@@ -33,6 +33,25 @@ func (b *base) signedIn(ctx context.Context, actor *domain.Principal) (domain.Us
 	return u, nil
 }
 
+// adminOnUser is how every admin's use case on one user starts, in the
+// contract's order: a signed-in caller (signedIn), a well-formed user id
+// (domain.ErrInvalidID), then an admin (domain.ErrForbidden). The form of
+// the request is judged before the caller's right. It returns the id; the
+// user's existence is the use case's to check, in its own read.
+func (b *base) adminOnUser(ctx context.Context, actor *domain.Principal, rawID string) (domain.UserID, error) {
+	if _, err := b.signedIn(ctx, actor); err != nil {
+		return "", err
+	}
+	id, err := domain.ParseUserID(rawID)
+	if err != nil {
+		return "", err
+	}
+	if err := actor.RequireAdmin(); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
 // actorID is the user id of a principal, empty for an anonymous caller.
 func actorID(p *domain.Principal) domain.UserID {
 	if p == nil {

@@ -208,14 +208,8 @@ func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Princ
 // Reset removes every second factor and passkey of a user and ends its
 // sessions: for an admin, when a user lost its devices.
 func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID string) error {
-	if _, err := s.signedIn(ctx, actor); err != nil {
-		return err
-	}
-	id, err := domain.ParseUserID(rawID)
+	id, err := s.adminOnUser(ctx, actor, rawID)
 	if err != nil {
-		return err
-	}
-	if err := actor.RequireAdmin(); err != nil {
 		return err
 	}
 	now := s.clock.Now()

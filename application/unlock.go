@@ -25,14 +25,8 @@ import (
 // Unlocking suits an owner who mistyped; an account under attack wants a
 // password reset instead.
 func (s *AuthService) Unlock(ctx context.Context, actor *domain.Principal, rawUserID string) error {
-	if _, err := s.signedIn(ctx, actor); err != nil {
-		return err
-	}
-	id, err := domain.ParseUserID(rawUserID)
+	id, err := s.adminOnUser(ctx, actor, rawUserID)
 	if err != nil {
-		return err
-	}
-	if err := actor.RequireAdmin(); err != nil {
 		return err
 	}
 	u, err := s.users.ByID(ctx, id)

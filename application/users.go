@@ -110,14 +110,8 @@ func userListQuery(in ListInput) (ports.UserListQuery, error) {
 // Delete removes a user, for admins only; the user's refresh tokens die
 // with it.
 func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID string) error {
-	if _, err := s.signedIn(ctx, actor); err != nil {
-		return err
-	}
-	id, err := domain.ParseUserID(rawID)
+	id, err := s.adminOnUser(ctx, actor, rawID)
 	if err != nil {
-		return err
-	}
-	if err := actor.RequireAdmin(); err != nil {
 		return err
 	}
 	// The store deletes the sessions with the account: they are ended

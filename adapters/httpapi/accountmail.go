@@ -55,15 +55,7 @@ func (h *handler) requestPasswordReset(c *gin.Context) {
 // sendPasswordReset answers POST /api/users/{id}/password-reset: an
 // admin's 202 once the link is queued.
 func (h *handler) sendPasswordReset(c *gin.Context) {
-	if err := decodeOptionalJSON(c.Request, &struct{}{}); err != nil {
-		h.fail(c, err)
-		return
-	}
-	if err := h.mail.SendPasswordReset(c.Request.Context(), principal(c), pathUser(c)); err != nil {
-		h.fail(c, err)
-		return
-	}
-	c.Status(http.StatusAccepted)
+	h.userAction(c, h.mail.SendPasswordReset, http.StatusAccepted)
 }
 
 // resetPassword answers POST /auth/password-reset/confirm: 204 once the

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
 )
 
 // listUsers answers GET /api/users: a page of users ordered by id, and a
@@ -104,15 +106,21 @@ func (h *handler) deleteUser(c *gin.Context) {
 // unlockUser answers POST /api/users/{id}/unlock: an admin's 204 once the
 // login lock-out of the user's email is lifted.
 func (h *handler) unlockUser(c *gin.Context) {
+	h.userAction(c, h.auth.Unlock, http.StatusNoContent)
+}
+
+// userAction answers an admin's action on the user of the path that takes
+// no body (none, or {}): status once act has done it.
+func (h *handler) userAction(c *gin.Context, act func(context.Context, *domain.Principal, string) error, status int) {
 	if err := decodeOptionalJSON(c.Request, &struct{}{}); err != nil {
 		h.fail(c, err)
 		return
 	}
-	if err := h.auth.Unlock(c.Request.Context(), principal(c), pathUser(c)); err != nil {
+	if err := act(c.Request.Context(), principal(c), pathUser(c)); err != nil {
 		h.fail(c, err)
 		return
 	}
-	c.Status(http.StatusNoContent)
+	c.Status(status)
 }
 
 // meNotAllowed answers every method but GET on /api/users/me.
