@@ -162,11 +162,10 @@ func (p *Pages) changeEmail(w http.ResponseWriter, r *http.Request, v visitor) {
 }
 
 // signedOutByChange ends the visit after a change that ended every
-// session of the account, the visitor's too: the cookie goes (its tokens
-// no longer serve), and the sign-in page says why.
+// session of the account, the visitor's too, on the sign-in page, which
+// says why.
 func (p *Pages) signedOutByChange(w http.ResponseWriter, r *http.Request, done string) {
-	clearConsoleCookie(w)
-	seeOther(w, r, accountArea.LoginPath(), done)
+	signedOutTo(w, r, accountArea, done)
 }
 
 // missing is the validation error of a required field left empty: the
@@ -255,8 +254,6 @@ func (p *Pages) accountNotFound(w http.ResponseWriter, r *http.Request, v visito
 	pg.Data = noticeData{Paragraphs: sp.Paragraphs, Link: navLink{AccountPrefix, "Back to my account"}}
 	p.renderConsole(w, r, http.StatusNotFound, pg)
 }
-
-// when shows a time on the pages.
 
 // formRefusal is a refusal of a form as a whole (field "") or of one of
 // its fields, in a sentence of the page's own, with its status, for

@@ -124,13 +124,10 @@ func (p *Pages) ownSessionLives(ctx context.Context, v visitor) bool {
 	return sid == "" || slices.ContainsFunc(list, func(s application.SessionView) bool { return s.ID == sid })
 }
 
-// sessionEnded sends a visitor whose console session has just ended to
-// the sign-in page, which says so. The cookie the guard renewed is
-// replaced by one that clears it.
+// sessionEnded sends an admin whose console session has just ended to
+// the sign-in page, which says so.
 func (p *Pages) sessionEnded(w http.ResponseWriter, r *http.Request) {
-	w.Header().Del("Set-Cookie")
-	clearConsoleCookie(w)
-	seeOther(w, r, adminArea.LoginPath(), "session-ended")
+	signedOutTo(w, r, adminArea, "session-ended")
 }
 
 // consoleTime shows a time in UTC, to the minute.

@@ -182,6 +182,16 @@ func (p *Pages) setConsoleCookie(w http.ResponseWriter, st consoleState, now tim
 	return nil
 }
 
+// signedOutTo ends a visit whose session has just ended on the sign-in
+// page of a, with the notice done: the cookie that the guard renewed
+// earlier in the answer is replaced by one that clears it (its tokens no
+// longer serve).
+func signedOutTo(w http.ResponseWriter, r *http.Request, a *area, done string) {
+	w.Header().Del("Set-Cookie")
+	clearConsoleCookie(w)
+	seeOther(w, r, a.LoginPath(), done)
+}
+
 func clearConsoleCookie(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: ConsoleCookie, Value: "", Path: "/", MaxAge: -1,
 		Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode})
