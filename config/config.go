@@ -35,11 +35,13 @@ const EnvPrefix = "USERD_"
 // EnvConfigFile names the environment variable holding the YAML file's path.
 const EnvConfigFile = EnvPrefix + "CONFIG"
 
-// Database drivers: SQLite and PostgreSQL are adapters/gormstore's, memory
-// is adapters/memory. The oneof tag of Config.DBDriver lists them.
+// Database drivers: SQLite, PostgreSQL and MySQL/MariaDB are
+// adapters/gormstore's, memory is adapters/memory. The oneof tag of
+// Config.DBDriver lists them.
 const (
 	DriverSQLite   = "sqlite"
 	DriverPostgres = "postgres"
+	DriverMySQL    = "mysql"
 	DriverMemory   = "memory"
 )
 
@@ -102,13 +104,14 @@ type Config struct {
 	// wait briefly, then answer 503.
 	MaxInFlight int `env:"MAX_INFLIGHT" envDefault:"256"`
 
-	// DBDriver is DriverSQLite, DriverPostgres or DriverMemory.
-	DBDriver string `env:"DB_DRIVER" envDefault:"sqlite" oneof:"sqlite,postgres,memory"`
-	// DBDSN is a SQLite path or file: URI, or a PostgreSQL DSN. It may hold
-	// a password; Redacted hides it.
+	// DBDriver is DriverSQLite, DriverPostgres, DriverMySQL or DriverMemory.
+	DBDriver string `env:"DB_DRIVER" envDefault:"sqlite" oneof:"sqlite,postgres,mysql,memory"`
+	// DBDSN is a SQLite path or file: URI, a PostgreSQL DSN, or a MySQL
+	// DSN (user:password@tcp(host:port)/database). It may hold a password;
+	// Redacted hides it.
 	DBDSN string `env:"DB_DSN" envDefault:"userd.db" redact:"dsn"`
 	// DBMaxOpenConns, DBMaxIdleConns and DBConnMaxLifetime size the
-	// PostgreSQL pool; adapters/gormstore takes zero as its own default
+	// PostgreSQL and MySQL pool; adapters/gormstore takes zero as its own default
 	// (gormstore.Options), not as "unlimited".
 	DBMaxOpenConns    int           `env:"DB_MAX_OPEN_CONNS" envDefault:"20"`
 	DBMaxIdleConns    int           `env:"DB_MAX_IDLE_CONNS" envDefault:"20"`

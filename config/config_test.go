@@ -231,7 +231,7 @@ func TestInvalidValues(t *testing.T) {
 		{"access_ttl_too_short", map[string]string{"USERD_ACCESS_TTL": "30s"}, "USERD_ACCESS_TTL"},
 		{"zero_read_header_timeout", map[string]string{"USERD_READ_HEADER_TIMEOUT": "0s"}, "USERD_READ_HEADER_TIMEOUT"},
 		{"zero_shutdown_timeout", map[string]string{"USERD_SHUTDOWN_TIMEOUT": "0"}, "USERD_SHUTDOWN_TIMEOUT"},
-		{"driver", map[string]string{"USERD_DB_DRIVER": "mysql"}, "USERD_DB_DRIVER"},
+		{"driver", map[string]string{"USERD_DB_DRIVER": "oracle"}, "USERD_DB_DRIVER"},
 		{"int_garbage", map[string]string{"USERD_AUTH_IP_LIMIT": "lots"}, "USERD_AUTH_IP_LIMIT"},
 		{"int_negative", map[string]string{"USERD_AUTH_IP_LIMIT": "-1"}, "USERD_AUTH_IP_LIMIT"},
 		{"conns_negative", map[string]string{"USERD_DB_MAX_OPEN_CONNS": "-5"}, "USERD_DB_MAX_OPEN_CONNS"},
@@ -409,6 +409,11 @@ func TestRedactDSN(t *testing.T) {
 		{"host=h user=u password=p dbname=d", "host=h user=u password=******** dbname=d"},
 		{"host=h password='p q\\' r' dbname=d", "host=h password=******** dbname=d"},
 		{"postgres://u:p%zz@h/db", "********"},
+		{"u:p@tcp(127.0.0.1:3306)/db?parseTime=false", "u:********@tcp(127.0.0.1:3306)/db?parseTime=false"},
+		{"u:p@q:r@/s@tcp(h:3306)/db", "u:********@tcp(h:3306)/db"},
+		{"u@tcp(h)/db", "u@tcp(h)/db"},
+		{"u:p@unix(/run/mysqld/mysqld.sock)/db", "u:********@unix(/run/mysqld/mysqld.sock)/db"},
+		{"u:p@/db", "u:********@/db"},
 	}
 	for _, tt := range tests {
 		if got := redactDSN(tt.in); got != tt.want {

@@ -77,7 +77,7 @@ func TestDefaultsAreTheOwners(t *testing.T) {
 		return settings[i].oneOf
 	}
 	for key, want := range map[string][]string{
-		"DB_DRIVER":     {DriverSQLite, DriverPostgres, DriverMemory},
+		"DB_DRIVER":     {DriverSQLite, DriverPostgres, DriverMySQL, DriverMemory},
 		"JWT_ALGORITHM": {JWTAlgorithmEdDSA, JWTAlgorithmES256, JWTAlgorithmHS256},
 		"LOG_FORMAT":    {LogFormatJSON, LogFormatText},
 	} {

@@ -97,9 +97,33 @@ func maskSecret(s string) string {
 // dsnPassword finds password=… in a key=value PostgreSQL DSN, quoted or not.
 var dsnPassword = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*)`)
 
-// redactDSN masks the password of a URL or key=value DSN. A SQLite path
-// comes back unchanged.
+// mysqlDSN tells a MySQL DSN (user:password@tcp(host:port)/database,
+// user@unix(/path)/database, user:password@/database) from the others: an
+// @ followed by a protocol and its address, or by the / of the database.
+// url.Parse would take "user" for a URL's scheme.
+var mysqlDSN = regexp.MustCompile(`@(?:[a-z0-9]+\(.*\))?/`)
+
+// redactMySQLDSN masks the password of a MySQL DSN, which runs from the
+// first colon to the last @ before the last / (as the driver reads it).
+func redactMySQLDSN(dsn string) string {
+	slash := strings.LastIndex(dsn, "/")
+	at := strings.LastIndex(dsn[:max(slash, 0)], "@")
+	if at < 0 {
+		return dsn
+	}
+	user, _, hasPassword := strings.Cut(dsn[:at], ":")
+	if !hasPassword {
+		return dsn
+	}
+	return user + ":" + mask + dsn[at:]
+}
+
+// redactDSN masks the password of a URL, key=value or MySQL DSN. A SQLite
+// path comes back unchanged.
 func redactDSN(dsn string) string {
+	if !strings.Contains(dsn, "://") && mysqlDSN.MatchString(dsn) {
+		return redactMySQLDSN(dsn)
+	}
 	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.Scheme != "file" {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), mask)

@@ -95,6 +95,9 @@ func lockedSQL(failures, last, now string) string {
 // success elsewhere reset it, its delay ran out), the reservation is tried
 // again.
 func (s *LoginAttemptStore) Reserve(ctx context.Context, email domain.Email, at time.Time) (domain.LoginAttempts, error) {
+	if s.db.dialect == dialectMySQL {
+		return s.mysqlReserve(ctx, email, at)
+	}
 	for range 3 {
 		var rows []loginAttemptRow
 		err := s.db.writer(ctx).Raw(reserveSQL, string(email), toMicros(at)).Scan(&rows).Error
@@ -133,4 +136,50 @@ func (s *LoginAttemptStore) Release(ctx context.Context, email domain.Email) err
 func (s *LoginAttemptStore) Reset(ctx context.Context, email domain.Email) error {
 	err := s.db.writer(ctx).Where("email = ?", string(email)).Delete(&loginAttemptRow{}).Error
 	return storeError("reset login attempts", err)
+}
+
+// mysqlReserve is Reserve on MySQL, whose upsert has neither a WHERE nor
+// RETURNING (and assigns its columns one after the other, each seeing the
+// ones before): the record is read locked, domain.LoginAttempts.Reserve
+// applied to it, and the result written, in one transaction. Concurrent
+// reservations of one email queue on the row lock, and each reads the
+// record the one before wrote. Of two first reservations of an email,
+// which find no row to lock, one inserts and the other's insert is
+// refused as a duplicate: it starts again, and finds the row.
+func (s *LoginAttemptStore) mysqlReserve(ctx context.Context, email domain.Email, at time.Time) (domain.LoginAttempts, error) {
+	at = fromMicros(toMicros(at)) // what the column keeps
+	for range 3 {
+		var (
+			next domain.LoginAttempts
+			wait time.Duration
+		)
+		err := s.db.transaction(ctx, func(tx *gorm.DB) error {
+			var rows []loginAttemptRow
+			err := tx.Raw(`SELECT email, failures, last_failure_at FROM login_attempts WHERE email = ? FOR UPDATE`, string(email)).
+				Scan(&rows).Error
+			if err != nil {
+				return err
+			}
+			if len(rows) == 0 {
+				next, wait = domain.LoginAttempts{Email: email, Failures: 1, LastFailureAt: at}, 0
+				return tx.Create(&loginAttemptRow{Email: string(email), Failures: 1, LastFailureMicros: toMicros(at)}).Error
+			}
+			if next, wait = toDomainLoginAttempts(rows[0]).Reserve(at); wait > 0 {
+				return nil
+			}
+			return tx.Model(&loginAttemptRow{}).Where("email = ?", string(email)).
+				Updates(map[string]any{"failures": next.Failures, "last_failure_at": toMicros(next.LastFailureAt)}).Error
+		})
+		switch {
+		case errors.Is(err, gorm.ErrDuplicatedKey):
+			continue
+		case err != nil:
+			return domain.LoginAttempts{}, storeError("reserve login attempt", err)
+		case wait > 0:
+			return domain.LoginAttempts{}, &domain.TooManyAttemptsError{RetryAfter: wait}
+		}
+		return next, nil
+	}
+	// As in Reserve: the email is contended.
+	return domain.LoginAttempts{}, &domain.TooManyAttemptsError{RetryAfter: time.Second}
 }

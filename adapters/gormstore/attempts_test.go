@@ -17,6 +17,11 @@ func TestLockedSQL_agrees_with_the_domain(t *testing.T) {
 	query := "SELECT " + lockedSQL("x.f", "x.l", "x.n") +
 		" FROM (SELECT CAST(? AS INTEGER) AS f, CAST(? AS BIGINT) AS l, CAST(? AS BIGINT) AS n) AS x"
 	for _, b := range backends {
+		if b.name == "mysql" {
+			// mysqlReserve applies domain.LoginAttempts.Reserve itself:
+			// MySQL runs no reserveSQL.
+			continue
+		}
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()
 			b.require(t)

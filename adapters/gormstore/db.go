@@ -1,5 +1,5 @@
-// Package gormstore implements the storage ports with GORM on SQLite and
-// PostgreSQL.
+// Package gormstore implements the storage ports with GORM on SQLite,
+// PostgreSQL and MySQL/MariaDB.
 //
 // The schema is created by numbered migrations (see Migrate), never by
 // GORM's AutoMigrate, so that every deployment runs the same reviewed DDL.
@@ -12,8 +12,9 @@
 // Concurrency relies on the databases, not on process-local locks, so that
 // several instances can share one database: SQLite runs every transaction
 // as BEGIN IMMEDIATE, which serialises writers across processes; PostgreSQL
-// takes row locks where a read decides a write (an advisory lock for the
-// last-admin rule, FOR UPDATE SKIP LOCKED for outbox claims).
+// and MySQL take row locks where a read decides a write (on PostgreSQL an
+// advisory lock for the last-admin rule; FOR UPDATE SKIP LOCKED for outbox
+// claims on both).
 //
 // DB is also the ports.Transactor: every store method called with the
 // context of its WithinTx runs in that transaction (see tx.go).
@@ -27,6 +28,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+	gormmysql "gorm.io/driver/mysql"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -40,9 +43,10 @@ import (
 const (
 	DriverSQLite   = "sqlite"
 	DriverPostgres = "postgres"
+	DriverMySQL    = "mysql"
 )
 
-// Pool defaults for PostgreSQL, used where Options leaves a field zero.
+// Pool defaults for PostgreSQL and MySQL, used where Options leaves a field zero.
 // Idle equals open: with fewer idle slots than open connections, a busy
 // node closes and reopens connections all the time (measured at 85 new
 // sessions a second at concurrency 16, PostgreSQL's CPU at 0.9 cores and
@@ -53,8 +57,8 @@ const (
 	DefaultConnMaxLifetime = 30 * time.Minute
 )
 
-// Options tunes the connection pool. They apply to PostgreSQL only: SQLite
-// always uses a single connection.
+// Options tunes the connection pool. They apply to PostgreSQL and MySQL:
+// SQLite always uses a single connection.
 type Options struct {
 	// MaxOpenConns caps open connections; 0 means DefaultMaxOpenConns.
 	MaxOpenConns int
@@ -90,11 +94,15 @@ type DB struct {
 	transactions *gorm.DB
 	// read serves single-statement reads. On SQLite it is a separate pool
 	// of read-only connections, so that reads neither queue behind the one
-	// writer nor block it (WAL); on PostgreSQL it is the same pool as gorm.
-	read     *gorm.DB
-	postgres bool
-	// file is the SQLite database file, "" for PostgreSQL and for an
-	// in-memory database.
+	// writer nor block it (WAL); on PostgreSQL and MySQL it is the same
+	// pool as gorm.
+	read    *gorm.DB
+	dialect dialect
+	// mysql is the parsed DSN with the settings mysqlConfig adds; nil on
+	// the other databases.
+	mysql *mysql.Config
+	// file is the SQLite database file, "" for the other databases and for
+	// an in-memory database.
 	file string
 	// readOnly is true for a SQLite DSN with mode=ro, whose file Open must
 	// not create.
@@ -111,9 +119,11 @@ var _ ports.HealthChecker = (*DB)(nil)
 // New checks its arguments and returns a DB that is not connected yet: it
 // does no I/O, so that it can be built before the application starts and
 // opened when it does. driver is DriverSQLite (dsn a file path or a file:
-// URI) or DriverPostgres (dsn a URL or key=value string, parsed by Open).
+// URI), DriverPostgres (dsn a URL or key=value string, parsed by Open) or
+// DriverMySQL (dsn user:password@tcp(host:port)/database?param=value, the
+// go-sql-driver form).
 func New(driver, dsn string, opts Options) (*DB, error) {
-	db := &DB{driver: driver, dsn: dsn, opts: opts, postgres: driver == DriverPostgres}
+	db := &DB{driver: driver, dsn: dsn, opts: opts}
 	switch driver {
 	case DriverSQLite:
 		full, err := sqliteDSN(dsn)
@@ -124,13 +134,21 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 		db.file, _ = SQLiteFile(dsn)
 		db.readOnly = sqliteReadOnly(dsn)
 	case DriverPostgres:
+		db.dialect = dialectPostgres
+	case DriverMySQL:
+		cfg, err := mysqlConfig(dsn)
+		if err != nil {
+			return nil, err
+		}
+		db.dialect, db.mysql = dialectMySQL, cfg
 	default:
-		return nil, fmt.Errorf("open database: unknown driver %q (want %q or %q)", driver, DriverSQLite, DriverPostgres)
+		return nil, fmt.Errorf("open database: unknown driver %q (want %q, %q or %q)", driver, DriverSQLite, DriverPostgres, DriverMySQL)
 	}
 	return db, nil
 }
 
-// Open connects to the database: it pings PostgreSQL; it creates a SQLite
+// Open connects to the database: it pings PostgreSQL and MySQL (and
+// refuses a MySQL or MariaDB too old for the stores); it creates a SQLite
 // file that does not exist, readable by its owner only (0600), and sets
 // its pragmas. An existing SQLite file that other users may read is
 // logged as a warning, not changed. It does not create the schema: call
@@ -155,7 +173,7 @@ func (db *DB) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	if db.postgres {
+	if db.dialect != dialectSQLite {
 		maxOpen := orDefault(db.opts.MaxOpenConns, DefaultMaxOpenConns)
 		sqlDB.SetMaxOpenConns(maxOpen)
 		sqlDB.SetMaxIdleConns(min(orDefault(db.opts.MaxIdleConns, DefaultMaxIdleConns), maxOpen))
@@ -179,7 +197,7 @@ func (db *DB) Open(ctx context.Context) error {
 		return storeError(op, err)
 	}
 	read := g
-	if !db.postgres && !sqliteInMemory(db.dsn) {
+	if db.dialect == dialectSQLite && !sqliteInMemory(db.dsn) {
 		if read, err = openSQLiteReaders(db.dsn); err != nil {
 			_ = sqlDB.Close()
 			return err
@@ -199,14 +217,19 @@ func (db *DB) Open(ctx context.Context) error {
 // transaction holds (on SQLite, the only one): a deadlock, which the
 // Transactor contract met at once. Without the cache, transactions never
 // take its locks. The cost is small: on PostgreSQL pgx caches the
-// statements of each connection itself; on SQLite the statements of a
+// statements of each connection itself; on MySQL a statement outside the
+// cache is sent with its arguments in one round trip, as text (which the
+// driver escapes); on SQLite the statements of a
 // transaction are parsed again each time (a statement prepared inside a
 // transaction was re-prepared by database/sql in every other one anyway).
 func (db *DB) openTransactions(pool *sql.DB) (*gorm.DB, error) {
 	var dialector gorm.Dialector
-	if db.postgres {
+	switch db.dialect {
+	case dialectPostgres:
 		dialector = postgres.New(postgres.Config{Conn: pool})
-	} else {
+	case dialectMySQL:
+		dialector = gormmysql.New(gormmysql.Config{Conn: pool, SkipInitializeWithVersion: true})
+	default:
 		dialector = sqlite.New(sqlite.Config{Conn: pool})
 	}
 	cfg := gormConfig()
@@ -226,8 +249,11 @@ const sqliteOpenRetry = 5 * time.Second
 // migrate` beside `userd serve`) would see "database is locked". Such a
 // refusal is retried with a short backoff for up to sqliteOpenRetry.
 func (db *DB) connect(ctx context.Context) (*gorm.DB, error) {
-	if db.postgres {
+	switch db.dialect {
+	case dialectPostgres:
 		return gorm.Open(postgres.Open(db.dsn), gormConfig())
+	case dialectMySQL:
+		return db.connectMySQL(ctx)
 	}
 	deadline := time.Now().Add(sqliteOpenRetry)
 	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {

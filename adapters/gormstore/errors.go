@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mattn/go-sqlite3"
 	"gorm.io/gorm"
@@ -64,6 +65,10 @@ func unavailable(err error) bool {
 		}
 		return pgErr.Code == "40001" || pgErr.Code == "40P01" // serialization failure, deadlock
 	}
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) {
+		return mysqlUnavailable(myErr)
+	}
 	var connectErr *pgconn.ConnectError
 	var netErr net.Error
 	return errors.As(err, &connectErr) ||
@@ -71,5 +76,6 @@ func unavailable(err error) bool {
 		errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, sql.ErrConnDone) ||
 		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, mysql.ErrInvalidConn) ||
 		pgconn.Timeout(err)
 }

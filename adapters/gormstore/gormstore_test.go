@@ -20,6 +20,7 @@ import (
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 	"github.com/userd/userd/test/contract"
+	"github.com/userd/userd/test/userdproc"
 )
 
 // backends lists the databases the tests run on; a backend's open function
@@ -32,6 +33,7 @@ var backends = []struct {
 }{
 	{"sqlite", func(*testing.T) {}, openSQLite},
 	{"postgres", func(t *testing.T) { postgresDSN(t) }, openPostgres},
+	{"mysql", func(t *testing.T) { mysqlDSN(t) }, openMySQL},
 }
 
 func TestContract(t *testing.T) {
@@ -341,12 +343,22 @@ func TestPingClosed(t *testing.T) {
 }
 
 func TestOpenErrors(t *testing.T) {
-	if _, err := Open("mysql", "x", Options{}); err == nil {
-		t.Error("Open(mysql) succeeded, want an error")
+	if _, err := Open("oracle", "x", Options{}); err == nil {
+		t.Error("Open(oracle) succeeded, want an error")
+	}
+	if _, err := Open(DriverMySQL, "userd:s3cret@tcp(127.0.0.1:3306", Options{}); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Open(malformed mysql DSN) error = %v, want one without the password", err)
+	}
+	_, err := Open(DriverMySQL, "userd:s3cret@tcp(127.0.0.1:1)/userd?timeout=2s", Options{})
+	if !errors.Is(err, domain.ErrUnavailable) {
+		t.Errorf("Open(unreachable mysql) error = %v, want ErrUnavailable", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error %q carries the password", err)
 	}
 	// Nothing listens on port 1: a database that is down is unavailable,
 	// and the error does not repeat the DSN's password.
-	_, err := Open(DriverPostgres, "postgres://userd:s3cret@127.0.0.1:1/userd?sslmode=disable&connect_timeout=2", Options{})
+	_, err = Open(DriverPostgres, "postgres://userd:s3cret@127.0.0.1:1/userd?sslmode=disable&connect_timeout=2", Options{})
 	if !errors.Is(err, domain.ErrUnavailable) {
 		t.Errorf("Open(unreachable postgres) error = %v, want ErrUnavailable", err)
 	}
@@ -396,6 +408,35 @@ func openPostgres(t testing.TB) *DB {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return db
+}
+
+// openMySQL returns a migrated database of its own, dropped at the end of
+// the test.
+func openMySQL(t testing.TB) *DB {
+	t.Helper()
+	db, err := Open(DriverMySQL, userdproc.MySQLDatabase(t, "userd_test_"), Options{MaxOpenConns: 4})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if err := db.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return db
+}
+
+// mysqlDSN returns USERD_TEST_MYSQL_DSN, skipping the test without it
+// (failing it in CI), as postgresDSN does.
+func mysqlDSN(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv("USERD_TEST_MYSQL_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("USERD_TEST_MYSQL_DSN not set: MySQL contract tests are required in CI")
+		}
+		t.Skip("USERD_TEST_MYSQL_DSN not set: MySQL contract tests skipped")
+	}
+	return dsn
 }
 
 // newPostgresSchema creates an empty schema, to be dropped at the end of

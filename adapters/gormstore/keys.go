@@ -115,7 +115,8 @@ func (s *KeyStore) Reencrypt(ctx context.Context) (int, error) {
 func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error) {
 	changed := 0
 	err := s.db.transaction(ctx, func(tx *gorm.DB) (err error) {
-		if !s.db.postgres {
+		changed = 0 // the transaction may run again (see transaction)
+		if s.db.dialect == dialectSQLite {
 			restore, err := secureDelete(tx)
 			if err != nil {
 				return err
@@ -123,7 +124,7 @@ func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error)
 			defer func() { err = errors.Join(err, restore()) }()
 		}
 		read := tx
-		if s.db.postgres {
+		if s.db.dialect.rowLocks() {
 			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
 		}
 		var rows []keyRow
@@ -165,11 +166,11 @@ func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error)
 // Checkpoint writes SQLite's write-ahead log over the database file and
 // empties it, so that what a re-encryption overwrote (zeroed by
 // secure_delete in the log) leaves the file too; it does nothing on
-// PostgreSQL. Re-encryptions run outside a transaction checkpoint
+// PostgreSQL and MySQL. Re-encryptions run outside a transaction checkpoint
 // themselves; a caller that runs several in one transaction calls it once
 // the transaction has committed.
 func (db *DB) Checkpoint(ctx context.Context) error {
-	if db.postgres {
+	if db.dialect != dialectSQLite {
 		return nil
 	}
 	// Scanned, not Exec'd: these pragmas answer a row, and a prepared

@@ -101,11 +101,24 @@ func (s *LinkTokenStore) Peek(ctx context.Context, hash string, purpose domain.L
 // nothing. Arguments: now, then those of usableSQL.
 const useSQL = `UPDATE link_tokens SET used_at = ? WHERE ` + usableSQL + ` RETURNING ` + linkColumns
 
+// mysqlUseSQL and mysqlLinkByHashSQL are useSQL on MySQL (see
+// mysqlUpdateReturning).
+const (
+	mysqlUseSQL        = `UPDATE link_tokens SET used_at = ? WHERE ` + usableSQL
+	mysqlLinkByHashSQL = `SELECT ` + linkColumns + ` FROM link_tokens WHERE hash = ?`
+)
+
 // Use implements ports.LinkTokenStore.
 func (s *LinkTokenStore) Use(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {
 	at := toMicros(now)
 	var rows []linkTokenRow
-	if err := s.db.writer(ctx).Raw(useSQL, at, hash, string(purpose), at).Scan(&rows).Error; err != nil {
+	var err error
+	if s.db.dialect == dialectMySQL {
+		err = s.db.mysqlUpdateReturning(ctx, &rows, mysqlUseSQL, []any{at, hash, string(purpose), at}, mysqlLinkByHashSQL, hash)
+	} else {
+		err = s.db.writer(ctx).Raw(useSQL, at, hash, string(purpose), at).Scan(&rows).Error
+	}
+	if err != nil {
 		return domain.LinkToken{}, storeError("use link token", err)
 	}
 	if len(rows) == 0 {

@@ -74,6 +74,19 @@ const putTOTPSQL = `INSERT INTO totp_factors (` + totpColumns + `) VALUES (?, ?,
 ON CONFLICT (user_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at, last_step = excluded.last_step
 WHERE totp_factors.confirmed_at IS NULL`
 
+// mysqlPutTOTPSQL is putTOTPSQL on MySQL, whose upsert has no WHERE: each
+// column keeps its value when the factor is confirmed (confirmed_at,
+// which the statement does not set, decides for all three). The rows it
+// reports do not tell a confirmed factor left alone from one replaced
+// (with CLIENT_FOUND_ROWS both count 1), so PutTOTP then reads, in the
+// same transaction and under the row lock the upsert took, whether the
+// stored factor is the pending one it wrote.
+const mysqlPutTOTPSQL = `INSERT INTO totp_factors (` + totpColumns + `) VALUES (?, ?, ?, NULL, ?)
+ON DUPLICATE KEY UPDATE
+	secret = IF(confirmed_at IS NULL, VALUES(secret), secret),
+	created_at = IF(confirmed_at IS NULL, VALUES(created_at), created_at),
+	last_step = IF(confirmed_at IS NULL, VALUES(last_step), last_step)`
+
 // PutTOTP implements ports.MFAStore: f is stored pending, whatever its
 // ConfirmedAt.
 func (s *MFAStore) PutTOTP(ctx context.Context, f domain.TOTPFactor) error {
@@ -82,11 +95,21 @@ func (s *MFAStore) PutTOTP(ctx context.Context, f domain.TOTPFactor) error {
 		return fmt.Errorf("put totp factor: %w", err)
 	}
 	var n int64
-	err = s.db.statement(ctx, func(g *gorm.DB) error {
-		res := g.Exec(putTOTPSQL, string(f.UserID), sealed, toMicros(f.CreatedAt), f.LastStep)
-		n = res.RowsAffected
-		return res.Error
-	})
+	args := []any{string(f.UserID), sealed, toMicros(f.CreatedAt), f.LastStep}
+	if s.db.dialect == dialectMySQL {
+		err = s.db.transaction(ctx, func(tx *gorm.DB) error {
+			if err := tx.Exec(mysqlPutTOTPSQL, args...).Error; err != nil {
+				return err
+			}
+			return tx.Raw(`SELECT COUNT(*) FROM totp_factors WHERE user_id = ? AND confirmed_at IS NULL`, string(f.UserID)).Scan(&n).Error
+		})
+	} else {
+		err = s.db.statement(ctx, func(g *gorm.DB) error {
+			res := g.Exec(putTOTPSQL, args...)
+			n = res.RowsAffected
+			return res.Error
+		})
+	}
 	switch {
 	case errors.Is(err, gorm.ErrForeignKeyViolated):
 		return fmt.Errorf("put totp factor: %w", domain.ErrUserNotFound)
@@ -146,7 +169,19 @@ func (s *MFAStore) AcceptTOTPStep(ctx context.Context, user domain.UserID, step 
 // it removed.
 func (s *MFAStore) DeleteTOTP(ctx context.Context, user domain.UserID) (bool, error) {
 	var rows []totpFactorRow
-	err := s.db.writer(ctx).Raw(`DELETE FROM totp_factors WHERE user_id = ? RETURNING user_id, confirmed_at`, string(user)).Scan(&rows).Error
+	var err error
+	if s.db.dialect == dialectMySQL {
+		err = s.db.mysqlDeleteReturning(ctx, &rows, `SELECT user_id, confirmed_at FROM totp_factors WHERE user_id = ?`, []any{string(user)},
+			`DELETE FROM totp_factors WHERE user_id IN ?`, func() []any {
+				ids := make([]any, len(rows))
+				for i, r := range rows {
+					ids[i] = r.UserID
+				}
+				return ids
+			})
+	} else {
+		err = s.db.writer(ctx).Raw(`DELETE FROM totp_factors WHERE user_id = ? RETURNING user_id, confirmed_at`, string(user)).Scan(&rows).Error
+	}
 	if err != nil {
 		return false, storeError("delete totp factor", err)
 	}
@@ -221,7 +256,8 @@ func (s *MFAStore) Reencrypt(ctx context.Context) (int, error) {
 	const op = "re-encrypt totp secrets"
 	changed := 0
 	err := s.db.transaction(ctx, func(tx *gorm.DB) (err error) {
-		if !s.db.postgres {
+		changed = 0 // the transaction may run again (see transaction)
+		if s.db.dialect == dialectSQLite {
 			restore, err := secureDelete(tx)
 			if err != nil {
 				return err
@@ -229,7 +265,7 @@ func (s *MFAStore) Reencrypt(ctx context.Context) (int, error) {
 			defer func() { err = errors.Join(err, restore()) }()
 		}
 		read := tx
-		if s.db.postgres {
+		if s.db.dialect.rowLocks() {
 			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
 		}
 		var rows []totpFactorRow

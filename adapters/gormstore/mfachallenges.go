@@ -99,7 +99,13 @@ var failSQL = `UPDATE mfa_challenges SET failures = failures + 1 WHERE ` + usabl
 // FailChallenge implements ports.MFAChallengeStore.
 func (s *MFAChallengeStore) FailChallenge(ctx context.Context, hash string, now time.Time) (domain.MFAChallenge, error) {
 	var rows []mfaChallengeRow
-	err := s.db.writer(ctx).Raw(failSQL, hash, toMicros(now)).Scan(&rows).Error
+	args := []any{hash, toMicros(now)}
+	var err error
+	if s.db.dialect == dialectMySQL {
+		err = s.db.mysqlUpdateReturning(ctx, &rows, mysqlFailSQL, args, mysqlChallengeByHashSQL, hash)
+	} else {
+		err = s.db.writer(ctx).Raw(failSQL, args...).Scan(&rows).Error
+	}
 	return oneChallenge("fail mfa challenge", rows, err)
 }
 
@@ -108,11 +114,25 @@ func (s *MFAChallengeStore) FailChallenge(ctx context.Context, hash string, now 
 // then those of usableChallengeSQL.
 var useChallengeSQL = `UPDATE mfa_challenges SET used_at = ? WHERE ` + usableChallengeSQL + ` RETURNING ` + challengeColumns
 
+// mysqlFailSQL, mysqlUseChallengeSQL and mysqlChallengeByHashSQL are
+// failSQL and useChallengeSQL on MySQL (see mysqlUpdateReturning).
+var (
+	mysqlFailSQL            = `UPDATE mfa_challenges SET failures = failures + 1 WHERE ` + usableChallengeSQL
+	mysqlUseChallengeSQL    = `UPDATE mfa_challenges SET used_at = ? WHERE ` + usableChallengeSQL
+	mysqlChallengeByHashSQL = `SELECT ` + challengeColumns + ` FROM mfa_challenges WHERE hash = ?`
+)
+
 // UseChallenge implements ports.MFAChallengeStore.
 func (s *MFAChallengeStore) UseChallenge(ctx context.Context, hash string, now time.Time) (domain.MFAChallenge, error) {
 	at := toMicros(now)
 	var rows []mfaChallengeRow
-	err := s.db.writer(ctx).Raw(useChallengeSQL, at, hash, at).Scan(&rows).Error
+	args := []any{at, hash, at}
+	var err error
+	if s.db.dialect == dialectMySQL {
+		err = s.db.mysqlUpdateReturning(ctx, &rows, mysqlUseChallengeSQL, args, mysqlChallengeByHashSQL, hash)
+	} else {
+		err = s.db.writer(ctx).Raw(useChallengeSQL, args...).Scan(&rows).Error
+	}
 	return oneChallenge("use mfa challenge", rows, err)
 }
 

@@ -19,10 +19,9 @@ import (
 )
 
 // migrationFiles holds the schema's history as goose SQL files, one
-// directory per dialect: migrations/sqlite and migrations/postgres, each
-// with the same versions and names (migrations/README.md gives the naming
-// rule and how to add a step). MySQL/MariaDB, which a later issue adds,
-// gets migrations/mysql and a case in migrationDialect.
+// directory per dialect: migrations/sqlite, migrations/postgres and
+// migrations/mysql, each with the same versions and names
+// (migrations/README.md gives the naming rule and how to add a step).
 //
 //go:embed migrations/*/*.sql
 var migrationFiles embed.FS
@@ -48,19 +47,25 @@ type MigrationState struct {
 // Migrate applies every pending schema step with goose, each in its own
 // transaction together with its row in goose's version table, so that a
 // step is applied completely or not at all. Running it again, or from
-// several instances at once, is harmless: on PostgreSQL goose's session
-// locker serialises the instances. A database made before goose has its
+// several instances at once, is harmless: on PostgreSQL and MySQL goose's
+// session locker serialises the instances. A database made before goose has its
 // steps recorded in goose's table first, so none is run twice. Migrate
 // refuses a database that has steps this binary does not know: an older
 // binary must not write to a newer schema.
 func (db *DB) Migrate(ctx context.Context) error {
 	var locker lock.SessionLocker
 	var opts []goose.ProviderOption
-	if db.postgres {
+	switch db.dialect {
+	case dialectPostgres:
 		var err error
 		if locker, err = db.migrationLocker(ctx); err != nil {
 			return storeError("migrate: lock", err)
 		}
+	case dialectMySQL:
+		// Polled every second, for up to five minutes, as on PostgreSQL.
+		locker = mysqlMigrationLocker{poll: time.Second, timeout: 5 * time.Minute}
+	}
+	if locker != nil {
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
 	p, err := db.migrationProvider(opts...)
@@ -95,7 +100,7 @@ func (db *DB) up(ctx context.Context, p *goose.Provider, steps int) error {
 	for attempt := 0; ; attempt++ {
 		_, err := p.Up(ctx)
 		var partial *goose.PartialError
-		if err == nil || db.postgres || attempt >= steps || !errors.As(err, &partial) {
+		if err == nil || db.dialect != dialectSQLite || attempt >= steps || !errors.As(err, &partial) {
 			return err
 		}
 		applied, readErr := db.appliedMigrations(ctx)
@@ -111,8 +116,11 @@ func (db *DB) up(ctx context.Context, p *goose.Provider, steps int) error {
 // migrationDialect returns goose's dialect for the database and the
 // directory of migrationFiles holding its steps.
 func (db *DB) migrationDialect() (goose.Dialect, string) {
-	if db.postgres {
+	switch db.dialect {
+	case dialectPostgres:
 		return goose.DialectPostgres, "postgres"
+	case dialectMySQL:
+		return goose.DialectMySQL, "mysql"
 	}
 	return goose.DialectSQLite3, "sqlite"
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/userd/userd/test/userdproc"
 )
 
 // legacySteps are the steps of schema_migrations, before goose. Their
@@ -169,6 +171,8 @@ func TestMigrateConcurrently(t *testing.T) {
 			switch b.name {
 			case "sqlite":
 				driver, dsn = DriverSQLite, filepath.Join(t.TempDir(), "shared.db")
+			case "mysql":
+				driver, dsn = DriverMySQL, userdproc.MySQLDatabase(t, "userd_test_")
 			default:
 				driver, dsn = DriverPostgres, newPostgresSchema(t)
 			}

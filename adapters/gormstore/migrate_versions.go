@@ -125,11 +125,17 @@ func (db *DB) adoptLegacyMigrations(ctx context.Context, tx *sql.Tx) error {
 	// applied when schema_migrations says. On PostgreSQL tstamp is a
 	// timestamp without time zone, which goose fills with now() in the
 	// session's time zone: to_timestamp's value is converted the same way.
+	// On MySQL, whose tstamp is a DATETIME in the session's time zone,
+	// FROM_UNIXTIME converts the same way (no database made before goose
+	// is a MySQL one, but the code path is shared).
 	insert := `INSERT INTO ` + versionTable + ` (version_id, is_applied, tstamp) VALUES (?, 1, datetime(?, 'unixepoch'))`
 	toArg := func(us int64) any { return us / 1_000_000 }
-	if db.postgres {
+	switch db.dialect {
+	case dialectPostgres:
 		insert = `INSERT INTO ` + versionTable + ` (version_id, is_applied, tstamp) VALUES ($1, true, to_timestamp($2::bigint / 1000000.0))`
 		toArg = func(us int64) any { return us }
+	case dialectMySQL:
+		insert = `INSERT INTO ` + versionTable + ` (version_id, is_applied, tstamp) VALUES (?, 1, FROM_UNIXTIME(?))`
 	}
 	for _, v := range slices.Sorted(maps.Keys(legacy)) {
 		if _, ok := recorded[v]; ok {
@@ -173,9 +179,12 @@ func (db *DB) appliedMigrations(ctx context.Context) (map[int64]time.Time, error
 // the row of a step it rolls back).
 func (db *DB) versionTableMigrations(ctx context.Context, q querier) (map[int64]time.Time, error) {
 	query := `SELECT version_id, tstamp FROM ` + versionTable + ` WHERE version_id > 0 ORDER BY id`
-	if db.postgres {
+	switch db.dialect {
+	case dialectPostgres:
 		// Back from the session's wall-clock time to an instant.
 		query = `SELECT version_id, tstamp AT TIME ZONE current_setting('TimeZone') FROM ` + versionTable + ` WHERE version_id > 0 ORDER BY id`
+	case dialectMySQL:
+		return db.mysqlVersionTableMigrations(ctx, q)
 	}
 	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
@@ -219,13 +228,41 @@ func (db *DB) legacyMigrations(ctx context.Context, q querier) (map[int64]int64,
 	return legacy, rows.Err()
 }
 
+// mysqlVersionTableMigrations is versionTableMigrations on MySQL, whose
+// tstamp is a DATETIME in the session's time zone: UNIX_TIMESTAMP reads
+// it back as the instant (and the driver, without parseTime, would not
+// scan a DATETIME into a time).
+func (db *DB) mysqlVersionTableMigrations(ctx context.Context, q querier) (map[int64]time.Time, error) {
+	rows, err := q.QueryContext(ctx, `SELECT version_id, UNIX_TIMESTAMP(tstamp) FROM `+versionTable+` WHERE version_id > 0 ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }() // as in versionTableMigrations
+	applied := map[int64]time.Time{}
+	for rows.Next() {
+		var v int64
+		var at sql.NullInt64
+		if err := rows.Scan(&v, &at); err != nil {
+			return nil, err
+		}
+		applied[v] = time.Time{}
+		if at.Valid {
+			applied[v] = time.Unix(at.Int64, 0).UTC()
+		}
+	}
+	return applied, rows.Err()
+}
+
 // hasTable reports whether the table exists where an unqualified name
 // creates it: on PostgreSQL in current_schema(), as goose looks for its
-// table.
+// table; on MySQL in the connection's database.
 func (db *DB) hasTable(ctx context.Context, q querier, table string) (bool, error) {
 	query := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
-	if db.postgres {
+	switch db.dialect {
+	case dialectPostgres:
 		query = `SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = $1`
+	case dialectMySQL:
+		query = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`
 	}
 	var n int
 	if err := q.QueryRowContext(ctx, query, table).Scan(&n); err != nil {

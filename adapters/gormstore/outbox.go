@@ -128,7 +128,7 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 		return []domain.OutboxMessage{}, nil
 	}
 	lock := ""
-	if o.db.postgres {
+	if o.db.dialect.rowLocks() {
 		lock = "\n\tFOR UPDATE SKIP LOCKED"
 	}
 	query := fmt.Sprintf(claimSQL, lock)
@@ -139,7 +139,13 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 	)
 	err := o.db.transaction(ctx, func(tx *gorm.DB) error {
 		var rows []outboxRow
-		if err := tx.Raw(query, nowMicros, nowMicros, limit, until).Scan(&rows).Error; err != nil {
+		var err error
+		if o.db.dialect == dialectMySQL {
+			rows, err = mysqlClaim(tx, nowMicros, limit, until)
+		} else {
+			err = tx.Raw(query, nowMicros, nowMicros, limit, until).Scan(&rows).Error
+		}
+		if err != nil {
 			return err
 		}
 		// RETURNING keeps no order.
@@ -166,6 +172,33 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 		return nil, storeError("claim outbox messages", err)
 	}
 	return out, nil
+}
+
+// mysqlClaimSQL picks the messages of a claim on MySQL, which has neither
+// UPDATE … RETURNING nor a LIMIT in an IN subquery: the rows are read
+// locked, skipping those another claim has locked, then leased by id in
+// the same transaction. Arguments: now, now, the limit.
+const mysqlClaimSQL = `SELECT ` + outboxColumns + ` FROM outbox_messages
+WHERE next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
+ORDER BY created_at, id
+LIMIT ?
+FOR UPDATE SKIP LOCKED`
+
+// mysqlClaim is the claim's statement on MySQL, in tx: the rows it
+// leased.
+func mysqlClaim(tx *gorm.DB, now int64, limit int, until int64) ([]outboxRow, error) {
+	var rows []outboxRow
+	if err := tx.Raw(mysqlClaimSQL, now, now, limit).Scan(&rows).Error; err != nil || len(rows) == 0 {
+		return rows, err
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	if err := tx.Exec(`UPDATE outbox_messages SET claimed_until = ? WHERE id IN ?`, until, ids).Error; err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
 // Done implements ports.Outbox.

@@ -198,10 +198,24 @@ func (s *PasskeyStore) RecordPasskeyUse(ctx context.Context, id domain.PasskeyID
 // could slip between. Arguments: the name, the id, the user id.
 var renamePasskeySQL = `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ? RETURNING ` + strings.Join(passkeyColumns, ", ")
 
+// mysqlRenamePasskeySQL and mysqlPasskeyByIDSQL are renamePasskeySQL on
+// MySQL (see mysqlUpdateReturning).
+var (
+	mysqlRenamePasskeySQL = `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`
+	mysqlPasskeyByIDSQL   = `SELECT ` + strings.Join(passkeyColumns, ", ") + ` FROM passkeys WHERE id = ?`
+)
+
 // RenamePasskey implements ports.PasskeyStore.
 func (s *PasskeyStore) RenamePasskey(ctx context.Context, user domain.UserID, id domain.PasskeyID, name string) (domain.Passkey, error) {
 	var rows []passkeyRow
-	if err := s.db.writer(ctx).Raw(renamePasskeySQL, name, string(id), string(user)).Scan(&rows).Error; err != nil {
+	args := []any{name, string(id), string(user)}
+	var err error
+	if s.db.dialect == dialectMySQL {
+		err = s.db.mysqlUpdateReturning(ctx, &rows, mysqlRenamePasskeySQL, args, mysqlPasskeyByIDSQL, string(id))
+	} else {
+		err = s.db.writer(ctx).Raw(renamePasskeySQL, args...).Scan(&rows).Error
+	}
+	if err != nil {
 		return domain.Passkey{}, storeError("rename passkey", err)
 	}
 	// No row came back: no passkey of the user has the id.
@@ -256,12 +270,33 @@ func (s *PasskeyStore) CreateCeremony(ctx context.Context, c domain.PasskeyCerem
 // finds the row gone). Arguments: the id, the purpose, now.
 const takeCeremonySQL = `DELETE FROM passkey_ceremonies WHERE id = ? AND purpose = ? AND expires_at > ? RETURNING ` + ceremonyColumns
 
+// mysqlFindCeremonySQL is takeCeremonySQL's choice of a row, for MySQL,
+// which has no DELETE … RETURNING (MariaDB has; MySQL 8 has not): see
+// mysqlDeleteReturning.
+const mysqlFindCeremonySQL = `SELECT ` + ceremonyColumns + ` FROM passkey_ceremonies WHERE id = ? AND purpose = ? AND expires_at > ?`
+
+func ceremonyIDs(rows []passkeyCeremonyRow) []any {
+	ids := make([]any, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
 // TakeCeremony implements ports.PasskeyStore. A ceremony of another
 // purpose, or expired, is left in place: it is of no use to the caller,
 // and taking it would let a wrong request spoil the right one.
 func (s *PasskeyStore) TakeCeremony(ctx context.Context, id string, purpose domain.CeremonyPurpose, now time.Time) (domain.PasskeyCeremony, error) {
 	var rows []passkeyCeremonyRow
-	if err := s.db.writer(ctx).Raw(takeCeremonySQL, id, string(purpose), toMicros(now)).Scan(&rows).Error; err != nil {
+	args := []any{id, string(purpose), toMicros(now)}
+	var err error
+	if s.db.dialect == dialectMySQL {
+		err = s.db.mysqlDeleteReturning(ctx, &rows, mysqlFindCeremonySQL, args, `DELETE FROM passkey_ceremonies WHERE id IN ?`,
+			func() []any { return ceremonyIDs(rows) })
+	} else {
+		err = s.db.writer(ctx).Raw(takeCeremonySQL, args...).Scan(&rows).Error
+	}
+	if err != nil {
 		return domain.PasskeyCeremony{}, storeError("take passkey ceremony", err)
 	}
 	if len(rows) == 0 {

@@ -19,8 +19,9 @@ import (
 // the few messages waiting, which a scan reads at once.
 type purgeRule struct {
 	table string
-	// pk is the primary key on PostgreSQL; SQLite uses the rowid, which
-	// every table of ours has and which is the table's own order.
+	// pk is the primary key on PostgreSQL and MySQL; SQLite uses the
+	// rowid, which every table of ours has and which is the table's own
+	// order.
 	pk    string
 	where string
 	args  int
@@ -59,7 +60,8 @@ func (p *Purger) rule(kind domain.PurgeKind, cutoff time.Time) (purgeRule, []any
 }
 
 // Purge implements ports.Purger with one DELETE of the rows a limited
-// SELECT picks (neither database has DELETE … LIMIT by default): a
+// SELECT picks (neither SQLite nor PostgreSQL has DELETE … LIMIT by
+// default; MySQL has, and refuses the subquery): a
 // statement is its own transaction, short enough not to hold SQLite's
 // one writer for long.
 func (p *Purger) Purge(ctx context.Context, kind domain.PurgeKind, cutoff time.Time, limit int) (int, error) {
@@ -70,12 +72,18 @@ func (p *Purger) Purge(ctx context.Context, kind domain.PurgeKind, cutoff time.T
 	if err != nil {
 		return 0, err
 	}
-	pk := "rowid"
-	if p.db.postgres {
-		pk = r.pk
-	}
 	// The table and column names are the constants above, never input.
-	q := fmt.Sprintf("DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE %[3]s LIMIT ?)", r.table, pk, r.where)
+	var q string
+	switch p.db.dialect {
+	case dialectMySQL:
+		// MySQL refuses a LIMIT in an IN subquery, and has DELETE … LIMIT
+		// instead; ordered by the key, which InnoDB walks anyway.
+		q = fmt.Sprintf("DELETE FROM %s WHERE %s ORDER BY %s LIMIT ?", r.table, r.where, r.pk)
+	case dialectPostgres:
+		q = fmt.Sprintf("DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE %[3]s LIMIT ?)", r.table, r.pk, r.where)
+	default:
+		q = fmt.Sprintf("DELETE FROM %[1]s WHERE rowid IN (SELECT rowid FROM %[1]s WHERE %[2]s LIMIT ?)", r.table, r.where)
+	}
 	res := p.db.writer(ctx).Exec(q, append(args, limit)...)
 	if res.Error != nil {
 		return 0, storeError("purge "+string(kind), res.Error)
@@ -100,8 +108,10 @@ func (p *Purger) CountPurgeable(ctx context.Context, kind domain.PurgeKind, cuto
 // Lock is the SQL ports.Lock. On PostgreSQL it is a session-level
 // advisory lock, keyed by the name and the schema (as lastAdminLockSQL
 // is), held on a connection of its own until released: a node that dies
-// loses its connection, and the lock with it. On SQLite, whose database
-// one process serves, it is a lock within the process.
+// loses its connection, and the lock with it. On MySQL it is a named lock
+// (GET_LOCK), keyed by the name and the database, likewise held on a
+// connection of its own. On SQLite, whose database one process serves, it
+// is a lock within the process.
 type Lock struct {
 	db *DB
 
@@ -123,7 +133,7 @@ const unlockTimeout = time.Second
 
 // TryLock implements ports.Lock.
 func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
-	if !l.db.postgres {
+	if l.db.dialect == dialectSQLite {
 		return l.tryLocal(name)
 	}
 	sqlDB, err := l.db.gorm.DB()
@@ -135,7 +145,11 @@ func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
 		return nil, false, storeError("lock "+name, err)
 	}
 	var ok bool
-	err = conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock("+advisoryKey+")", name).Scan(&ok)
+	if l.db.dialect == dialectMySQL {
+		ok, err = mysqlTryLock(ctx, conn, "lock "+name, 0)
+	} else {
+		err = conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock("+advisoryKey+")", name).Scan(&ok)
+	}
 	if err != nil || !ok {
 		_ = conn.Close()
 		return nil, false, storeError("lock "+name, err)
@@ -147,7 +161,7 @@ func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
 				// The node is stopping: no round trip that could hold up
 				// its shutdown. Dropping the connection ends its session,
 				// and PostgreSQL releases a session's advisory locks with
-				// it.
+				// it (MySQL its named locks).
 				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 				_ = conn.Close()
 				return
@@ -155,7 +169,12 @@ func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
 			defer cancel()
 			var unlocked bool
-			err := conn.QueryRowContext(uctx, "SELECT pg_advisory_unlock("+advisoryKey+")", name).Scan(&unlocked)
+			var err error
+			if l.db.dialect == dialectMySQL {
+				unlocked, err = mysqlUnlock(uctx, conn, "lock "+name)
+			} else {
+				err = conn.QueryRowContext(uctx, "SELECT pg_advisory_unlock("+advisoryKey+")", name).Scan(&unlocked)
+			}
 			if err != nil || !unlocked {
 				// The session may still hold the lock: the connection
 				// must not go back to the pool, where it would keep it.

@@ -48,12 +48,16 @@ func purgeLoadBatch(t *testing.T) int {
 func seedExpiredFamilies(t *testing.T, db *DB, user domain.UserID, n int) {
 	t.Helper()
 	expired := toMicros(epochForLoad.Add(-24 * time.Hour))
+	if db.dialect == dialectMySQL {
+		seedExpiredFamiliesMySQL(t, db, user, n, expired)
+		return
+	}
 	const chunk = 100_000
 	for from := 0; from < n; from += chunk {
 		to := min(from+chunk, n)
 		series := `WITH RECURSIVE s(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM s WHERE i + 1 < ?) `
 		from1 := "s"
-		if db.postgres {
+		if db.dialect == dialectPostgres {
 			series, from1 = "", "generate_series(?::bigint, ?::bigint - 1) AS s(i)"
 		}
 		fam := series + `INSERT INTO refresh_families (id, user_id, created_at, expires_at)
@@ -61,7 +65,7 @@ func seedExpiredFamilies(t *testing.T, db *DB, user domain.UserID, n int) {
 		tok := series + `INSERT INTO refresh_tokens (token_hash, family_id, user_id, issued_at, expires_at)
 			SELECT 'old-token-' || i, 'old-' || i, ?, ?, ? FROM ` + from1
 		args := func() []any {
-			if db.postgres {
+			if db.dialect == dialectPostgres {
 				return []any{string(user), expired - 1, expired, from, to}
 			}
 			return []any{from, to, string(user), expired - 1, expired}
@@ -167,7 +171,7 @@ func TestPurgeUnderLoad(t *testing.T) {
 			}
 			start := time.Now()
 			seedExpiredFamilies(t, db, u.ID, n)
-			if db.postgres {
+			if db.dialect == dialectPostgres {
 				for _, table := range []string{"refresh_families", "refresh_tokens"} {
 					if err := db.gorm.Exec("ANALYZE " + table).Error; err != nil {
 						t.Fatal(err)
@@ -225,5 +229,29 @@ func TestPurgeUnderLoad(t *testing.T) {
 				t.Errorf("p99 during the purge %s, without it %s", loadDuring.p99, base.p99)
 			}
 		})
+	}
+}
+
+// seedExpiredFamiliesMySQL is seedExpiredFamilies on MySQL, whose INSERT
+// takes its WITH after the column list and whose recursion stops at a
+// thousand rows by default: multi-row INSERTs built here instead.
+func seedExpiredFamiliesMySQL(t *testing.T, db *DB, user domain.UserID, n int, expired int64) {
+	t.Helper()
+	const batch = 2_000
+	for from := 0; from < n; from += batch {
+		to := min(from+batch, n)
+		fams := make([]refreshFamilyRow, 0, to-from)
+		toks := make([]refreshTokenRow, 0, to-from)
+		for i := from; i < to; i++ {
+			id := fmt.Sprintf("old-%d", i)
+			fams = append(fams, refreshFamilyRow{ID: id, UserID: string(user), CreatedMicros: expired - 1, ExpiresMicros: expired, AMR: "pwd"})
+			toks = append(toks, refreshTokenRow{Hash: "old-token-" + id[4:], FamilyID: id, UserID: string(user), IssuedMicros: expired - 1, ExpiresMicros: expired})
+		}
+		if err := db.gorm.Create(&fams).Error; err != nil {
+			t.Fatalf("seed expired sessions: %v", err)
+		}
+		if err := db.gorm.Create(&toks).Error; err != nil {
+			t.Fatalf("seed expired sessions: %v", err)
+		}
 	}
 }

@@ -130,7 +130,7 @@ func (s *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt 
 			return errFamilyMismatch
 		}
 		read := tx
-		if s.db.postgres {
+		if s.db.dialect.rowLocks() {
 			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
 		}
 		var fam refreshFamilyRow
@@ -182,15 +182,18 @@ func (s *RefreshTokenStore) RevokeFamily(ctx context.Context, familyID string, a
 // RevokeUser implements ports.RefreshTokenStore. The ids returned are
 // exactly the families this call ended: on PostgreSQL those of its UPDATE
 // ... RETURNING; on SQLite read and revoked in one transaction, under the
-// one writer's lock.
+// one writer's lock; on MySQL read locked and revoked in one transaction.
 func (s *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) ([]string, error) {
 	var ended []string
 	var err error
-	if s.db.postgres {
+	switch s.db.dialect {
+	case dialectPostgres:
 		// One statement: the rows it updates are the ids it returns.
 		err = s.db.writer(ctx).Raw(`UPDATE refresh_families SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id`,
 			toMicros(at), string(userID)).Scan(&ended).Error
-	} else {
+	case dialectMySQL:
+		ended, err = s.mysqlRevokeUser(ctx, userID, at)
+	default:
 		err = s.db.transaction(ctx, func(tx *gorm.DB) error {
 			ended = ended[:0]
 			const open = "user_id = ? AND revoked_at IS NULL"
@@ -204,6 +207,23 @@ func (s *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID
 		return nil, storeError("revoke user's refresh families", err)
 	}
 	return ended, nil
+}
+
+// mysqlRevokeUser is RevokeUser on MySQL, which has no UPDATE …
+// RETURNING: the open families are read locked, so that no other
+// revocation ends them meanwhile, and revoked by id.
+func (s *RefreshTokenStore) mysqlRevokeUser(ctx context.Context, userID domain.UserID, at time.Time) ([]string, error) {
+	var ended []string
+	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
+		ended = ended[:0]
+		err := tx.Model(&refreshFamilyRow{}).Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate}).
+			Where("user_id = ? AND revoked_at IS NULL", string(userID)).Pluck("id", &ended).Error
+		if err != nil || len(ended) == 0 {
+			return err
+		}
+		return tx.Model(&refreshFamilyRow{}).Where("id IN ?", ended).Update("revoked_at", toMicros(at)).Error
+	})
+	return ended, err
 }
 
 // Sessions implements ports.RefreshTokenStore.

@@ -47,7 +47,8 @@ type SessionEndingsOptions struct {
 // publishes ended sessions with NOTIFY and hears the others' on a
 // connection of its own (LISTEN); a poll of the families revoked lately
 // catches up on what a lost notification or a reconnection missed. On
-// SQLite, a single node's store, it does nothing.
+// MySQL, which has no notifications, the poll alone carries them, within
+// Poll. On SQLite, a single node's store, it does nothing.
 type SessionEndings struct {
 	db   *DB
 	opts SessionEndingsOptions
@@ -92,9 +93,10 @@ func (e *SessionEndings) send(sids []string) {
 }
 
 // Publish implements ports.SessionEndings: on PostgreSQL, one NOTIFY per
-// batch of ids that fits a payload.
+// batch of ids that fits a payload; nothing elsewhere (the other MySQL
+// nodes hear of the ids by their poll).
 func (e *SessionEndings) Publish(ctx context.Context, sids []string) error {
-	if !e.db.postgres {
+	if e.db.dialect != dialectPostgres {
 		return nil
 	}
 	for len(sids) > 0 {
@@ -124,11 +126,16 @@ func (e *SessionEndings) CatchUp(ctx context.Context) error {
 	return e.pollOnce(ctx, time.Now().Add(-e.opts.Keep))
 }
 
-// Run listens and polls until ctx ends; on SQLite, where this node ends
-// every session itself and CatchUp has read those of earlier runs, it
-// returns at once.
+// Run listens and polls until ctx ends; on MySQL, which has no
+// notifications, it polls only; on SQLite, where this node ends every
+// session itself and CatchUp has read those of earlier runs, it returns
+// at once.
 func (e *SessionEndings) Run(ctx context.Context) {
-	if !e.db.postgres {
+	switch e.db.dialect {
+	case dialectSQLite:
+		return
+	case dialectMySQL:
+		e.poll(ctx)
 		return
 	}
 	var wg sync.WaitGroup

@@ -85,12 +85,31 @@ func (db *DB) reader(ctx context.Context) *gorm.DB {
 
 // transaction runs fn in a transaction of its own, or inside ctx's
 // transaction in a savepoint: fn's writes are kept all or none either way.
+//
+// On MySQL a transaction of its own that InnoDB rolls back as the victim
+// of a deadlock is run again, up to mysqlDeadlockRetries times in all:
+// InnoDB locks more than PostgreSQL does (the index entries next to a row
+// inserted or deleted, a foreign key's parent row), so transactions that
+// PostgreSQL would have run side by side may deadlock, and the second try
+// finds the first committed. fn must therefore start from nothing each
+// time. Inside ctx's transaction
+// the deadlock goes up: InnoDB has rolled back the whole of it, which
+// only its owner can run again.
 func (db *DB) transaction(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	if t := db.txOf(ctx); t != nil {
 		return savepoint(ctx, t.tx, fn)
 	}
-	return db.transactions.WithContext(ctx).Transaction(fn)
+	for attempt := 1; ; attempt++ {
+		err := db.transactions.WithContext(ctx).Transaction(fn)
+		if err == nil || db.dialect != dialectMySQL || attempt >= mysqlDeadlockRetries || !mysqlDeadlocked(err) {
+			return err
+		}
+	}
 }
+
+// mysqlDeadlockRetries is how many times transaction runs a transaction
+// that deadlocks on MySQL.
+const mysqlDeadlockRetries = 3
 
 // statement runs fn, a single write whose failure the caller reports and
 // goes on after (a unique or foreign key violated): on the writer pool

@@ -268,12 +268,12 @@ func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 	return storeError("delete user", err)
 }
 
-// lock reads user id in tx: on PostgreSQL with its row locked until tx
-// ends, so that concurrent updates queue on it; on SQLite the immediate
-// transaction has serialised them already.
+// lock reads user id in tx: on PostgreSQL and MySQL with its row locked
+// until tx ends, so that concurrent updates queue on it; on SQLite the
+// immediate transaction has serialised them already.
 func (r *UserRepository) lock(tx *gorm.DB, id domain.UserID) (userRow, error) {
 	read := tx
-	if r.db.postgres {
+	if r.db.dialect.rowLocks() {
 		read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
 	}
 	var row userRow
@@ -293,9 +293,15 @@ const lastAdminLockSQL = `SELECT pg_advisory_xact_lock(('x' || left(md5('userd l
 // otherEnabledAdminSQL finds an enabled admin other than the user: a user
 // not disabled whose profiles (comma-separated, see fromDomainUser) hold
 // ROLE_ADMIN, which is domain.User.IsEnabledAdmin. %s is the function that
-// finds a string in another, instr on SQLite, strpos on PostgreSQL: LIKE
-// would ignore case on SQLite.
+// finds a string in another, instr on SQLite and MySQL (whose profiles
+// column has a binary collation, so that it minds case), strpos on
+// PostgreSQL: LIKE would ignore case on SQLite.
 const otherEnabledAdminSQL = `SELECT id FROM users WHERE id <> ? AND disabled = ? AND %s(',' || profiles || ',', ?) > 0 LIMIT 1`
+
+// mysqlLastAdminLockSQL is lastAdminLockSQL on MySQL: the lock of a row
+// that the schema keeps for it (store_locks, migration 1), held until the
+// transaction ends.
+const mysqlLastAdminLockSQL = `SELECT name FROM store_locks WHERE name = 'last admin' FOR UPDATE`
 
 // adminProfile is ROLE_ADMIN as it appears among the comma-wrapped
 // profiles.
@@ -308,16 +314,24 @@ var adminProfile = "," + string(domain.ProfileAdmin) + ","
 // check and the write. On PostgreSQL every such change takes
 // lastAdminLockSQL first, after the lock of its own row: the check of a
 // change that waited for the lock is a new statement, which sees what the
-// changes before it committed.
+// changes before it committed. MySQL does the same with the row of
+// mysqlLastAdminLockSQL, under READ COMMITTED. (Locking the other admins'
+// rows instead would not do: two admins removing each other each hold
+// their own row and wait for the other's, and nine at once deadlock more
+// often than a few retries undo.)
 func (r *UserRepository) keepAnAdmin(tx *gorm.DB, id domain.UserID) error {
-	if r.db.postgres {
+	find := "instr"
+	switch r.db.dialect {
+	case dialectPostgres:
 		if err := tx.Exec(lastAdminLockSQL).Error; err != nil {
 			return err
 		}
-	}
-	find := "instr"
-	if r.db.postgres {
 		find = "strpos"
+	case dialectMySQL:
+		var held []string
+		if err := tx.Raw(mysqlLastAdminLockSQL).Scan(&held).Error; err != nil {
+			return err
+		}
 	}
 	var others []string
 	if err := tx.Raw(fmt.Sprintf(otherEnabledAdminSQL, find), string(id), false, adminProfile).Scan(&others).Error; err != nil {

@@ -37,7 +37,8 @@ var sqlModule = fx.Module("sql",
 )
 
 // newSessionEndings carries ended sessions between the nodes of a
-// PostgreSQL store; on SQLite it does nothing.
+// PostgreSQL store (NOTIFY and a poll) or a MySQL one (the poll); on SQLite
+// it does nothing.
 func newSessionEndings(db *gormstore.DB, cfg config.Config, log *slog.Logger) *gormstore.SessionEndings {
 	return gormstore.NewSessionEndings(db, gormstore.SessionEndingsOptions{
 		Keep: endedSessionKeep(cfg), Logger: log,

@@ -25,7 +25,7 @@ const keyFileName = "userd.key"
 
 // errNoSecretKey refuses PostgreSQL without a configured key: the database
 // is shared and backed up on its own, so the key cannot live beside it.
-var errNoSecretKey = errors.New("no secret key: with USERD_DB_DRIVER=postgres, set USERD_SECRET_KEY (or " +
+var errNoSecretKey = errors.New("no secret key: with USERD_DB_DRIVER=postgres or mysql, set USERD_SECRET_KEY (or " +
 	"USERD_SECRET_KEY_FILE, the path of a file holding it) to the same key on every node; " +
 	"make one with `openssl rand -base64 32`")
 
@@ -58,7 +58,7 @@ func newSecretBox(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*secret
 // USERD_SECRET_KEY or USERD_SECRET_KEY_FILE (checked already by config);
 // else, beside a SQLite database file, those of its key file, made at the
 // first start; else, for a database that lives in memory, a random key of
-// the process's own. PostgreSQL without a key is refused.
+// the process's own. PostgreSQL or MySQL without a key is refused.
 func secretKeys(cfg config.Config, log *slog.Logger) ([][]byte, error) {
 	switch {
 	case cfg.SecretKey != "":
@@ -74,7 +74,7 @@ func secretKeys(cfg config.Config, log *slog.Logger) ([][]byte, error) {
 				slog.String("mode", fmt.Sprintf("%#o", kf.Mode)))
 		}
 		return kf.Keys, nil
-	case cfg.DBDriver == config.DriverPostgres:
+	case cfg.DBDriver == config.DriverPostgres, cfg.DBDriver == config.DriverMySQL:
 		return nil, errNoSecretKey
 	}
 	file, onDisk := "", false

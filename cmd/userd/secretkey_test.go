@@ -109,7 +109,7 @@ func TestRun_postgres_without_a_key_fails_first(t *testing.T) {
 	t.Setenv("USERD_DB_DSN", "postgres://userd@127.0.0.1:1/userd?sslmode=disable&connect_timeout=1")
 	for _, args := range [][]string{{"keys", "list"}, {"secrets", "reencrypt"}} {
 		code, _, errOut := runCLI(t, "", args...)
-		if code != exitFailure || !strings.Contains(errOut, "no secret key: with USERD_DB_DRIVER=postgres, set USERD_SECRET_KEY") ||
+		if code != exitFailure || !strings.Contains(errOut, "no secret key: with USERD_DB_DRIVER=postgres or mysql, set USERD_SECRET_KEY") ||
 			strings.Contains(errOut, "open postgres database") {
 			t.Errorf("%v: code %d, stderr %q; want the missing key, before the database", args, code, errOut)
 		}

@@ -202,14 +202,18 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 		}
 		checkUser(t, got[0], target)
 
-		// Exact match: neither a prefix nor another case is a wildcard.
-		for _, email := range []domain.Email{"nobody@example.com", target.Email[:10], domain.Email(strings.ToUpper(string(target.Email)))} {
+		// Exact match: neither a prefix nor another case is a wildcard, nor
+		// is a trailing space ignored (as a collation that pads would).
+		for _, email := range []domain.Email{"nobody@example.com", target.Email[:10], domain.Email(strings.ToUpper(string(target.Email))), target.Email + " "} {
 			got, err = repo.List(ctx, ports.UserListQuery{Page: domain.Page[domain.UserID]{Limit: 50}, Email: email})
 			if err != nil {
 				t.Fatalf("List: %v", err)
 			}
 			if len(got) != 0 {
 				t.Errorf("List(email %q) = %v, want none", email, ids(got))
+			}
+			if u, err := repo.ByEmail(ctx, email); !errors.Is(err, domain.ErrUserNotFound) {
+				t.Errorf("ByEmail(%q) = %v, %v; want ErrUserNotFound", email, u.ID, err)
 			}
 		}
 		// The cursor applies with the filter.

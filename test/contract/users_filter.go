@@ -50,6 +50,7 @@ func listEmailPrefix(t *testing.T, newRepo func(t *testing.T) ports.UserReposito
 			{"ada@", []string{"ada@example.com"}},
 			{"ada@example.com", []string{"ada@example.com"}},
 			{"ada@example.com.", nil},
+			{"ada@example.com ", nil},
 			{"b", []string{"bob@example.com", `back\slash@example.com`}},
 			{"zed", nil},
 			// LIKE's wildcards and escape character match themselves.
