@@ -41,9 +41,13 @@ func testConfig(t *testing.T, env map[string]string) config.Config {
 }
 
 func TestServerOptions_validate_for_every_driver(t *testing.T) {
-	for _, driver := range []string{"sqlite", "postgres", "memory"} {
+	for _, driver := range []string{"sqlite", "postgres", "mysql", "memory"} {
 		t.Run(driver, func(t *testing.T) {
-			cfg := testConfig(t, map[string]string{"USERD_DB_DRIVER": driver})
+			env := map[string]string{"USERD_DB_DRIVER": driver}
+			if driver == "mysql" {
+				env["USERD_DB_DSN"] = "userd@tcp(127.0.0.1:3306)/userd"
+			}
+			cfg := testConfig(t, env)
 			if err := fx.ValidateApp(serverOptions(cfg, io.Discard)); err != nil {
 				t.Fatalf("fx graph invalid: %v", err)
 			}

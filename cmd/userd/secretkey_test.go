@@ -78,10 +78,12 @@ func TestSecretKeys_in_memory(t *testing.T) {
 // PostgreSQL without a key refuses to start and says what to set; a key
 // configured is used whatever the driver.
 func TestSecretKeys_configured_or_refused(t *testing.T) {
-	_, err := secretKeys(testConfig(t, map[string]string{"USERD_DB_DRIVER": "postgres", "USERD_DB_DSN": "postgres://db/userd"}), slog.New(slog.DiscardHandler))
-	for _, want := range []string{"USERD_SECRET_KEY", "USERD_SECRET_KEY_FILE", "openssl rand -base64 32"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("postgres without a key: %v; want it to mention %q", err, want)
+	for driver, dsn := range map[string]string{"postgres": "postgres://db/userd", "mysql": "userd@tcp(db:3306)/userd"} {
+		_, err := secretKeys(testConfig(t, map[string]string{"USERD_DB_DRIVER": driver, "USERD_DB_DSN": dsn}), slog.New(slog.DiscardHandler))
+		for _, want := range []string{"USERD_SECRET_KEY", "USERD_SECRET_KEY_FILE", "openssl rand -base64 32"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s without a key: %v; want it to mention %q", driver, err, want)
+			}
 		}
 	}
 	k1, k2 := secretbox.NewKey(), secretbox.NewKey()
