@@ -1,5 +1,5 @@
 // Package multinode proves that several userd processes sharing one
-// PostgreSQL database keep the contract's guarantees under concurrent
+// PostgreSQL or MySQL database keep the contract's guarantees under concurrent
 // traffic: one successor per refresh token, one account per email, and no
 // lost login failures. It starts real binaries on 127.0.0.1 ports.
 package multinode
@@ -30,6 +30,7 @@ import (
 	"github.com/userd/userd/adapters/secretbox"
 	"github.com/userd/userd/test/logbuf"
 	"github.com/userd/userd/test/userdbin"
+	"github.com/userd/userd/test/userdproc"
 )
 
 const (
@@ -46,7 +47,7 @@ var binary string
 
 func TestMain(m *testing.M) {
 	code := func() int {
-		if os.Getenv("USERD_TEST_POSTGRES_DSN") == "" {
+		if os.Getenv("USERD_TEST_POSTGRES_DSN") == "" && os.Getenv("USERD_TEST_MYSQL_DSN") == "" {
 			// The tests themselves report the skip (or, in CI, the failure).
 			return m.Run()
 		}
@@ -83,20 +84,26 @@ func postgresDSN(t *testing.T) string {
 	return dsn
 }
 
-// cluster is nodeCount userd processes on one fresh PostgreSQL schema.
-type cluster struct {
-	t      *testing.T
-	db     *sql.DB
-	urls   []string
-	procs  []*exec.Cmd
-	exited []chan error
-	logs   []*logbuf.Buffer
+// backend is a database the nodes of a cluster share: the driver's name,
+// and open, which makes a fresh database of the test's own and returns
+// the DSN the nodes use and a handle the test reads it with.
+type backend struct {
+	name string
+	open func(t *testing.T) (dsn string, db *sql.DB)
 }
 
-// newCluster makes a private schema and starts the nodes at the same moment,
-// so that their start-up (migrations, key creation, the bootstrap admin)
-// races too.
-func newCluster(t *testing.T) *cluster {
+// backends are the databases every multi-node test runs on.
+var backends = []backend{{"postgres", openPostgres}, {"mysql", openMySQL}}
+
+// eachBackend runs test once per backend, on a cluster of its own.
+func eachBackend(t *testing.T, test func(t *testing.T, c *cluster)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { test(t, newCluster(t, b)) })
+	}
+}
+
+// openPostgres makes a private schema in USERD_TEST_POSTGRES_DSN.
+func openPostgres(t *testing.T) (string, *sql.DB) {
 	t.Helper()
 	base := postgresDSN(t)
 	db, err := sql.Open("pgx", base)
@@ -115,8 +122,40 @@ func newCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mustClose(t, scoped) })
+	return dsn, scoped
+}
 
-	c := &cluster{t: t, db: scoped}
+// openMySQL makes a private database on the server of
+// USERD_TEST_MYSQL_DSN.
+func openMySQL(t *testing.T) (string, *sql.DB) {
+	t.Helper()
+	dsn := userdproc.MySQLDatabase(t, "userd_mn_")
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mustClose(t, db) })
+	return dsn, db
+}
+
+// cluster is nodeCount userd processes on one fresh database.
+type cluster struct {
+	t      *testing.T
+	driver string
+	db     *sql.DB
+	urls   []string
+	procs  []*exec.Cmd
+	exited []chan error
+	logs   []*logbuf.Buffer
+}
+
+// newCluster makes a private database on b and starts the nodes at the
+// same moment, so that their start-up (migrations, key creation, the
+// bootstrap admin) races too.
+func newCluster(t *testing.T, b backend) *cluster {
+	t.Helper()
+	dsn, db := b.open(t)
+	c := &cluster{t: t, driver: b.name, db: db}
 	// One secret key for the deployment: every node opens what any sealed.
 	secretKey := secretbox.EncodeKey(secretbox.NewKey())
 	// The .eml files of the messages (no USERD_SMTP_URL), out of the
@@ -126,7 +165,7 @@ func newCluster(t *testing.T) *cluster {
 		logs := &logbuf.Buffer{}
 		cmd := exec.Command(binary, "serve")
 		cmd.Env = append(os.Environ(),
-			"USERD_DB_DRIVER=postgres",
+			"USERD_DB_DRIVER="+b.name,
 			"USERD_DB_DSN="+dsn,
 			"USERD_SECRET_KEY="+secretKey,
 			"USERD_HTTP_ADDR="+addr,
@@ -283,12 +322,31 @@ func (c *cluster) register(node int, email string) {
 	}
 }
 
-func TestThreeNodes(t *testing.T) {
-	c := newCluster(t)
+// rebind writes query, whose parameters are ?, in the placeholders of the
+// cluster's database.
+func (c *cluster) rebind(query string) string {
+	if c.driver != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
+func TestThreeNodes(t *testing.T) { eachBackend(t, threeNodes) }
+
+func threeNodes(t *testing.T, c *cluster) {
 	// All three nodes bootstrapped the same admin at once: one account.
 	var admins int
-	if err := c.db.QueryRow("SELECT COUNT(*) FROM users WHERE email = $1", adminEmail).Scan(&admins); err != nil {
+	if err := c.db.QueryRow(c.rebind("SELECT COUNT(*) FROM users WHERE email = ?"), adminEmail).Scan(&admins); err != nil {
 		t.Fatal(err)
 	}
 	if admins != 1 {
@@ -315,11 +373,11 @@ func TestThreeNodes(t *testing.T) {
 		}
 		// The store must agree: one token used, one successor, one live token.
 		var used, live, total int
-		err := c.db.QueryRow(`SELECT
-				COUNT(*) FILTER (WHERE used_at IS NOT NULL),
-				COUNT(*) FILTER (WHERE used_at IS NULL),
+		err := c.db.QueryRow(c.rebind(`SELECT
+				COALESCE(SUM(CASE WHEN used_at IS NOT NULL THEN 1 ELSE 0 END), 0),
+				COALESCE(SUM(CASE WHEN used_at IS NULL THEN 1 ELSE 0 END), 0),
 				COUNT(*)
-			FROM refresh_tokens WHERE user_id = $1`, first.User.ID).Scan(&used, &live, &total)
+			FROM refresh_tokens WHERE user_id = ?`), first.User.ID).Scan(&used, &live, &total)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,10 +64,11 @@ func parallel(n, workers int, f func(i int)) {
 }
 
 // A session ended on node A ends its access tokens at once on A, and
-// within 1 s on node B (PostgreSQL NOTIFY); a burst of 1,000 ended
-// sessions all reach node B.
-func TestSessionEndsOnEveryNode(t *testing.T) {
-	c := newCluster(t)
+// within 1 s on node B (PostgreSQL NOTIFY; on MySQL the poll, every half
+// second); a burst of 1,000 ended sessions all reach node B.
+func TestSessionEndsOnEveryNode(t *testing.T) { eachBackend(t, sessionEndsOnEveryNode) }
+
+func sessionEndsOnEveryNode(t *testing.T, c *cluster) {
 	const a, b = 0, 1
 	const email = "sessions@example.com"
 	c.register(a, email)
