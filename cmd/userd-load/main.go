@@ -15,6 +15,7 @@
 //	go run ./cmd/userd-load                                   # SQLite, defaults
 //	go run ./cmd/userd-load --quick                           # smoke run, well under a minute
 //	go run ./cmd/userd-load --db postgres --dsn 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
+//	go run ./cmd/userd-load --db all --mysql-dsn 'root@tcp(127.0.0.1:3306)/test'  # sqlite, postgres and mysql
 //	go run ./cmd/userd-load --scenarios read,login --concurrency 16 --duration 10s
 //	go run ./cmd/userd-load --scenarios read,mfa,passkey --concurrency 1,4   # second factors beside a read
 //	go run ./cmd/userd-load --target http://127.0.0.1:8080 --admin-email E --admin-password P
@@ -91,6 +92,7 @@ type config struct {
 	label        string
 	backends     []string
 	dsn          string
+	mysqlDSN     string
 	users        int
 	pool         int
 	seedConc     int
@@ -133,8 +135,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.adminPass, "admin-password", "", "admin password for --target")
 	fs.IntVar(&c.pid, "pid", 0, "with --target: the server's process id, to report its RSS and CPU (Linux /proc)")
 	fs.StringVar(&c.label, "label", "target", "with --target: the backend name used in the table and file names")
-	fs.StringVar(&db, "db", "sqlite", "backend of the started server: sqlite, postgres or both")
-	fs.StringVar(&c.dsn, "dsn", "", "PostgreSQL DSN for --db postgres|both (default $USERD_TEST_POSTGRES_DSN); each run uses a fresh schema, dropped afterwards")
+	fs.StringVar(&db, "db", "sqlite", "backend of the started server: sqlite, postgres, mysql, both (sqlite and postgres) or all (the three)")
+	fs.StringVar(&c.dsn, "dsn", "", "PostgreSQL DSN for --db postgres|both|all (default $USERD_TEST_POSTGRES_DSN); each run uses a fresh schema, dropped afterwards")
+	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "MySQL/MariaDB DSN (user:password@tcp(host:port)/database) for --db mysql|all (default $USERD_TEST_MYSQL_DSN); each run uses a fresh database beside it, dropped afterwards")
 	fs.IntVar(&c.users, "users", 1000, "users to seed through the API (each create hashes a password: ~10 s per 1,000 on 2 cores)")
 	fs.IntVar(&c.pool, "pool", 256, "users logged in before the scenarios, whose tokens the workers use (at least the highest concurrency)")
 	fs.IntVar(&c.seedConc, "seed-concurrency", 2*runtime.NumCPU(), "concurrent requests while seeding and logging in the pool")
@@ -237,8 +240,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c.pool = max(min(c.pool, c.users), slices.Max(c.concurrency))
 
 	if c.target != "" {
-		if set["db"] || set["dsn"] || set["userd"] {
-			return nil, usageError{"--target loads a running server: --db, --dsn and --userd do not apply"}
+		if set["db"] || set["dsn"] || set["mysql-dsn"] || set["userd"] {
+			return nil, usageError{"--target loads a running server: --db, --dsn, --mysql-dsn and --userd do not apply"}
 		}
 		if c.adminEmail == "" || c.adminPass == "" {
 			return nil, usageError{"--target needs --admin-email and --admin-password"}
@@ -251,12 +254,16 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{"--admin-email, --admin-password, --pid and --label apply to --target only"}
 	}
 	switch db {
-	case "sqlite", "postgres":
+	case "sqlite", "postgres", "mysql":
 		c.backends = []string{db}
 	case "both":
 		c.backends = []string{"sqlite", "postgres"}
+	case "all":
+		// PostgreSQL before MySQL: MySQL's report compares its refresh
+		// rate with PostgreSQL's (crossGoals).
+		c.backends = []string{"sqlite", "postgres", "mysql"}
 	default:
-		return nil, usageError{fmt.Sprintf("--db: %q is not sqlite, postgres or both", db)}
+		return nil, usageError{fmt.Sprintf("--db: %q is not sqlite, postgres, mysql, both or all", db)}
 	}
 	if slices.Contains(c.backends, "postgres") {
 		if c.dsn == "" {
@@ -264,6 +271,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		if c.dsn == "" {
 			return nil, usageError{"--db postgres needs --dsn (or USERD_TEST_POSTGRES_DSN)"}
+		}
+	}
+	if slices.Contains(c.backends, "mysql") {
+		if c.mysqlDSN == "" {
+			c.mysqlDSN = os.Getenv("USERD_TEST_MYSQL_DSN")
+		}
+		if c.mysqlDSN == "" {
+			return nil, usageError{"--db mysql needs --mysql-dsn (or USERD_TEST_MYSQL_DSN)"}
 		}
 	}
 	return c, nil
@@ -354,6 +369,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Repor
 			return reports, fmt.Errorf("%s: %w", backend, err)
 		}
 		rep.TotalSeconds = time.Since(began).Seconds()
+		rep.Goals = append(rep.Goals, crossGoals(rep, reports)...)
 		reports = append(reports, rep)
 		stamp := rep.StartedAt.UTC().Format("20060102T150405Z")
 		files, err := writeResults(cfg.out, stamp, rep)

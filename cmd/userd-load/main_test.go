@@ -183,7 +183,7 @@ func TestParseFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--scenarios", "read,nope"},
 		{"--concurrency", "0"},
-		{"--db", "mysql"},
+		{"--db", "oracle"},
 		{"--target", "http://127.0.0.1:1"},
 		{"--target", "http://127.0.0.1:1", "--admin-email", "a@example.com", "--admin-password", "x", "--db", "postgres"},
 		{"--pid", "12"},
@@ -197,8 +197,15 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 	t.Setenv("USERD_TEST_POSTGRES_DSN", "")
-	if _, err := parseFlags([]string{"--db", "both"}, io.Discard); err == nil {
-		t.Error("--db both without a DSN: want an error")
+	t.Setenv("USERD_TEST_MYSQL_DSN", "")
+	for _, db := range []string{"both", "mysql", "all"} {
+		if _, err := parseFlags([]string{"--db", db}, io.Discard); err == nil {
+			t.Errorf("--db %s without a DSN: want an error", db)
+		}
+	}
+	all, allErr := parseFlags([]string{"--db", "all", "--dsn", "postgres://h/db", "--mysql-dsn", "u@tcp(h:3306)/db"}, io.Discard)
+	if allErr != nil || !slices.Equal(all.backends, []string{"sqlite", "postgres", "mysql"}) || all.dsnFor("mysql") != "u@tcp(h:3306)/db" {
+		t.Errorf("--db all: %+v, %v; want the three backends, PostgreSQL before MySQL", all, allErr)
 	}
 }
 

@@ -166,7 +166,7 @@ func machineCPU() time.Duration {
 }
 
 // commandCPU returns the CPU time of every process whose command name is
-// comm (for a local PostgreSQL server: "postgres"), by pid, with the
+// comm (for a local PostgreSQL server "postgres", for MariaDB "mariadbd"), by pid, with the
 // children each has reaped.
 func commandCPU(comm string) map[int]time.Duration {
 	entries, err := os.ReadDir("/proc")

@@ -99,7 +99,7 @@ type Point struct {
 	RSSPeakMiB  float64 `json:"rss_peak_mib"`
 	ServerCPU   float64 `json:"server_cpu_cores"`
 	LoaderCPU   float64 `json:"loader_cpu_cores"`
-	DBCPU       float64 `json:"db_cpu_cores"`    // a local PostgreSQL's processes
+	DBCPU       float64 `json:"db_cpu_cores"`    // a local database server's processes
 	OtherCPU    float64 `json:"other_cpu_cores"` // the rest of the machine: noise
 	ErrorSample string  `json:"error_sample,omitempty"`
 	Capped      bool    `json:"capped,omitempty"` // stopped by --max-requests
@@ -238,7 +238,7 @@ func goals(r *Report) []Goal {
 		switch r.Backend {
 		case "sqlite":
 			g.Target, g.Met = "≥ 4000", yes(p.RPS >= 4000)
-		case "postgres":
+		case "postgres", "mysql":
 			g.Target, g.Met = "≥ 2000", yes(p.RPS >= 2000)
 		}
 		gs = append(gs, g)
@@ -268,6 +268,38 @@ func goals(r *Report) []Goal {
 	return gs
 }
 
+// serverBackend reports whether the backend is a database server whose
+// CPU the report shows (when it runs on this machine).
+func serverBackend(backend string) bool { return backend == "postgres" || backend == "mysql" }
+
+// crossRefreshGoal names the goal of crossGoals.
+const crossRefreshGoal = "refresh req/s ÷ PostgreSQL's (best levels, same run)"
+
+// crossGoals compares a report with those of the backends run before it
+// in the same run: MySQL's refresh rate with PostgreSQL's (issue 17: at
+// least 0.8 of it), the best level of each, on the same machine and
+// build. None when PostgreSQL did not run first.
+func crossGoals(r *Report, before []*Report) []Goal {
+	if r.Backend != "mysql" {
+		return nil
+	}
+	mine, ok := r.best("refresh")
+	if !ok {
+		return nil
+	}
+	for _, pg := range before {
+		theirs, ok := pg.best("refresh")
+		if pg.Backend != "postgres" || !ok || theirs.RPS <= 0 {
+			continue
+		}
+		v := mine.RPS / theirs.RPS
+		met := v >= 0.8
+		return []Goal{{Name: crossRefreshGoal, Concurrency: mine.Concurrency,
+			Value: round(v, 2), Target: "≥ 0.8", Met: &met, Noisy: mine.OtherCPU > noisyCores || theirs.OtherCPU > noisyCores}}
+	}
+	return nil
+}
+
 // printReport writes the table and the goals to w, rendered first so that
 // the one write's error is the one to check.
 func printReport(w io.Writer, r *Report) error {
@@ -283,7 +315,7 @@ func printReport(w io.Writer, r *Report) error {
 	table.WriteString("scenario\tbackend\tconc\treq/s\tp50 ms\tp90 ms\tp99 ms\terrors\tRSS MiB\tpeak MiB\tsrv CPU\tdb CPU\tload CPU\tother CPU\t\n")
 	row := func(p Point) {
 		db := "-"
-		if p.Backend == "postgres" {
+		if serverBackend(p.Backend) {
 			db = fmt.Sprintf("%.2f", p.DBCPU)
 		}
 		fmt.Fprintf(&table, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%.2f\t%s\t%.2f\t%.2f\t\n",
@@ -303,7 +335,7 @@ func printReport(w io.Writer, r *Report) error {
 		fmt.Fprintf(&b, "\nreference: argon2id m=%d t=%d p=%d: %.1f hashes/s on %d cores (%.1f ms a hash on one core; other processes %.2f cores); bare handler body %d bytes\n",
 			ref.Argon2.MemoryKiB, ref.Argon2.Iterations, ref.Argon2.Parallelism, ref.HashesPerSec, m.GOMAXPROCS, ref.HashMillis, ref.HashOtherCPU, ref.BodyBytes)
 	}
-	b.WriteString("CPU columns are cores busy (CPU seconds per second): the server, a local PostgreSQL, the loader, and the rest of the machine.\n")
+	b.WriteString("CPU columns are cores busy (CPU seconds per second): the server, a local database server (PostgreSQL, MariaDB or MySQL), the loader, and the rest of the machine.\n")
 	fmt.Fprintf(&b, "machine load average (1 min): %.2f before, %.2f after\n", r.LoadAvgStart, r.LoadAvgEnd)
 	if n := r.noisyPoints(); n > 0 {
 		fmt.Fprintf(&b, "warning: %d points ran while other processes kept more than %.2f cores busy; their figures are low\n", n, noisyCores)
@@ -438,7 +470,15 @@ func renderFile(path string, stdout io.Writer) ([]*Report, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	saved := r.Goals
 	r.Goals = goals(&r)
+	// A goal that compares with another backend's run is kept as the run
+	// wrote it: the file holds this backend's points only.
+	for _, g := range saved {
+		if g.Name == crossRefreshGoal {
+			r.Goals = append(r.Goals, g)
+		}
+	}
 	svg := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
 	if err := os.WriteFile(svg, []byte(chartSVG(&r)), 0o644); err != nil { //nolint:gosec // G306: the chart is committed beside its results file and read like the rest of the checkout
 		return nil, err

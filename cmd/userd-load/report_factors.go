@@ -16,11 +16,11 @@ func srvMsPerRequest(p Point) float64 {
 	return p.ServerCPU / p.RPS * 1000
 }
 
-// dbMsPerRequest is a local PostgreSQL's CPU time per request of a
+// dbMsPerRequest is a local database server's CPU time per request of a
 // point, in ms (all its processes: other clients' work counts too); 0 on
 // SQLite or when unknown.
 func dbMsPerRequest(p Point) float64 {
-	if p.Backend != "postgres" || p.RPS <= 0 || p.DBCPU <= 0 {
+	if !serverBackend(p.Backend) || p.RPS <= 0 || p.DBCPU <= 0 {
 		return 0
 	}
 	return p.DBCPU / p.RPS * 1000
@@ -79,7 +79,7 @@ func secondFactorTable(r *Report) string {
 	if len(levels) == 0 {
 		return ""
 	}
-	pg := r.Backend == "postgres"
+	pg := serverBackend(r.Backend)
 	ms := func(v float64) string {
 		if v > 0 {
 			return fmt.Sprintf("%.3f", v)
@@ -138,7 +138,7 @@ func secondFactorTable(r *Report) string {
 	}
 	head := "second factors beside a read at the same concurrency (srv ms/req: userd's CPU time per request"
 	if pg {
-		head += "; db ms/req: the local PostgreSQL's, all its clients included"
+		head += "; db ms/req: the local database server's, all its clients included"
 	}
 	return head + "):\n" + columns(table.String(), tabwriter.AlignRight)
 }

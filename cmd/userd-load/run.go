@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net"
 	"net/url"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // measure runs one point: an unmeasured warm-up, then the measured run,
@@ -27,11 +31,14 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 // of a scenario whose requests are prepared beforehand run until the
 // prepared requests are spent rather than for a duration.
 func measureRun(ctx context.Context, cfg *config, scenario, backend string, conc int, mon *procMon, warm func(), load func() pointResult) Point {
-	// A local PostgreSQL's processes (all of them: its other clients'
-	// work counts here too).
+	// A local database server's processes (all of them: its other
+	// clients' work counts here too).
 	dbCPU := func() map[int]time.Duration { return nil }
-	if backend == "postgres" && localDSN(cfg.dsn) {
+	switch {
+	case backend == "postgres" && localDSN(cfg.dsn):
 		dbCPU = func() map[int]time.Duration { return commandCPU("postgres") }
+	case backend == "mysql" && localMySQLDSN(cfg.mysqlDSN):
+		dbCPU = mysqlServerCPU
 	}
 	waitQuiet(ctx, cfg.quietWait, mon, dbCPU)
 	warm()
@@ -110,6 +117,47 @@ func localDSN(dsn string) bool {
 	return strings.HasPrefix(host, "/") // a Unix socket directory
 }
 
+// localMySQLDSN reports whether a MySQL DSN names this machine, whose
+// server's CPU then counts as the database's.
+func localMySQLDSN(dsn string) bool {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return false
+	}
+	if cfg.Net == "unix" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		host = cfg.Addr
+	}
+	switch host {
+	case "", "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+// mysqlServerCPU is the CPU of the local MariaDB (mariadbd) or MySQL
+// (mysqld) server: one process, its threads included.
+func mysqlServerCPU() map[int]time.Duration {
+	out := commandCPU("mariadbd")
+	maps.Copy(out, commandCPU("mysqld"))
+	return out
+}
+
+// dsnFor is the DSN the backend's server is started with ("" for
+// SQLite, whose file the loader makes).
+func (c *config) dsnFor(backend string) string {
+	switch backend {
+	case "postgres":
+		return c.dsn
+	case "mysql":
+		return c.mysqlDSN
+	}
+	return ""
+}
+
 // runBackend starts (or targets) one userd, seeds it and runs every
 // scenario at every concurrency level.
 func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, machine Machine, bare *Reference, logf func(string, ...any)) (*Report, error) {
@@ -144,7 +192,7 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 		}
 		defer sink.close()
 		logf("%s: starting userd", backend)
-		srv, err := startUserd(ctx, binary, backend, cfg.dsn, tmp, sink.url(), cfg.argon)
+		srv, err := startUserd(ctx, binary, backend, cfg.dsnFor(backend), tmp, sink.url(), cfg.argon)
 		if err != nil {
 			return nil, err
 		}

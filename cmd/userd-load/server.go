@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-sql-driver/mysql"   // also the MySQL driver, to create and drop the run's database
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver, to create and drop the run's schema
 
 	"github.com/userd/userd/adapters/secretbox"
@@ -93,6 +94,14 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, 
 		s.cleanup = append(s.cleanup, drop)
 		// userd refuses PostgreSQL without a secret key; one for the run.
 		env = append(env, "USERD_DB_DRIVER=postgres", "USERD_DB_DSN="+scoped,
+			"USERD_SECRET_KEY="+secretbox.EncodeKey(secretbox.NewKey()))
+	case "mysql":
+		scoped, drop, err := freshMySQLDatabase(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		s.cleanup = append(s.cleanup, drop)
+		env = append(env, "USERD_DB_DRIVER=mysql", "USERD_DB_DSN="+scoped,
 			"USERD_SECRET_KEY="+secretbox.EncodeKey(secretbox.NewKey()))
 	default:
 		return nil, fmt.Errorf("unknown backend %q", backend)
@@ -209,6 +218,38 @@ func freshSchema(ctx context.Context, dsn string) (string, func(), error) {
 		}
 	}
 	return withSearchPath(dsn, schema), drop, nil
+}
+
+// freshMySQLDatabase creates a database for one run on the server of dsn
+// and returns the DSN that selects it, and a function that drops it.
+func freshMySQLDatabase(ctx context.Context, dsn string) (string, func(), error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", nil, fmt.Errorf("mysql: %w", err)
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return "", nil, fmt.Errorf("mysql: %w", err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "userd_load_" + hex.EncodeToString(b)
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		_ = db.Close() // the error that matters is the one returned
+		return "", nil, fmt.Errorf("mysql: create database: %w", err)
+	}
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP DATABASE "+name); err != nil {
+			fmt.Fprintf(os.Stderr, "userd-load: drop database %s: %v\n", name, err)
+		}
+		if err := db.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "userd-load: close the database: %v\n", err)
+		}
+	}
+	cfg.DBName = name
+	return cfg.FormatDSN(), drop, nil
 }
 
 func withSearchPath(dsn, schema string) string {
