@@ -19,9 +19,9 @@ import (
 // the few messages waiting, which a scan reads at once.
 type purgeRule struct {
 	table string
-	// pk is the primary key on PostgreSQL and MySQL; SQLite uses the
-	// rowid, which every table of ours has and which is the table's own
-	// order.
+	// pk is the primary key on PostgreSQL; SQLite uses the rowid, which
+	// every table of ours has and which is the table's own order; MySQL
+	// needs neither.
 	pk    string
 	where string
 	args  int
@@ -77,8 +77,13 @@ func (p *Purger) Purge(ctx context.Context, kind domain.PurgeKind, cutoff time.T
 	switch p.db.dialect {
 	case dialectMySQL:
 		// MySQL refuses a LIMIT in an IN subquery, and has DELETE … LIMIT
-		// instead; ordered by the key, which InnoDB walks anyway.
-		q = fmt.Sprintf("DELETE FROM %s WHERE %s ORDER BY %s LIMIT ?", r.table, r.where, r.pk)
+		// instead. Not ORDER BY the key: MariaDB then reads every stale row
+		// by the index of the condition and sorts them all, for each batch
+		// (20,000 expired sessions purged at 2,900-3,400 rows/s; without
+		// it, the index range stops at the limit). Which rows a batch takes
+		// does not matter; a statement-based binlog would log such a
+		// DELETE as rows (MIXED, MariaDB's default) or warn (STATEMENT).
+		q = fmt.Sprintf("DELETE FROM %s WHERE %s LIMIT ?", r.table, r.where)
 	case dialectPostgres:
 		q = fmt.Sprintf("DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE %[3]s LIMIT ?)", r.table, r.pk, r.where)
 	default:
