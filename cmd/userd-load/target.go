@@ -56,7 +56,10 @@ type target struct {
 	// chains[w] is worker w's current refresh token: each refresh uses the
 	// token the previous one returned. Points run one after another, so a
 	// slot is only ever used by one goroutine at a time.
-	chains    []string
+	chains []string
+	// many are read-many's tokens, minted at manyAt (mintMany).
+	many      []*session
+	manyAt    time.Time
 	loginAt   time.Time
 	accessTTL time.Duration
 	created   atomic.Int64
