@@ -93,6 +93,8 @@ type DB struct {
 	// writer nor block it (WAL); on PostgreSQL it is the same pool as gorm.
 	read     *gorm.DB
 	postgres bool
+	// userByID is UserRepository.ByID outside a transaction.
+	userByID hotRead
 	// file is the SQLite database file, "" for PostgreSQL and for an
 	// in-memory database.
 	file string
@@ -114,6 +116,7 @@ var _ ports.HealthChecker = (*DB)(nil)
 // URI) or DriverPostgres (dsn a URL or key=value string, parsed by Open).
 func New(driver, dsn string, opts Options) (*DB, error) {
 	db := &DB{driver: driver, dsn: dsn, opts: opts, postgres: driver == DriverPostgres}
+	db.userByID.query = userByIDQuery(db.postgres)
 	switch driver {
 	case DriverSQLite:
 		full, err := sqliteDSN(dsn)
@@ -289,6 +292,7 @@ func (db *DB) Close() error {
 	if db.gorm == nil {
 		return nil
 	}
+	db.userByID.close()
 	if db.read != db.gorm {
 		if sqlDB, err := db.read.DB(); err == nil {
 			_ = sqlDB.Close()
