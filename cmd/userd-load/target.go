@@ -57,9 +57,11 @@ type target struct {
 	// token the previous one returned. Points run one after another, so a
 	// slot is only ever used by one goroutine at a time.
 	chains []string
-	// many are read-many's tokens, minted at manyAt (mintMany).
+	// many are read-many's tokens, minted at manyAt (mintMany); manyNext
+	// counts the reads of them: whose turn it is.
 	many      []*session
 	manyAt    time.Time
+	manyNext  atomic.Int64
 	loginAt   time.Time
 	accessTTL time.Duration
 	created   atomic.Int64
