@@ -82,6 +82,11 @@ type Config struct {
 	//
 	// Deprecated: use MetricsAddr.
 	AdminAddr string `env:"ADMIN_ADDR" envDefault:""`
+	// Pprof serves net/http/pprof under /debug/pprof/ on the metrics
+	// listener, for profiling a server under load. It needs MetricsAddr:
+	// the profiles show the program's inner workings and cost CPU to
+	// take, so they are never served on HTTPAddr.
+	Pprof bool `env:"PPROF" envDefault:"false"`
 	// MetricsAllow are the client networks that may GET /metrics on
 	// HTTPAddr (the client IP as the per-IP limits see it); others get a
 	// 404. It does not apply to MetricsAddr, whose network placement is

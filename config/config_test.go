@@ -585,10 +585,24 @@ func TestMetricsAddr(t *testing.T) {
 		"USERD_METRICS_ADDR: ":                                   {"USERD_METRICS_ADDR": "9100"},
 		"USERD_METRICS_ADDR: must differ from USERD_HTTP_ADDR":   {"USERD_METRICS_ADDR": ":8080"},
 		"USERD_ADMIN_ADDR: the deprecated name of USERD_METRICS": {"USERD_METRICS_ADDR": ":9100", "USERD_ADMIN_ADDR": ":9200"},
+		"USERD_PPROF: needs USERD_METRICS_ADDR":                  {"USERD_PPROF": "true"},
 	} {
 		if _, err := LoadFrom(env(named)); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("LoadFrom(%v) error = %v, want %q", named, err, bad)
 		}
+	}
+}
+
+// USERD_PPROF is off by default and, on, needs the metrics listener
+// (checked in TestMetricsAddr).
+func TestPprof(t *testing.T) {
+	t.Parallel()
+	if Default().Pprof {
+		t.Error("USERD_PPROF is on by default")
+	}
+	c, err := LoadFrom(env(map[string]string{"USERD_PPROF": "true", "USERD_METRICS_ADDR": "127.0.0.1:9100"}))
+	if err != nil || !c.Pprof {
+		t.Errorf("USERD_PPROF=true with USERD_METRICS_ADDR: Pprof %v, %v", c.Pprof, err)
 	}
 }
 

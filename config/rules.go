@@ -377,6 +377,9 @@ func (c *Config) validate() []error {
 	if addr, setting := c.ServeMetricsOn(); addr != "" && addr == c.HTTPAddr {
 		add("%s: must differ from %sHTTP_ADDR (%s); leave it unset to serve /metrics there", setting, EnvPrefix, c.HTTPAddr)
 	}
+	if addr, _ := c.ServeMetricsOn(); c.Pprof && addr == "" {
+		add("%sPPROF: needs %sMETRICS_ADDR: the profiles are served on the metrics listener only, never on %sHTTP_ADDR", EnvPrefix, EnvPrefix, EnvPrefix)
+	}
 	if c.DBDriver != DriverMemory && c.DBDSN == "" {
 		add("%sDB_DSN: must be set for driver %s", EnvPrefix, c.DBDriver)
 	}

@@ -73,7 +73,23 @@ func (ps Profiles) Has(p Profile) bool { return slices.Contains(ps, p) }
 
 // Equal reports whether both sets grant the same profiles.
 func (ps Profiles) Equal(other Profiles) bool {
+	if ps.canonical() && other.canonical() {
+		// Stored and signed sets are canonical already: no copies (every
+		// signed-in request compares its token's set to the account's).
+		return slices.Equal(ps, other)
+	}
 	return slices.Equal(ps.Canonical(), other.Canonical())
+}
+
+// canonical reports whether ps is sorted and without duplicates, as
+// Canonical returns it.
+func (ps Profiles) canonical() bool {
+	for i := 1; i < len(ps); i++ {
+		if ps[i-1] >= ps[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Strings returns the profiles as plain strings.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Authentication methods of RFC 8176, as an access token's amr claim names
@@ -115,6 +116,10 @@ const MaxUserAgentLen = 256
 // MaxUserAgentLen characters. A header is the client's to fill; what is
 // stored and shown back must be harmless text.
 func SessionUserAgent(raw string) string {
+	if keptAsIs(raw) {
+		// Nearly every User-Agent: no copy (it is made on every request).
+		return raw
+	}
 	var b strings.Builder
 	n := 0
 	for _, r := range strings.ToValidUTF8(raw, "\uFFFD") {
@@ -128,6 +133,20 @@ func SessionUserAgent(raw string) string {
 		n++
 	}
 	return b.String()
+}
+
+// keptAsIs reports whether SessionUserAgent would return raw unchanged:
+// valid UTF-8 (a U+FFFD that raw really holds is left to the copy) of at
+// most MaxUserAgentLen characters, none a control character.
+func keptAsIs(raw string) bool {
+	n := 0
+	for _, r := range raw {
+		if n == MaxUserAgentLen || r == utf8.RuneError || unicode.IsControl(r) {
+			return false
+		}
+		n++
+	}
+	return true
 }
 
 // sessionIDLen is the length of a session id: 16 random bytes in hex.

@@ -101,6 +101,8 @@ type DB struct {
 	// mysql is the parsed DSN with the settings mysqlConfig adds; nil on
 	// the other databases.
 	mysql *mysql.Config
+	// userByID is UserRepository.ByID outside a transaction.
+	userByID hotRead
 	// file is the SQLite database file, "" for the other databases and for
 	// an in-memory database.
 	file string
@@ -144,6 +146,7 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("open database: unknown driver %q (want %q, %q or %q)", driver, DriverSQLite, DriverPostgres, DriverMySQL)
 	}
+	db.userByID.query = userByIDQuery(db.dialect)
 	return db, nil
 }
 
@@ -315,6 +318,7 @@ func (db *DB) Close() error {
 	if db.gorm == nil {
 		return nil
 	}
+	db.userByID.close()
 	if db.read != db.gorm {
 		if sqlDB, err := db.read.DB(); err == nil {
 			_ = sqlDB.Close()

@@ -2,6 +2,7 @@ package gormstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -104,17 +105,48 @@ func (r *UserRepository) anyEmailTaken(ctx context.Context, users []domain.User)
 	return false, nil
 }
 
-// ByID implements ports.UserRepository.
+// userByIDQuery is ByID's statement on the read pool (hotRead): the
+// columns of userColumns, which ByID scans in that order.
+func userByIDQuery(d dialect) string {
+	param := "?"
+	if d == dialectPostgres {
+		param = "$1"
+	}
+	return "SELECT " + strings.Join(userColumns, ", ") + " FROM users WHERE id = " + param
+}
+
+// ByID implements ports.UserRepository. Outside a transaction, where
+// every signed-in request makes it, it runs a prepared statement through
+// database/sql (hotRead); inside one, through GORM on the transaction.
 func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
 	var row userRow
-	err := r.db.reader(ctx).Select(userColumns).Where("id = ?", string(id)).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	var err error
+	if r.db.txOf(ctx) == nil {
+		err = r.byIDOnReadPool(ctx, id, &row)
+	} else {
+		err = r.db.reader(ctx).Select(userColumns).Where("id = ?", string(id)).Take(&row).Error
+	}
+	if errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, sql.ErrNoRows) {
 		return domain.User{}, fmt.Errorf("user by id: %w", domain.ErrUserNotFound)
 	}
 	if err != nil {
 		return domain.User{}, storeError("user by id", err)
 	}
 	return toDomainUser(row), nil
+}
+
+// byIDOnReadPool reads the row of id into row with the prepared statement.
+func (r *UserRepository) byIDOnReadPool(ctx context.Context, id domain.UserID, row *userRow) error {
+	pool, err := r.db.read.DB()
+	if err != nil {
+		return err
+	}
+	stmt, err := r.db.userByID.get(ctx, pool)
+	if err != nil {
+		return err
+	}
+	return stmt.QueryRowContext(ctx, string(id)).Scan(&row.ID, &row.Name, &row.Email, &row.PasswordHash, &row.Profiles,
+		&row.CreatedMicros, &row.UpdatedMicros, &row.EmailVerified, &row.Disabled, &row.MFAEnabled)
 }
 
 // ByEmail implements ports.UserRepository.

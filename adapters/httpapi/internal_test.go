@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,6 +78,17 @@ func TestSecondsUntil(t *testing.T) {
 	} {
 		if got := secondsUntil(tt.at, now); got != tt.want {
 			t.Errorf("secondsUntil(%v) = %d, want %d", tt.at.Sub(now), got, tt.want)
+		}
+	}
+}
+
+// BenchmarkIsB64Token checks a bearer token the size of userd's (EdDSA,
+// with profiles, sid and amr claims).
+func BenchmarkIsB64Token(b *testing.B) {
+	tok := strings.Repeat("eyJhbGciOiJFZERTQSIsImtpZCI6IjEyMyJ9.", 12) + "abc_-DEF"
+	for b.Loop() {
+		if !isB64Token(tok) {
+			b.Fatal("not a b64token")
 		}
 	}
 }

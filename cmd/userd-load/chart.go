@@ -18,15 +18,16 @@ type series struct {
 }
 
 var scenarioColors = map[string]string{
-	"read":    "#1f77b4",
-	"me":      "#17becf",
-	"list":    "#9467bd",
-	"create":  "#8c564b",
-	"login":   "#d62728",
-	"refresh": "#2ca02c",
-	"mixed":   "#ff7f0e",
-	"mfa":     "#e377c2",
-	"passkey": "#bcbd22",
+	"read":      "#1f77b4",
+	"read-many": "#aec7e8",
+	"me":        "#17becf",
+	"list":      "#9467bd",
+	"create":    "#8c564b",
+	"login":     "#d62728",
+	"refresh":   "#2ca02c",
+	"mixed":     "#ff7f0e",
+	"mfa":       "#e377c2",
+	"passkey":   "#bcbd22",
 }
 
 // chartSVG draws two panels, req/s and p99 latency against concurrency,

@@ -4,7 +4,7 @@
 // With no flags it builds userd, starts it on a free 127.0.0.1 port with a
 // SQLite database in a temporary directory, seeds 1,000 users through the
 // API, logs in a pool of them and runs every scenario (read, me, list,
-// create, login, refresh, mixed, mfa, passkey, reset, verify) at
+// read-many, create, login, refresh, mixed, mfa, passkey, reset, verify) at
 // concurrency 1, 4, 16 and 64 for 3 s each; mfa and passkey instead send
 // --mfa-steps and --passkey-steps requests a level, prepared beforehand
 // (secondfactor.go). The reference points are a bare net/http handler that answers the
@@ -80,7 +80,7 @@ func (e usageError) Error() string { return e.msg }
 // allScenarios in the order they run and appear in the table.
 // The mail scenarios come last: the messages they queue are sent in the
 // background, and would otherwise load the server during the others.
-var allScenarios = []string{"read", "me", "list", "create", "login", "refresh", "mixed", "mfa", "passkey", "reset", "verify"}
+var allScenarios = []string{"read", "read-many", "me", "list", "create", "login", "refresh", "mixed", "mfa", "passkey", "reset", "verify"}
 
 // config is the parsed command line.
 type config struct {
@@ -111,6 +111,8 @@ type config struct {
 	timeout      time.Duration
 	quietWait    time.Duration
 	render       string
+	manyTokens   int
+	profile      string
 }
 
 // argonParams are the argon2id parameters given to the started server and
@@ -156,6 +158,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.UintVar(&iter, "argon2-iterations", 2, "argon2id iterations")
 	fs.UintVar(&par, "argon2-parallelism", 1, "argon2id parallelism")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fs.IntVar(&c.manyTokens, "many-tokens", 2*verifiedCacheSize, "read-many: distinct access tokens the workers go round, minted by refreshing the pool's sessions (more than userd's verified-token cache of 10,000, so that reads miss it)")
+	fs.StringVar(&c.profile, "profile", "", "directory for the started server's CPU and allocation profiles of each scenario at concurrency 16 (or the highest level below it), with `go tool pprof -top` summaries beside them")
 	fs.StringVar(&c.render, "render", "", "print the table of a results JSON file and redraw its SVG beside it, then exit (nothing is measured)")
 	fs.DurationVar(&c.quietWait, "quiet-wait", 0, "on a shared machine: before each point, wait up to this long for other processes to leave the CPU idle (0: don't wait)")
 	if err := fs.Parse(args); err != nil {
@@ -200,6 +204,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if !set["passkey-steps"] {
 			c.passkeySteps = 200
 		}
+		if !set["many-tokens"] {
+			// A smoke run: read-many works, but fits in the cache.
+			c.manyTokens = 500
+		}
 	}
 
 	var err error
@@ -228,6 +236,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{"--quiet-wait must not be negative"}
 	case c.mfaSteps < 1 || c.passkeySteps < 1:
 		return nil, usageError{"--mfa-steps and --passkey-steps must be at least 1"}
+	case c.manyTokens < 1:
+		return nil, usageError{"--many-tokens must be at least 1"}
 	case c.maxRequests < 1:
 		return nil, usageError{"--max-requests must be at least 1"}
 	case mem < 8 || iter < 1 || par < 1 || par > 255 || mem > 1<<22 || iter > 1<<10:
@@ -240,6 +250,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c.pool = max(min(c.pool, c.users), slices.Max(c.concurrency))
 
 	if c.target != "" {
+		if c.profile != "" {
+			return nil, usageError{"--profile needs a started server (its metrics listener serves the profiles): not with --target"}
+		}
 		if set["db"] || set["dsn"] || set["mysql-dsn"] || set["userd"] {
 			return nil, usageError{"--target loads a running server: --db, --dsn, --mysql-dsn and --userd do not apply"}
 		}

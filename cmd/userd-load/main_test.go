@@ -39,7 +39,8 @@ func TestQuickRun(t *testing.T) {
 	defer cancel()
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	reports, err := run(ctx, []string{"--quick", "--out", out}, &stdout, &stderr)
+	profiles := t.TempDir()
+	reports, err := run(ctx, []string{"--quick", "--out", out, "--profile", profiles}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -74,6 +75,17 @@ func TestQuickRun(t *testing.T) {
 	}
 	if len(rep.Goals) == 0 {
 		t.Error("no ratios computed")
+	}
+	// --profile: the server's profiles of each scenario at the highest
+	// level up to 16, with their summaries.
+	for _, name := range []string{"sqlite-read-many-c4.cpu.pb.gz", "sqlite-read-many-c4.allocs.pb.gz"} {
+		if fi, err := os.Stat(filepath.Join(profiles, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("profile %s: %v", name, err)
+		}
+		top, err := os.ReadFile(filepath.Join(profiles, name+".top.txt"))
+		if err != nil || !strings.Contains(string(top), "flat%") {
+			t.Errorf("summary of %s: %v\n%s", name, err, top)
+		}
 	}
 
 	// The JSON, under its timestamped and its stable name.
@@ -153,7 +165,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	if !slices.Equal(c.concurrency, []int{1, 4, 16, 64}) || c.duration != 3*time.Second || c.users != 1000 ||
 		!slices.Equal(c.backends, []string{"sqlite"}) || !slices.Equal(c.scenarios, allScenarios) || c.pool != 256 ||
-		c.mfaSteps != 400 || c.passkeySteps != 1000 {
+		c.mfaSteps != 400 || c.passkeySteps != 1000 || c.manyTokens != 20_000 || c.profile != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	c, err = parseFlags([]string{"--quick", "--users", "50"}, io.Discard)
@@ -163,7 +175,7 @@ func TestParseFlags(t *testing.T) {
 	if !slices.Equal(c.concurrency, []int{1, 4}) || c.duration != time.Second || c.users != 50 || c.pool != 16 {
 		t.Errorf("quick: %+v", c)
 	}
-	if c.mfaSteps != 100 || c.passkeySteps != 200 {
+	if c.mfaSteps != 100 || c.passkeySteps != 200 || c.manyTokens != 500 {
 		t.Errorf("quick: %d mfa steps, %d passkey steps", c.mfaSteps, c.passkeySteps)
 	}
 	c, err = parseFlags([]string{"--quick", "--scenarios", "read,mfa,passkey", "--mfa-steps", "30", "--passkey-steps", "40"}, io.Discard)
@@ -189,6 +201,8 @@ func TestParseFlags(t *testing.T) {
 		{"--pid", "12"},
 		{"--mfa-steps", "0"},
 		{"--passkey-steps", "-1"},
+		{"--many-tokens", "0"},
+		{"--target", "http://127.0.0.1:1", "--admin-email", "a@example.com", "--admin-password", "x", "--profile", "p"},
 		{"extra"},
 	} {
 		var ue usageError
@@ -206,6 +220,24 @@ func TestParseFlags(t *testing.T) {
 	all, allErr := parseFlags([]string{"--db", "all", "--dsn", "postgres://h/db", "--mysql-dsn", "u@tcp(h:3306)/db"}, io.Discard)
 	if allErr != nil || !slices.Equal(all.backends, []string{"sqlite", "postgres", "mysql"}) || all.dsnFor("mysql") != "u@tcp(h:3306)/db" {
 		t.Errorf("--db all: %+v, %v; want the three backends, PostgreSQL before MySQL", all, allErr)
+	}
+}
+
+// --profile profiles the level of the read goal, or the nearest below it.
+func TestProfileConcurrency(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		levels []int
+		want   int
+	}{
+		{[]int{1, 4, 16, 64}, 16},
+		{[]int{1, 4}, 4},
+		{[]int{64, 8, 32}, 8},
+		{[]int{32, 64}, 32},
+	} {
+		if got := profileConcurrency(tc.levels); got != tc.want {
+			t.Errorf("profileConcurrency(%v) = %d, want %d", tc.levels, got, tc.want)
+		}
 	}
 }
 

@@ -15,16 +15,17 @@ import (
 )
 
 // measure runs one point: an unmeasured warm-up, then the measured run,
-// with the server's RSS and both processes' CPU around it.
-func measure(ctx context.Context, cfg *config, scenario, backend string, conc int, newStep func(int) step, mon *procMon) Point {
+// with the server's RSS and both processes' CPU around it, and the
+// server's profiles of it when prof (nil for none) asks for this point.
+func measure(ctx context.Context, cfg *config, scenario, backend string, conc int, newStep func(int) step, mon *procMon, prof *profiler) Point {
 	warm := func() {
 		if cfg.warmup > 0 {
 			runPoint(ctx, newStep, conc, cfg.warmup, cfg.maxRequests)
 		}
 	}
-	return measureRun(ctx, cfg, scenario, backend, conc, mon, warm, func() pointResult {
+	return measureRun(ctx, cfg, scenario, backend, conc, mon, warm, prof.around(ctx, scenario, conc, cfg.duration, func() pointResult {
 		return runPoint(ctx, newStep, conc, cfg.duration, cfg.maxRequests)
-	})
+	}))
 }
 
 // measureRun is measure with the warm-up and the measured run given: those
@@ -179,10 +180,13 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 	if slices.Contains(cfg.scenarios, "mfa") {
 		rep.Settings.MFASteps = cfg.mfaSteps
 	}
+	if slices.Contains(cfg.scenarios, "read-many") {
+		rep.Settings.ManyTokens = cfg.manyTokens
+	}
 	if slices.Contains(cfg.scenarios, "passkey") {
 		rep.Settings.PasskeySteps = cfg.passkeySteps
 	}
-	base, pid := cfg.target, cfg.pid
+	base, pid, metricsBase := cfg.target, cfg.pid, ""
 	adminEmail, adminPassword := cfg.adminEmail, cfg.adminPass
 	var sink *smtpSink
 	if cfg.target == "" {
@@ -192,12 +196,12 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 		}
 		defer sink.close()
 		logf("%s: starting userd", backend)
-		srv, err := startUserd(ctx, binary, backend, cfg.dsnFor(backend), tmp, sink.url(), cfg.argon)
+		srv, err := startUserd(ctx, binary, backend, cfg.dsnFor(backend), tmp, sink.url(), cfg.argon, cfg.profile != "")
 		if err != nil {
 			return nil, err
 		}
 		defer srv.stop()
-		base, pid = srv.base, srv.pid()
+		base, pid, metricsBase = srv.base, srv.pid(), srv.metricsBase
 		adminEmail, adminPassword = bootstrapEmail, bootstrapPassword
 		defer func() {
 			if rep.hasErrors() {
@@ -216,6 +220,15 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 	t, err := newTarget(hc, base)
 	if err != nil {
 		return nil, err
+	}
+	var prof *profiler
+	if metricsBase != "" {
+		// The metrics (the outbox backlog) moved with the profiles.
+		if t.metricsURL, err = url.Parse(metricsBase + "/metrics"); err != nil {
+			return nil, err
+		}
+		prof = &profiler{dir: cfg.profile, base: metricsBase, backend: backend, logf: logf,
+			concurrency: profileConcurrency(cfg.concurrency)}
 	}
 	if err := t.adminLoginWait(ctx, adminEmail, adminPassword, cfg.target == ""); err != nil {
 		return nil, err
@@ -256,6 +269,11 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 			if err := t.refreshAccess(ctx, cfg.seedConc, adminEmail, adminPassword); err != nil {
 				return nil, err
 			}
+			if sc == "read-many" {
+				if err := t.mintMany(ctx, cfg.manyTokens, cfg.seedConc); err != nil {
+					return nil, err
+				}
+			}
 			var p Point
 			switch sc {
 			case "mfa", "passkey":
@@ -263,7 +281,7 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 					return nil, err
 				}
 			default:
-				p = measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon)
+				p = measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon, prof)
 			}
 			rep.Results = append(rep.Results, p)
 			logf("%s: %-7s c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d  RSS %.0f MiB",
@@ -354,7 +372,7 @@ func measureBare(ctx context.Context, cfg *config, t *target, tmp string, ref *R
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := measure(ctx, cfg, "bare", "reference", conc, t.bareStep(u), mon)
+		p := measure(ctx, cfg, "bare", "reference", conc, t.bareStep(u), mon, nil)
 		ref.Bare = append(ref.Bare, p)
 		logf("reference: bare    c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d",
 			conc, p.RPS, p.P50, p.P99, p.Errors)

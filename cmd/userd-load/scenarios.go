@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ func (t *target) stepFactory(name string) func(w int) step {
 	switch name {
 	case "read":
 		return t.readStep
+	case "read-many":
+		return t.readManyStep
 	case "me":
 		return t.meStep
 	case "list":
@@ -45,6 +48,57 @@ func (t *target) readStep(w int) step {
 		i = (i + 1) % len(t.pool)
 		return do(t.hc, newGet(s.readURL, s.auth), http.StatusOK, nil)
 	}
+}
+
+// verifiedCacheSize is the size of userd's verified-token cache
+// (adapters/jwtissuer): read-many goes round more tokens than that, so
+// that no read finds its token there (the cache drops the least recently
+// used, which, round a cycle longer than itself, is always the next one).
+const verifiedCacheSize = 10_000
+
+// readManyStep: GET /api/users/{own id} as readStep, but going round the
+// many tokens of mintMany, each read paying the token's full verification.
+// The workers share one turn: a token comes back after len(t.many)
+// requests, more than the cache holds, whereas workers each going round
+// from their own place would read the same tokens shortly after each
+// other and find them cached.
+func (t *target) readManyStep(int) step {
+	return func() error {
+		s := t.many[(t.manyNext.Add(1)-1)%int64(len(t.many))]
+		return do(t.hc, newGet(s.readURL, s.auth), http.StatusOK, nil)
+	}
+}
+
+// mintMany makes n distinct access tokens for read-many, unless those of
+// the last call are still that many and within the first half of their
+// lifetime. They cost no password hash: each is the answer of a refresh
+// of one of the pool's chains (one chain per goroutine: a chain's
+// refreshes follow each other), and all stay valid, as the chains'
+// sessions do.
+func (t *target) mintMany(ctx context.Context, n, conc int) error {
+	if len(t.many) == n && (t.accessTTL <= 0 || time.Since(t.manyAt) < t.accessTTL/2) {
+		return nil
+	}
+	start := time.Now()
+	per := (n + len(t.pool) - 1) / len(t.pool)
+	many := make([]*session, per*len(t.pool))
+	err := parallel(ctx, len(t.pool), conc, func(i int) error {
+		for j := range per {
+			body := fmt.Appendf(nil, `{"refreshToken":%q}`, t.chains[i])
+			var tr tokenResponse
+			if err := do(t.hc, newPost(t.refreshURL, nil, body), http.StatusOK, &tr); err != nil {
+				return fmt.Errorf("mint a token for read-many: %w", err)
+			}
+			t.chains[i] = tr.RefreshToken
+			many[j*len(t.pool)+i] = &session{user: t.pool[i].user, auth: bearer(tr.AccessToken), readURL: t.pool[i].readURL}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	t.many, t.manyAt = many[:n], start
+	return nil
 }
 
 // bareStep loads the reference server exactly as readStep loads userd: the

@@ -38,12 +38,15 @@ func buildUserd(ctx context.Context, dir, commit string) (string, error) {
 
 // server is a userd process started by the loader.
 type server struct {
-	base    string
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when the process has exited; waitErr is set then
-	waitErr error
-	logPath string
-	cleanup []func()
+	base string
+	// metricsBase is the metrics listener's base URL, which serves the
+	// profiles too; empty unless started with profiling.
+	metricsBase string
+	cmd         *exec.Cmd
+	exited      chan struct{} // closed when the process has exited; waitErr is set then
+	waitErr     error
+	logPath     string
+	cleanup     []func()
 }
 
 const (
@@ -54,7 +57,9 @@ const (
 // startUserd starts binary on a free loopback port with the backend's
 // database. The environment is the caller's without any USERD_ variable,
 // so that the figures are those of the defaults plus the settings below.
-func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, argon argonParams) (*server, error) {
+// With profile, /metrics and the profiles are on a second free port
+// (USERD_METRICS_ADDR, USERD_PPROF).
+func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, argon argonParams, profile bool) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -65,6 +70,14 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, 
 		if !strings.HasPrefix(kv, "USERD_") {
 			env = append(env, kv)
 		}
+	}
+	if profile {
+		metricsAddr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		s.metricsBase = "http://" + metricsAddr
+		env = append(env, "USERD_METRICS_ADDR="+metricsAddr, "USERD_PPROF=true")
 	}
 	env = append(env,
 		"USERD_HTTP_ADDR="+addr,

@@ -56,7 +56,12 @@ type target struct {
 	// chains[w] is worker w's current refresh token: each refresh uses the
 	// token the previous one returned. Points run one after another, so a
 	// slot is only ever used by one goroutine at a time.
-	chains    []string
+	chains []string
+	// many are read-many's tokens, minted at manyAt (mintMany); manyNext
+	// counts the reads of them: whose turn it is.
+	many      []*session
+	manyAt    time.Time
+	manyNext  atomic.Int64
 	loginAt   time.Time
 	accessTTL time.Duration
 	created   atomic.Int64

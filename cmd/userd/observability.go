@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
@@ -68,8 +69,27 @@ func serveMetrics(lc fx.Lifecycle, cfg config.Config, reg *prometheus.Registry, 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler(reg))
+	serves := "/metrics"
+	if cfg.Pprof {
+		servePprof(mux)
+		serves += " /debug/pprof/"
+	}
 	newListener(lc, cfg, log, listener{
 		name: "userd metrics", setting: setting, addr: addr, handler: mux,
-		attrs: []any{slog.String("serves", "/metrics")},
+		attrs: []any{slog.String("serves", serves)},
 	})
+}
+
+// servePprof adds net/http/pprof's handlers to mux, the metrics
+// listener's (USERD_PPROF; config refuses it without USERD_METRICS_ADDR,
+// so it never reaches the public listener). They are registered one by
+// one: importing net/http/pprof registers them on http.DefaultServeMux,
+// which userd does not serve.
+func servePprof(mux *http.ServeMux) {
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }

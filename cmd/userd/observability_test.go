@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -93,6 +94,40 @@ func TestServer_serves_metrics(t *testing.T) {
 				}
 				if code, _, _ := get(t, "http://"+metricsAddr+"/healthz"); code != http.StatusNotFound {
 					t.Errorf("the admin listener serves /healthz: %d", code)
+				}
+			}
+		})
+	}
+}
+
+// USERD_PPROF serves the profiles on the metrics listener; without it
+// they are absent there, and the main listener never serves them.
+func TestServer_pprof_on_the_metrics_listener_only(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pprof_%v", on), func(t *testing.T) {
+			addr, metricsAddr := freeAddr(t), freeAddr(t)
+			env := map[string]string{
+				"USERD_DB_DRIVER": "memory", "USERD_HTTP_ADDR": addr, "USERD_METRICS_ADDR": metricsAddr,
+				// Even to a client the main listener would show /metrics to.
+				"USERD_METRICS_ALLOW": "0.0.0.0/0,::/0",
+			}
+			if on {
+				env["USERD_PPROF"] = "true"
+			}
+			app := fxtest.New(t, serverOptions(testConfig(t, env), io.Discard))
+			app.RequireStart()
+			defer app.RequireStop()
+
+			for _, path := range []string{"/debug/pprof/", "/debug/pprof/allocs", "/debug/pprof/cmdline"} {
+				code, _, body := get(t, "http://"+metricsAddr+path)
+				if on && (code != http.StatusOK || body == "") {
+					t.Errorf("GET %s on the metrics listener with USERD_PPROF: %d", path, code)
+				}
+				if !on && code != http.StatusNotFound {
+					t.Errorf("GET %s on the metrics listener without USERD_PPROF: %d, want 404", path, code)
+				}
+				if code, _, _ := get(t, "http://"+addr+path); code != http.StatusNotFound {
+					t.Errorf("GET %s on the main listener: %d, want 404", path, code)
 				}
 			}
 		})
