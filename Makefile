@@ -16,7 +16,7 @@ TEST_PACKAGES ?= ./...
 FUZZTIME    ?= 60s
 FUZZBUDGET  ?= 15
 
-.PHONY: run build test lint axe-deps bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest purgeload
+.PHONY: run build test lint axe-deps bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest purgeload peerload
 
 ## run: start the service on the embedded SQLite default (./userd.db, :8080)
 run: build
@@ -141,6 +141,18 @@ postman:
 ## part of make test, which runs the same test with 20,000
 purgeload:
 	USERD_PURGE_LOAD_N=$${USERD_PURGE_LOAD_N:-1000000} $(GO) test -count=1 -timeout 30m -run '^TestPurgeUnderLoad$$' -v ./adapters/gormstore/
+
+## peerload: side by side with GoTrue by wrk (bench/peer/run.sh): builds
+## bin/userd, then runs userd and, with GOTRUE=/path/to/auth (built by hand,
+## docs/performance.md), GoTrue, one at a time on the scratch database
+## PEER_DSN (default USERD_TEST_POSTGRES_DSN) with 10,000 users; prints
+## req/s, p99, errors and peak RSS and the ratios against issue 17's goals
+## (about 3 minutes); needs wrk, psql, curl, openssl
+PEER_DSN ?= $(USERD_TEST_POSTGRES_DSN)
+GOTRUE   ?=
+peerload: build
+	@test -n "$(PEER_DSN)" || { echo "peerload: set PEER_DSN or USERD_TEST_POSTGRES_DSN"; exit 2; }
+	bash bench/peer/run.sh $(BIN) '$(PEER_DSN)' $(GOTRUE)
 
 ## common-passwords: regenerate domain/common_passwords.txt from the zxcvbn
 ## npm package (MIT): its 30,000 most common passwords, those of 8+ characters
