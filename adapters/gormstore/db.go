@@ -91,7 +91,10 @@ type DB struct {
 	// read serves single-statement reads. On SQLite it is a separate pool
 	// of read-only connections, so that reads neither queue behind the one
 	// writer nor block it (WAL); on PostgreSQL it is the same pool as gorm.
-	read     *gorm.DB
+	read *gorm.DB
+	// stmts are the writer's statements prepared for transactions that
+	// run outside GORM (the rotation of a refresh token on SQLite).
+	stmts    *stmtCache
 	postgres bool
 	// file is the SQLite database file, "" for PostgreSQL and for an
 	// in-memory database.
@@ -185,7 +188,7 @@ func (db *DB) Open(ctx context.Context) error {
 			return err
 		}
 	}
-	db.gorm, db.transactions, db.read = g, transactions, read
+	db.gorm, db.transactions, db.read, db.stmts = g, transactions, read, newStmtCache(sqlDB)
 	return nil
 }
 
