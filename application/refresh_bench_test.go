@@ -14,6 +14,7 @@ import (
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/userdproc"
 )
 
 // sqliteServices are the use cases over the real adapters on a fresh
@@ -22,10 +23,23 @@ import (
 // their set-up.
 func sqliteServices(b *testing.B, mailer ports.Mailer) (*application.Services, ports.UserRepository, ports.PasswordHasher) {
 	b.Helper()
-	db, err := gormstore.Open("sqlite", filepath.Join(b.TempDir(), "u.db"), gormstore.Options{})
+	return storeServices(b, gormstore.DriverSQLite, filepath.Join(b.TempDir(), "u.db"), mailer)
+}
+
+// postgresServices are sqliteServices on a fresh schema of
+// USERD_TEST_POSTGRES_DSN; the benchmark skips without it.
+func postgresServices(b *testing.B, mailer ports.Mailer) (*application.Services, ports.UserRepository, ports.PasswordHasher) {
+	b.Helper()
+	return storeServices(b, gormstore.DriverPostgres, userdproc.PostgresSchema(b, "bench_app_"), mailer)
+}
+
+func storeServices(b *testing.B, driver, dsn string, mailer ports.Mailer) (*application.Services, ports.UserRepository, ports.PasswordHasher) {
+	b.Helper()
+	db, err := gormstore.Open(driver, dsn, gormstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = db.Close() })
 	if err := db.Migrate(b.Context()); err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +75,17 @@ func sqliteServices(b *testing.B, mailer ports.Mailer) (*application.Services, p
 // BenchmarkRefreshSQLite is one refresh end to end through the real
 // adapters on a SQLite file: the write path the refresh goal measures.
 func BenchmarkRefreshSQLite(b *testing.B) {
-	svc, users, hasher := sqliteServices(b, &fakeMailer{})
+	benchmarkRefresh(b, sqliteServices)
+}
+
+// BenchmarkRefreshPostgres is BenchmarkRefreshSQLite on PostgreSQL, where
+// the round trips of a refresh count as much as its CPU.
+func BenchmarkRefreshPostgres(b *testing.B) {
+	benchmarkRefresh(b, postgresServices)
+}
+
+func benchmarkRefresh(b *testing.B, services func(*testing.B, ports.Mailer) (*application.Services, ports.UserRepository, ports.PasswordHasher)) {
+	svc, users, hasher := services(b, &fakeMailer{})
 	auth := svc.Auth
 	h, _ := hasher.Hash(context.Background(), "a long enough secret")
 	now := time.Now()

@@ -103,6 +103,9 @@ type DB struct {
 	mysql *mysql.Config
 	// userByID is UserRepository.ByID outside a transaction.
 	userByID hotRead
+	// stmts are the writer's statements prepared for transactions that
+	// run outside GORM (the rotation of a refresh token on SQLite).
+	stmts *stmtCache
 	// file is the SQLite database file, "" for the other databases and for
 	// an in-memory database.
 	file string
@@ -206,7 +209,7 @@ func (db *DB) Open(ctx context.Context) error {
 			return err
 		}
 	}
-	db.gorm, db.transactions, db.read = g, transactions, read
+	db.gorm, db.transactions, db.read, db.stmts = g, transactions, read, newStmtCache(sqlDB)
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/userd/userd/domain"
 )
 
@@ -29,6 +31,9 @@ type verificationKey struct {
 	retiresAt time.Time
 	sign      any
 	verify    any
+	// header is the token header the key signs under, encoded once:
+	// Issue would otherwise marshal the same JSON for every token.
+	header string
 }
 
 func (k verificationKey) retired(now time.Time) bool {
@@ -89,7 +94,7 @@ var errNotStarted = errors.New("jwt issuer: no key loaded; Start was not called 
 // fails and Verify refuses every token.
 func (i *Issuer) Start(ctx context.Context) error {
 	if i.static {
-		i.install(configuredKeySet(i.opts.HMACSecret))
+		i.install(configuredKeySet(i.opts.HMACSecret, i.alg.method))
 		return nil
 	}
 	i.loadMu.Lock()
@@ -252,7 +257,8 @@ func (i *Issuer) readKeys(ctx context.Context) (*keySet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jwt issuer: key %s: %w", s.ID, err)
 		}
-		vk := verificationKey{kid: s.ID, activeFrom: s.CreatedAt, retiresAt: s.retiresAt, sign: sign, verify: verify}
+		vk := verificationKey{kid: s.ID, activeFrom: s.CreatedAt, retiresAt: s.retiresAt, sign: sign, verify: verify,
+			header: encodedHeader(i.alg.method, s.ID)}
 		ks.byKID[s.ID] = vk
 		ks.ordered = append(ks.ordered, vk)
 	}
@@ -289,10 +295,10 @@ func schedule(stored []domain.SigningKey, alg string, retireAfter time.Duration)
 }
 
 // configuredKeySet is the set of the one key given by Options.HMACSecret.
-func configuredKeySet(secret []byte) *keySet {
+func configuredKeySet(secret []byte, method jwt.SigningMethod) *keySet {
 	kid := ConfiguredKID(secret)
 	key := slices.Clone(secret)
-	vk := verificationKey{kid: kid, sign: key, verify: key}
+	vk := verificationKey{kid: kid, sign: key, verify: key, header: encodedHeader(method, kid)}
 	return &keySet{
 		byKID:   map[string]verificationKey{kid: vk},
 		ordered: []verificationKey{vk},

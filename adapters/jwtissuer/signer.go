@@ -2,7 +2,10 @@ package jwtissuer
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -80,12 +83,44 @@ func (i *Issuer) Issue(_ context.Context, u domain.User, session domain.Session)
 	}
 
 	key := ks.signer(clockNow)
-	tok := jwt.NewWithClaims(i.alg.method, c)
-	tok.Header["typ"] = TokenType
-	tok.Header["kid"] = key.kid
-	s, err := tok.SignedString(key.sign)
+	s, err := signToken(i.alg.method, key, c)
 	if err != nil {
 		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", err)
 	}
 	return domain.AccessToken{Token: s, ExpiresAt: exp}, nil
+}
+
+// signToken is what jwt.Token's SignedString does, with the key's header
+// encoded beforehand (encodedHeader): the same bytes, less a JSON
+// encoding of a map per token.
+func signToken(method jwt.SigningMethod, key verificationKey, c claims) (string, error) {
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	enc := base64.RawURLEncoding
+	var b strings.Builder
+	b.Grow(len(key.header) + 1 + enc.EncodedLen(len(payload)) + 1 + 128)
+	b.WriteString(key.header)
+	b.WriteByte('.')
+	b.WriteString(enc.EncodeToString(payload))
+	sig, err := method.Sign(b.String(), key.sign)
+	if err != nil {
+		return "", err
+	}
+	b.WriteByte('.')
+	b.WriteString(enc.EncodeToString(sig))
+	return b.String(), nil
+}
+
+// encodedHeader is the first part of every token the key kid signs with
+// method: the header jwt.NewWithClaims makes, with the typ of RFC 9068
+// and the kid, encoded as golang-jwt encodes it (JSON with sorted keys,
+// unpadded base64url).
+func encodedHeader(method jwt.SigningMethod, kid string) string {
+	h, err := json.Marshal(map[string]string{"alg": method.Alg(), "typ": TokenType, "kid": kid})
+	if err != nil {
+		panic(err) // a map of strings always encodes
+	}
+	return base64.RawURLEncoding.EncodeToString(h)
 }

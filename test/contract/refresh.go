@@ -136,6 +136,21 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 			t.Errorf("Lookup(refused successor) error = %v, want ErrRefreshTokenInvalid", err)
 		}
 
+		// A successor handed to another family is refused, and nothing is
+		// written: the token stays unused.
+		_, otherFirst := storedFamily(t, store, u.ID, at(0))
+		stray := successorOf(otherFirst, usedAt.Add(time.Hour))
+		if ok, err := store.Rotate(ctx, second.Hash, usedAt.Add(time.Hour), stray); err == nil || ok {
+			t.Errorf("Rotate(successor of another family) = %v, %v; want false and an error", ok, err)
+		}
+		if tok, _, err = store.Lookup(ctx, second.Hash); err != nil {
+			t.Fatalf("Lookup(successor): %v", err)
+		}
+		checkToken(t, tok, second)
+		if _, _, err := store.Lookup(ctx, stray.Hash); !errors.Is(err, domain.ErrRefreshTokenInvalid) {
+			t.Errorf("Lookup(stray successor) error = %v, want ErrRefreshTokenInvalid", err)
+		}
+
 		// The successor rotates in turn.
 		third := successorOf(second, usedAt.Add(time.Hour))
 		if ok, err = store.Rotate(ctx, second.Hash, usedAt.Add(time.Hour), third); err != nil || !ok {

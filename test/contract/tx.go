@@ -261,6 +261,17 @@ func Transactor(t *testing.T, newStores func(t *testing.T) TxStores) {
 			if _, _, err := s.Tokens.Lookup(ctx, first.Hash); err != nil {
 				t.Errorf("Lookup inside: %v", err)
 			}
+			next := successorOf(first, at(time.Second))
+			if ok, err := s.Tokens.Rotate(ctx, first.Hash, at(time.Second), next); err != nil || !ok {
+				t.Errorf("Rotate: %v, %v; want true, nil", ok, err)
+			}
+			// Refused, and the transaction goes on.
+			if ok, err := s.Tokens.Rotate(ctx, first.Hash, at(time.Second), successorOf(first, at(time.Second))); err != nil || ok {
+				t.Errorf("Rotate(used) = %v, %v; want false, nil", ok, err)
+			}
+			if _, _, err := s.Tokens.Lookup(ctx, next.Hash); err != nil {
+				t.Errorf("Lookup(successor) inside: %v", err)
+			}
 			if _, err := s.Tokens.RevokeUser(ctx, u.ID, at(time.Second)); err != nil {
 				t.Errorf("RevokeUser: %v", err)
 			}
