@@ -253,7 +253,7 @@ func (s *RefreshTokenStore) rotateSQLiteIn(ctx context.Context, tx *sql.Tx, used
 // without locking it, so the EXISTS that guards the SQLite statements
 // would not order a rotation after a concurrent revocation there.
 func (s *RefreshTokenStore) rotateLocked(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) error {
-	return s.db.transaction(ctx, func(tx *gorm.DB) error {
+	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
 		var used refreshTokenRow
 		if err := tx.Where("token_hash = ?", usedHash).Take(&used).Error; err != nil {
 			return err
@@ -288,6 +288,10 @@ func (s *RefreshTokenStore) rotateLocked(ctx context.Context, usedHash string, u
 		return tx.Model(&refreshFamilyRow{}).Where("id = ?", used.FamilyID).
 			Update("last_used_at", toMicros(usedAt)).Error
 	})
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return domain.ErrRefreshTokenInvalid
+	}
+	return err
 }
 
 // rotationStateSQL reads what decides a rotation of a token, for
