@@ -322,6 +322,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.userByID.close()
+	db.stmts.close()
 	if db.read != db.gorm {
 		if sqlDB, err := db.read.DB(); err == nil {
 			_ = sqlDB.Close()

@@ -66,3 +66,13 @@ func (c *stmtCache) exec(ctx context.Context, tx *sql.Tx, query string, args ...
 	}
 	return tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
 }
+
+// close closes the cached statements; the pool is closed after it.
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q, stmt := range c.stmts {
+		_ = stmt.Close() // the pool's Close that follows reports what matters
+		delete(c.stmts, q)
+	}
+}
