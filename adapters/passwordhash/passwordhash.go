@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/argon2"
+	"github.com/userd/userd/adapters/passwordhash/internal/argon2"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/text/unicode/norm"
 
@@ -55,7 +55,8 @@ const (
 const MinMemoryKiBPerLane = 8
 
 // argon2Version is the only Argon2 version golang.org/x/crypto implements
-// (0x13).
+// (0x13), and so its copy in internal/argon2, which reuses the memory of
+// one hash for the next.
 const argon2Version = argon2.Version
 
 // ErrMalformedHash is returned (wrapped) by Verify for a stored hash it cannot

@@ -1,0 +1,114 @@
+package argon2
+
+import (
+	"bytes"
+	"encoding/hex"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	upstream "golang.org/x/crypto/argon2"
+)
+
+// TestRFC9106Argon2id is the Argon2id test vector of RFC 9106, section 5.3
+// (with its secret and associated data, which IDKey does not take).
+func TestRFC9106Argon2id(t *testing.T) {
+	password := bytes.Repeat([]byte{0x01}, 32)
+	salt := bytes.Repeat([]byte{0x02}, 16)
+	secret := bytes.Repeat([]byte{0x03}, 8)
+	data := bytes.Repeat([]byte{0x04}, 12)
+	const want = "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659"
+	// Twice: the second run gets the first one's memory back, dirty.
+	for range 2 {
+		if got := hex.EncodeToString(deriveKey(argon2id, password, salt, secret, data, 3, 32, 4, 32)); got != want {
+			t.Fatalf("tag = %s, want %s", got, want)
+		}
+	}
+}
+
+// TestIDKeyMatchesUpstream checks IDKey against x/crypto's on random
+// passwords, salts and costs, one after another, so that most runs take
+// memory that an earlier run of another cost left dirty.
+func TestIDKeyMatchesUpstream(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for i := range n {
+		password := randomBytes(rng, rng.IntN(80))
+		salt := randomBytes(rng, 8+rng.IntN(24))
+		time := uint32(1 + rng.IntN(3))
+		threads := uint8(1 + rng.IntN(4))
+		memory := uint32(8*int(threads) + rng.IntN(2048))
+		keyLen := uint32(4 + rng.IntN(61))
+		got := IDKey(password, salt, time, memory, threads, keyLen)
+		want := upstream.IDKey(password, salt, time, memory, threads, keyLen)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("run %d (t=%d m=%d p=%d len=%d): key %x, x/crypto's %x", i, time, memory, threads, keyLen, got, want)
+		}
+	}
+}
+
+// TestIDKeyConcurrent runs derivations side by side, more than the free
+// list holds, each checked against x/crypto's: no two may share memory.
+func TestIDKeyConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			for range 10 {
+				password, salt := randomBytes(rng, 16), randomBytes(rng, 16)
+				memory := uint32(64 + rng.IntN(512))
+				got := IDKey(password, salt, 2, memory, 1, 32)
+				if want := upstream.IDKey(password, salt, 2, memory, 1, 32); !bytes.Equal(got, want) {
+					t.Errorf("m=%d: key %x, x/crypto's %x", memory, got, want)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestIDKeyReusesMemory checks the point of the package: a derivation
+// after another of the same cost allocates a few small objects (the key,
+// blake2b's state, the lane's goroutine), not its 4 MiB of blocks.
+func TestIDKeyReusesMemory(t *testing.T) {
+	password, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
+	IDKey(password, salt, 1, 4096, 1, 32) // fills the free list
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const runs = 10
+	for range runs {
+		IDKey(password, salt, 1, 4096, 1, 32)
+	}
+	runtime.ReadMemStats(&after)
+	if perRun := (after.TotalAlloc - before.TotalAlloc) / runs; perRun > 64<<10 {
+		t.Errorf("bytes allocated a derivation = %d, want under 64 KiB (its blocks are 4 MiB)", perRun)
+	}
+}
+
+func randomBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+func BenchmarkIDKey(b *testing.B) {
+	password, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
+	b.Run("reused", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			IDKey(password, salt, 2, 19456, 1, 32)
+		}
+	})
+	b.Run("x-crypto", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			upstream.IDKey(password, salt, 2, 19456, 1, 32)
+		}
+	})
+}
