@@ -131,6 +131,7 @@ func TestListener_taken_port_fails_start(t *testing.T) {
 	} {
 		t.Run(tc.setting, func(t *testing.T) {
 			t.Setenv("GOMEMLIMIT", "off") // or serve would set this process's limit
+			t.Setenv("GOGC", "100")       // and its GC percent
 			t.Setenv("USERD_DB_DRIVER", "memory")
 			t.Setenv(tc.setting, taken.Addr().String())
 			t.Setenv(tc.other, freeAddr(t))
