@@ -125,7 +125,9 @@ soak:
 ## seeds users, runs every scenario (mfa and passkey included) at concurrency
 ## 1,4,16,64 with the reference points; table on stdout, JSON and SVG in
 ## bench/results/ (under 5 minutes on a quiet machine).
-## LOADTEST_FLAGS='--db both' adds PostgreSQL (USERD_TEST_POSTGRES_DSN)
+## LOADTEST_FLAGS='--db both' adds PostgreSQL (USERD_TEST_POSTGRES_DSN); '--db all'
+## adds MariaDB/MySQL too (USERD_TEST_MYSQL_DSN), with the MariaDB ÷ PostgreSQL refresh row;
+## '--profile DIR' saves CPU and allocation profiles of each scenario at concurrency 16
 LOADTEST_FLAGS ?=
 loadtest:
 	$(GO) run ./cmd/userd-load $(LOADTEST_FLAGS)
