@@ -429,14 +429,7 @@ func openMySQL(t testing.TB) *DB {
 // (failing it in CI), as postgresDSN does.
 func mysqlDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("USERD_TEST_MYSQL_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_MYSQL_DSN not set: MySQL contract tests are required in CI")
-		}
-		t.Skip("USERD_TEST_MYSQL_DSN not set: MySQL contract tests skipped")
-	}
-	return dsn
+	return userdproc.RequiredEnv(t, "USERD_TEST_MYSQL_DSN", "MySQL contract")
 }
 
 // newPostgresSchema creates an empty schema, to be dropped at the end of
@@ -468,14 +461,7 @@ func newPostgresSchema(t testing.TB) string {
 // skipped, except in CI, where PostgreSQL must be tested.
 func postgresDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv("USERD_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_POSTGRES_DSN not set: PostgreSQL contract tests are required in CI")
-		}
-		t.Skip("USERD_TEST_POSTGRES_DSN not set: PostgreSQL contract tests skipped")
-	}
-	return dsn
+	return userdproc.RequiredEnv(t, "USERD_TEST_POSTGRES_DSN", "PostgreSQL contract")
 }
 
 // postgresAdmin is one small pool, shared by all tests, that creates and

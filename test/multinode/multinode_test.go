@@ -74,14 +74,7 @@ func TestMain(m *testing.M) {
 // (failing it in CI, where PostgreSQL must be there).
 func postgresDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("USERD_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_POSTGRES_DSN not set in CI: the multi-node tests must run")
-		}
-		t.Skip("USERD_TEST_POSTGRES_DSN not set: multi-node PostgreSQL tests skipped")
-	}
-	return dsn
+	return userdproc.RequiredEnv(t, "USERD_TEST_POSTGRES_DSN", "multi-node PostgreSQL")
 }
 
 // backend is a database the nodes of a cluster share: the driver's name,

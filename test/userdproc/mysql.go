@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"os"
 	"testing"
 
 	"github.com/go-sql-driver/mysql" // also the database/sql driver that makes the test databases
@@ -17,13 +16,7 @@ import (
 // or fails it when CI=true (CI must run every MySQL test).
 func MySQLDatabase(t testing.TB, prefix string) string {
 	t.Helper()
-	base := os.Getenv("USERD_TEST_MYSQL_DSN")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_MYSQL_DSN not set in CI: the MySQL tests must run")
-		}
-		t.Skip("USERD_TEST_MYSQL_DSN not set: MySQL tests skipped")
-	}
+	base := RequiredEnv(t, "USERD_TEST_MYSQL_DSN", "MySQL")
 	cfg, err := mysql.ParseDSN(base)
 	if err != nil {
 		t.Fatalf("USERD_TEST_MYSQL_DSN: %v", err)

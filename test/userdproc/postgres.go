@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 
@@ -19,13 +18,7 @@ import (
 // every PostgreSQL test).
 func PostgresSchema(t testing.TB, prefix string) string {
 	t.Helper()
-	base := os.Getenv("USERD_TEST_POSTGRES_DSN")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_POSTGRES_DSN not set in CI: the PostgreSQL tests must run")
-		}
-		t.Skip("USERD_TEST_POSTGRES_DSN not set: PostgreSQL tests skipped")
-	}
+	base := RequiredEnv(t, "USERD_TEST_POSTGRES_DSN", "PostgreSQL")
 	db, err := sql.Open("pgx", base)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package userdproc
 
 import (
-	"os"
 	"testing"
 )
 
@@ -12,12 +11,5 @@ import (
 // per-IP limits).
 func RedisURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv("USERD_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("USERD_TEST_REDIS_URL not set in CI: the Redis tests must run")
-		}
-		t.Skip("USERD_TEST_REDIS_URL not set: Redis tests skipped")
-	}
-	return u
+	return RequiredEnv(t, "USERD_TEST_REDIS_URL", "Redis")
 }
