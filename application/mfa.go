@@ -38,20 +38,22 @@ type TOTPEnrolment struct {
 }
 
 // BeginTOTP makes a pending TOTP factor for the caller, replacing a
-// pending one, after checking its current password under the login
-// lock-out. An account whose factor is confirmed gets
-// domain.ErrMFAAlreadyEnabled.
+// pending one, once the caller has proven to be the account's owner
+// (proveFactorChange: its current password under the login lock-out, and
+// for an account with a passkey a strong session too). An account whose
+// factor is confirmed gets domain.ErrMFAAlreadyEnabled, before any proof
+// is asked for.
 func (s *MFAService) BeginTOTP(ctx context.Context, actor *domain.Principal, currentPassword *string) (TOTPEnrolment, error) {
 	self, err := s.signedIn(ctx, actor)
 	if err != nil {
 		return TOTPEnrolment{}, err
 	}
-	if currentPassword == nil || *currentPassword == "" {
-		verr := &domain.ValidationError{}
-		verr.Add(FieldCurrentPassword, "must not be empty")
-		return TOTPEnrolment{}, verr
+	if f, err := s.mfa.TOTP(ctx, self.ID); err == nil && f.Confirmed() {
+		return TOTPEnrolment{}, domain.ErrMFAAlreadyEnabled
+	} else if err != nil && !errors.Is(err, domain.ErrMFANotEnabled) {
+		return TOTPEnrolment{}, err
 	}
-	if err := s.checkCurrentPassword(ctx, actor, self, *currentPassword); err != nil {
+	if err := s.proveFactorChange(ctx, actor, self, domain.AddFactor, currentPassword); err != nil {
 		return TOTPEnrolment{}, err
 	}
 	secret, encoded, uri, err := s.otp.NewSecret(string(self.Email))
@@ -109,18 +111,22 @@ func (s *MFAService) ConfirmTOTP(ctx context.Context, actor *domain.Principal, c
 		if err := s.mfa.ReplaceRecoveryCodes(ctx, self.ID, hashRecoveryCodes(self.ID, codes), now); err != nil {
 			return err
 		}
-		return s.setMFAEnabled(ctx, self.ID, true, now)
+		if err := s.setMFAEnabled(ctx, self.ID, true, now); err != nil {
+			return err
+		}
+		return s.queueFactorNotice(ctx, self, domain.MailFactorAdded, domain.FactorTOTP)
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.delivery.wake()
 	s.events.note(ctx, domain.TOTPEnabledEvent(self.ID))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "totp enabled", slog.String("user_id", self.ID.String()))
 	return codes, nil
 }
 
 // DisableTOTP removes the caller's confirmed factor, proven by a TOTP or
-// recovery code. When no passkey is left either, the recovery codes go
+// recovery code, counted under the login lock-out (spendCodeCounted). When no passkey is left either, the recovery codes go
 // with it: they stand in for a second factor the account no longer has.
 func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, code *string) error {
 	self, err := s.signedIn(ctx, actor)
@@ -138,7 +144,7 @@ func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, c
 	if !f.Confirmed() {
 		return domain.ErrMFANotEnabled
 	}
-	if err := s.spendCodeNoted(ctx, self.ID, &f, raw); err != nil {
+	if err := s.spendCodeCounted(ctx, actor, self, &f, raw); err != nil {
 		return err
 	}
 	now := s.clock.Now()
@@ -146,18 +152,22 @@ func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, c
 		if _, err := s.mfa.DeleteTOTP(ctx, self.ID); err != nil {
 			return err
 		}
-		return s.syncMFAEnabled(ctx, self.ID, now)
+		if err := s.syncMFAEnabled(ctx, self.ID, now); err != nil {
+			return err
+		}
+		return s.queueFactorNotice(ctx, self, domain.MailFactorRemoved, domain.FactorTOTP)
 	})
 	if err != nil {
 		return err
 	}
+	s.delivery.wake()
 	s.events.note(ctx, domain.TOTPDisabledEvent(self.ID))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "totp disabled", slog.String("user_id", self.ID.String()))
 	return nil
 }
 
 // RenewRecoveryCodes replaces the caller's recovery codes, proven by a
-// TOTP or recovery code. An account whose only factors are passkeys may
+// TOTP or recovery code, counted under the login lock-out. An account whose only factors are passkeys may
 // have no code to give (none yet, or its codes lost, the usual reason to
 // renew them): without one, its session must have signed in with a second
 // factor (or recently).
@@ -188,7 +198,7 @@ func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Princ
 			}
 			f = &got
 		}
-		if err := s.spendCodeNoted(ctx, self.ID, f, raw); err != nil {
+		if err := s.spendCodeCounted(ctx, actor, self, f, raw); err != nil {
 			return nil, err
 		}
 	case hasCode:
@@ -219,10 +229,10 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 		ended    []string
 	)
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
-		if _, err := s.users.ByID(ctx, id); err != nil {
+		u, err := s.users.ByID(ctx, id)
+		if err != nil {
 			return err
 		}
-		var err error
 		if totp, err = s.mfa.DeleteTOTP(ctx, id); err != nil {
 			return err
 		}
@@ -238,11 +248,17 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 		if ended, err = s.tokens.RevokeUser(ctx, id, now); err != nil {
 			return err
 		}
+		if totp || passkeys > 0 {
+			if err := s.queueFactorNotice(ctx, u, domain.MailFactorRemoved, domain.FactorAll); err != nil {
+				return err
+			}
+		}
 		return s.emitSessionsRevoked(ctx, id, string(domain.EndedByMFAReset))
 	})
 	if err != nil {
 		return err
 	}
+	s.delivery.wake()
 	s.sessionsEnded(ctx, ended...)
 	s.events.note(ctx, domain.MFAResetEvent(actor.UserID, id, totp, passkeys))
 	s.events.note(ctx, domain.SessionRevokedEvent(actor.UserID, id, domain.EndedByMFAReset, ""))

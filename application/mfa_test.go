@@ -1066,9 +1066,9 @@ func TestMFAEnabled_follows_the_factors(t *testing.T) {
 	e.clock.Advance(domain.TOTPPeriod)
 	wantErr(t, e.svc.MFA.DisableTOTP(ctx, p, ptr(totpCode(t, enrol.Secret, e.clock.Now()))), nil)
 	check("two passkeys", true)
-	wantErr(t, e.svc.Passkeys.Delete(ctx, p, string(first.ID)), nil)
+	wantErr(t, e.svc.Passkeys.Delete(ctx, strong, string(first.ID), nil), nil)
 	check("one passkey", true)
-	wantErr(t, e.svc.Passkeys.Delete(ctx, p, string(second.ID)), nil)
+	wantErr(t, e.svc.Passkeys.Delete(ctx, strong, string(second.ID), nil), nil)
 	check("no factor", false)
 	if s, _ := e.svc.MFA.Summary(ctx, p); s.RecoveryCodesLeft != 0 {
 		t.Errorf("%d recovery codes left without a factor", s.RecoveryCodesLeft)

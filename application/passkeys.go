@@ -44,18 +44,19 @@ func (s *PasskeyService) List(ctx context.Context, actor *domain.Principal) ([]d
 	return s.passkeys.Passkeys(ctx, self.ID)
 }
 
-// BeginRegistration starts adding a passkey to the caller's account. An
-// account that has a second factor already needs a session that signed in
-// with one, or recently: else a stolen long-lived session could add a
-// passkey of its own, a way in that outlives every password change.
-func (s *PasskeyService) BeginRegistration(ctx context.Context, actor *domain.Principal) (PasskeyOptions, error) {
+// BeginRegistration starts adding a passkey to the caller's account,
+// once the caller has proven to be its owner (proveFactorChange): the
+// current password, and for an account with a second factor already a
+// session that signed in with one, or recently. Else a stolen access
+// token could add a passkey of its own, a passwordless way in that
+// outlives every password change.
+func (s *PasskeyService) BeginRegistration(ctx context.Context, actor *domain.Principal, currentPassword *string) (PasskeyOptions, error) {
 	self, err := s.signedIn(ctx, actor)
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
-	now := s.clock.Now()
-	if self.MFAEnabled && !actor.Session.Strong(now) {
-		return PasskeyOptions{}, domain.ErrRecentSignInRequired
+	if err := s.proveFactorChange(ctx, actor, self, domain.AddFactor, currentPassword); err != nil {
+		return PasskeyOptions{}, err
 	}
 	existing, err := s.passkeys.Passkeys(ctx, self.ID)
 	if err != nil {
@@ -109,7 +110,10 @@ func (s *PasskeyService) FinishRegistration(ctx context.Context, actor *domain.P
 		if err := s.passkeys.CreatePasskey(ctx, p); err != nil {
 			return err
 		}
-		return s.setMFAEnabled(ctx, self.ID, true, now)
+		if err := s.setMFAEnabled(ctx, self.ID, true, now); err != nil {
+			return err
+		}
+		return s.queueFactorNotice(ctx, self, domain.MailFactorAdded, domain.FactorPasskey)
 	})
 	if errors.Is(err, domain.ErrUserNotFound) {
 		return domain.Passkey{}, domain.ErrInvalidToken
@@ -117,14 +121,19 @@ func (s *PasskeyService) FinishRegistration(ctx context.Context, actor *domain.P
 	if err != nil {
 		return domain.Passkey{}, err
 	}
+	s.delivery.wake()
 	s.events.note(ctx, domain.PasskeyRegisteredEvent(self.ID, p.ID))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "passkey registered", slog.String("user_id", self.ID.String()),
 		slog.String("passkey_id", string(p.ID)))
 	return p, nil
 }
 
-// Delete removes one of the caller's passkeys.
-func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, rawID string) error {
+// Delete removes one of the caller's passkeys, proven as adding one is
+// (proveFactorChange), except that a session that signed in with a
+// second factor may do it without its password: removing the last
+// passkey turns two-step verification off, which a stolen access token
+// alone must not do.
+func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, rawID string, currentPassword *string) error {
 	self, err := s.signedIn(ctx, actor)
 	if err != nil {
 		return err
@@ -133,16 +142,23 @@ func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, ra
 	if err != nil {
 		return err
 	}
+	if err := s.proveFactorChange(ctx, actor, self, domain.RemoveFactor, currentPassword); err != nil {
+		return err
+	}
 	now := s.clock.Now()
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
 		if err := s.passkeys.DeletePasskey(ctx, self.ID, id); err != nil {
 			return err
 		}
-		return s.syncMFAEnabled(ctx, self.ID, now)
+		if err := s.syncMFAEnabled(ctx, self.ID, now); err != nil {
+			return err
+		}
+		return s.queueFactorNotice(ctx, self, domain.MailFactorRemoved, domain.FactorPasskey)
 	})
 	if err != nil {
 		return err
 	}
+	s.delivery.wake()
 	s.events.note(ctx, domain.PasskeyRemovedEvent(self.ID, id))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "passkey removed", slog.String("user_id", self.ID.String()),
 		slog.String("passkey_id", string(id)))

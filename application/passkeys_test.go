@@ -11,10 +11,17 @@ import (
 	"github.com/userd/userd/test/softauthn"
 )
 
-// beginRegistration starts a registration for p and has key answer it.
+// beginRegistration starts a registration for p, proven by the seeded
+// password, and has key answer it.
 func (e *env) beginRegistration(t *testing.T, p *domain.Principal, key *softauthn.Authenticator, f softauthn.Faults) (string, json.RawMessage) {
 	t.Helper()
-	opts, err := e.svc.Passkeys.BeginRegistration(ctx, p)
+	return e.beginRegistrationWith(t, p, seededPassword, key, f)
+}
+
+// beginRegistrationWith is beginRegistration proven by password.
+func (e *env) beginRegistrationWith(t *testing.T, p *domain.Principal, password string, key *softauthn.Authenticator, f softauthn.Faults) (string, json.RawMessage) {
+	t.Helper()
+	opts, err := e.svc.Passkeys.BeginRegistration(ctx, p, &password)
 	if err != nil {
 		t.Fatalf("BeginRegistration: %v", err)
 	}
@@ -25,10 +32,17 @@ func (e *env) beginRegistration(t *testing.T, p *domain.Principal, key *softauth
 	return opts.CeremonyID, cred
 }
 
-// registerPasskey registers a passkey of key for p.
+// registerPasskey registers a passkey of key for p, proven by the seeded
+// password.
 func (e *env) registerPasskey(t *testing.T, p *domain.Principal, key *softauthn.Authenticator) domain.Passkey {
 	t.Helper()
-	ceremony, cred := e.beginRegistration(t, p, key, softauthn.Faults{})
+	return e.registerPasskeyWith(t, p, seededPassword, key)
+}
+
+// registerPasskeyWith is registerPasskey proven by password.
+func (e *env) registerPasskeyWith(t *testing.T, p *domain.Principal, password string, key *softauthn.Authenticator) domain.Passkey {
+	t.Helper()
+	ceremony, cred := e.beginRegistrationWith(t, p, password, key, softauthn.Faults{})
 	pk, err := e.svc.Passkeys.FinishRegistration(ctx, p, application.PasskeyRegistrationInput{
 		CeremonyID: &ceremony, Name: ptr("Laptop"), Credential: cred})
 	if err != nil {
@@ -92,7 +106,7 @@ func TestPasskeys_registration(t *testing.T) {
 			name: "second_factor_and_old_single_factor_session",
 			run: func(t *testing.T, e *env, p *domain.Principal) (domain.Passkey, error) {
 				e.enrolTOTP(t, p)
-				_, err := e.svc.Passkeys.BeginRegistration(ctx, withSession(p, oldSession(e)))
+				_, err := e.svc.Passkeys.BeginRegistration(ctx, withSession(p, oldSession(e)), ptr(seededPassword))
 				return domain.Passkey{}, err
 			},
 			wantErr: domain.ErrRecentSignInRequired,
@@ -103,7 +117,7 @@ func TestPasskeys_registration(t *testing.T) {
 				e.registerPasskey(t, p, softauthn.New(testOrigin))
 				// The access token of a password login carries no
 				// auth_time here: a session of unknown age.
-				_, err := e.svc.Passkeys.BeginRegistration(ctx, withSession(p, domain.Session{ID: "s", AMR: domain.AMRPassword}))
+				_, err := e.svc.Passkeys.BeginRegistration(ctx, withSession(p, domain.Session{ID: "s", AMR: domain.AMRPassword}), ptr(seededPassword))
 				return domain.Passkey{}, err
 			},
 			wantErr: domain.ErrRecentSignInRequired,
@@ -162,7 +176,7 @@ func TestPasskeys_registration(t *testing.T) {
 				ceremony, cred := e.beginRegistration(t, p, key, softauthn.Faults{})
 				_, err := e.svc.Passkeys.FinishRegistration(ctx, p, application.PasskeyRegistrationInput{CeremonyID: &ceremony, Credential: cred})
 				wantErr(t, err, nil)
-				again, err := e.svc.Passkeys.BeginRegistration(ctx, withSession(p, strongSession(e)))
+				again, err := e.svc.Passkeys.BeginRegistration(ctx, withSession(p, strongSession(e)), ptr(seededPassword))
 				wantErr(t, err, nil)
 				return e.svc.Passkeys.FinishRegistration(ctx, p, application.PasskeyRegistrationInput{CeremonyID: &again.CeremonyID, Credential: cred})
 			},
@@ -312,7 +326,8 @@ func TestPasskeys_login(t *testing.T) {
 			run: func(t *testing.T, e *env, u domain.User, key *softauthn.Authenticator) (application.TokenPair, error) {
 				list, err := e.store.Passkeys().Passkeys(ctx, u.ID)
 				wantErr(t, err, nil)
-				wantErr(t, e.svc.Passkeys.Delete(ctx, &domain.Principal{UserID: u.ID, Profiles: u.Profiles}, string(list[0].ID)), nil)
+				owner := &domain.Principal{UserID: u.ID, Profiles: u.Profiles, Session: strongSession(e)}
+				wantErr(t, e.svc.Passkeys.Delete(ctx, owner, string(list[0].ID), nil), nil)
 				return e.passkeyLogin(t, key, softauthn.Faults{}, nil)
 			},
 			wantErr: domain.ErrInvalidPasskey,
@@ -382,14 +397,14 @@ func TestPasskeys_Delete(t *testing.T) {
 			_, grace := e.seed(t, "grace@example.com")
 			own := e.registerPasskey(t, ada, softauthn.New(testOrigin))
 			others := e.registerPasskey(t, grace, softauthn.New(testOrigin))
-			err := e.svc.Passkeys.Delete(ctx, ada, tc.id(own, others))
+			err := e.svc.Passkeys.Delete(ctx, withSession(ada, strongSession(e)), tc.id(own, others), nil)
 			wantErr(t, err, tc.wantErr)
 			left, lerr := e.svc.Passkeys.List(ctx, grace)
 			wantErr(t, lerr, nil)
 			if len(left) != 1 {
 				t.Errorf("grace has %d passkeys after ada's delete, want 1", len(left))
 			}
-			wantErr(t, e.svc.Passkeys.Delete(ctx, nil, string(own.ID)), domain.ErrUnauthenticated)
+			wantErr(t, e.svc.Passkeys.Delete(ctx, nil, string(own.ID), nil), domain.ErrUnauthenticated)
 		})
 	}
 }

@@ -39,6 +39,9 @@ const (
 	// CheckSecondFactor: the second step of a login (POST /auth/login/mfa,
 	// or a passkey after a password).
 	CheckSecondFactor PasswordCheck = "second_factor"
+	// CheckFactorCode: a TOTP or recovery code by which a signed-in user
+	// proves itself, to turn TOTP off or renew its recovery codes.
+	CheckFactorCode PasswordCheck = "factor_code"
 )
 
 // LoginFailure says why a password check failed.

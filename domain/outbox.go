@@ -96,6 +96,22 @@ const (
 	// MailPasswordChanged tells the account that its password changed,
 	// by the user, an admin or a reset.
 	MailPasswordChanged MailTemplate = "password_changed"
+	// MailFactorAdded tells the account that a second factor was added
+	// (Data: "factor", one of the Factor… kinds).
+	MailFactorAdded MailTemplate = "factor_added"
+	// MailFactorRemoved tells the account that a second factor was
+	// removed (Data: "factor"; FactorAll when an admin removed them all).
+	MailFactorRemoved MailTemplate = "factor_removed"
+)
+
+// The kinds of second factor a notice names (Mail.Data["factor"]). Never
+// the passkey's name: the requester chose it, and the notice may go to an
+// address nobody has verified.
+const (
+	FactorPasskey = "passkey"
+	FactorTOTP    = "totp"
+	// FactorAll: an admin removed every factor of the account.
+	FactorAll = "all"
 )
 
 // Mail is a message to one address, before it is rendered: the template,

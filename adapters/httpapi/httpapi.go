@@ -290,20 +290,24 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	api.DELETE("/users/:id/sessions/:sid", required, h.validQuery, h.revokeSession)
 
 	// Second factors and passkeys of the caller, and an admin's reset.
+	// The routes that check a password or a code take from the caller's
+	// /auth allowance, once it is known to be signed in (limits.go): a
+	// stolen access token must not guess at them at full speed.
+	limited := h.limitAuthByIP
 	api.GET("/users/me/mfa", required, h.validQuery, h.mfaSummary)
-	api.POST("/users/me/mfa/totp", required, h.validQuery, h.beginTOTP)
-	api.POST("/users/me/mfa/totp/confirm", required, h.validQuery, h.confirmTOTP)
-	api.DELETE("/users/me/mfa/totp", required, h.validQuery, h.disableTOTP)
-	api.POST("/users/me/mfa/recovery-codes", required, h.validQuery, h.renewRecoveryCodes)
+	api.POST("/users/me/mfa/totp", required, h.validQuery, limited, h.beginTOTP)
+	api.POST("/users/me/mfa/totp/confirm", required, h.validQuery, limited, h.confirmTOTP)
+	api.DELETE("/users/me/mfa/totp", required, h.validQuery, limited, h.disableTOTP)
+	api.POST("/users/me/mfa/recovery-codes", required, h.validQuery, limited, h.renewRecoveryCodes)
 	api.DELETE("/users/:id/mfa", required, h.validQuery, h.resetMFA)
 	// Its own route: in OpenAPI a concrete path matches before a templated
 	// one, so the document describes DELETE /api/users/me/mfa on its own.
 	api.DELETE("/users/me/mfa", required, h.validQuery, h.resetOwnMFA)
 	api.GET("/users/me/passkeys", required, h.validQuery, h.listPasskeys)
-	api.POST("/users/me/passkeys/registration", required, h.validQuery, h.beginPasskeyRegistration)
+	api.POST("/users/me/passkeys/registration", required, h.validQuery, limited, h.beginPasskeyRegistration)
 	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)
 	api.PATCH("/users/me/passkeys/:passkeyId", required, h.validQuery, h.renamePasskey)
-	api.DELETE("/users/me/passkeys/:passkeyId", required, h.validQuery, h.deletePasskey)
+	api.DELETE("/users/me/passkeys/:passkeyId", required, h.validQuery, limited, h.deletePasskey)
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
 	// would reach the :id routes and answer 400 invalid_id; they sit outside

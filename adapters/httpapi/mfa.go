@@ -210,13 +210,16 @@ func (h *handler) listPasskeys(c *gin.Context) {
 	h.writeJSON(c, http.StatusOK, out)
 }
 
-// beginPasskeyRegistration answers POST /api/users/me/passkeys/registration.
+// beginPasskeyRegistration answers POST /api/users/me/passkeys/registration,
+// whose body is {"currentPassword"}: {} or none only for an account
+// without a password (the use case judges).
 func (h *handler) beginPasskeyRegistration(c *gin.Context) {
-	if err := decodeOptionalJSON(c.Request, &struct{}{}); err != nil {
+	var req currentPasswordRequest
+	if err := decodeOptionalJSON(c.Request, &req); err != nil {
 		h.fail(c, err)
 		return
 	}
-	o, err := h.passkeys.BeginRegistration(c.Request.Context(), principal(c))
+	o, err := h.passkeys.BeginRegistration(c.Request.Context(), principal(c), req.CurrentPassword)
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -257,13 +260,16 @@ func (h *handler) renamePasskey(c *gin.Context) {
 	h.writeJSON(c, http.StatusOK, toPasskeyResponse(p))
 }
 
-// deletePasskey answers DELETE /api/users/me/passkeys/{id}.
+// deletePasskey answers DELETE /api/users/me/passkeys/{id}, whose body is
+// {"currentPassword"}, or {} (or none) from a session that signed in with
+// a second factor.
 func (h *handler) deletePasskey(c *gin.Context) {
-	if err := decodeOptionalJSON(c.Request, &struct{}{}); err != nil {
+	var req currentPasswordRequest
+	if err := decodeOptionalJSON(c.Request, &req); err != nil {
 		h.fail(c, err)
 		return
 	}
-	if err := h.passkeys.Delete(c.Request.Context(), principal(c), c.Param("passkeyId")); err != nil {
+	if err := h.passkeys.Delete(c.Request.Context(), principal(c), c.Param("passkeyId"), req.CurrentPassword); err != nil {
 		h.fail(c, err)
 		return
 	}

@@ -644,7 +644,7 @@ func TestMFA_audit_and_logs_hold_no_secrets(t *testing.T) {
 	o := s.beginPasskeyLogin(ch.MFAToken)
 	wantJSON(t, s.finishPasskeyLogin(o.CeremonyID, assertion(t, o, a, softauthn.Faults{}), ch.MFAToken), http.StatusOK, nil)
 	secrets = append(secrets, ch.MFAToken)
-	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+p.ID, nil, withToken(tb.AccessToken))) // passkey.removed
+	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+p.ID, currentPassword(custPassword), withToken(tb.AccessToken))) // passkey.removed
 
 	second, more := s.enrolTOTP(tb.AccessToken)
 	secrets = append(secrets, second)

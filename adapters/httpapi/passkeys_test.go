@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/domain"
 	"github.com/userd/userd/test/softauthn"
 )
 
@@ -30,13 +31,19 @@ type passkeyBody struct {
 
 var passkeyIDPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
 
-// beginPasskeyRegistration begins a registration with no body and no
-// Content-Type, as a page's fetch() without a body sends it.
+// beginPasskeyRegistration begins a registration for a customer, proven
+// by the customers' password.
 func (s *testServer) beginPasskeyRegistration(token string) passkeyOptionsBody {
 	s.t.Helper()
 	var o passkeyOptionsBody
-	wantJSON(s.t, s.do("POST", "/api/users/me/passkeys/registration", nil, withToken(token)), http.StatusOK, &o)
+	wantJSON(s.t, s.do("POST", "/api/users/me/passkeys/registration", currentPassword(custPassword), withToken(token)),
+		http.StatusOK, &o)
 	return o
+}
+
+// currentPassword is the body {"currentPassword": password}.
+func currentPassword(password string) map[string]string {
+	return map[string]string{"currentPassword": password}
 }
 
 // finishPasskeyRegistration sends the authenticator's answer to o.
@@ -146,10 +153,21 @@ func TestPasskeys_registration_and_discoverable_login(t *testing.T) {
 		creation.RP.ID != "localhost" || len(creation.Challenge) < 22 || len(o.CeremonyID) < 22 {
 		t.Errorf("creation options %s, ceremony %q", o.PublicKey, o.CeremonyID)
 	}
-	var again passkeyOptionsBody
-	wantJSON(t, s.do("POST", "/api/users/me/passkeys/registration", "{}", withToken(tok)), http.StatusOK, &again)
-	wantJSON(t, s.do("POST", "/api/users/me/passkeys/registration", "", withToken(tok), withoutHeader("Content-Type")),
-		http.StatusOK, &again)
+	// The token alone adds no passkey (issue 24): the current password
+	// is asked for, and a wrong one counts as a login's would.
+	for _, body := range []any{"{}", "", nil, currentPassword("")} {
+		opts := []reqOption{withToken(tok)}
+		if body == "" || body == nil {
+			opts = append(opts, withoutHeader("Content-Type"))
+		}
+		p := wantProblem(t, s.do("POST", "/api/users/me/passkeys/registration", body, opts...),
+			http.StatusBadRequest, "validation_failed")
+		if !slices.Equal(p.fields(), []string{"currentPassword"}) {
+			t.Errorf("body %v: fields %q, want currentPassword", body, p.fields())
+		}
+	}
+	wantProblem(t, s.do("POST", "/api/users/me/passkeys/registration", currentPassword("a guess"), withToken(tok)),
+		http.StatusUnauthorized, "invalid_credentials")
 	wantProblem(t, s.do("POST", "/api/users/me/passkeys/registration", nil), http.StatusUnauthorized, "unauthorized")
 
 	a := softauthn.New(testOrigin)
@@ -462,23 +480,32 @@ func TestPasskeys_delete(t *testing.T) {
 		token  string
 		status int
 		code   string
+		body   any
 	}{
-		{"anonymous", first.ID, "", http.StatusUnauthorized, "unauthorized"},
-		{"bad_id", "not-an-id", ada.AccessToken, http.StatusBadRequest, "invalid_id"},
-		{"upper_case_id", "ABCDEF0123456789ABCDEF01", ada.AccessToken, http.StatusBadRequest, "invalid_id"},
-		{"other_users_passkey", bobs.ID, ada.AccessToken, http.StatusNotFound, "not_found"},
-		{"missing_passkey", missingID, ada.AccessToken, http.StatusNotFound, "not_found"},
+		{"anonymous", first.ID, "", http.StatusUnauthorized, "unauthorized", nil},
+		{"bad_id", "not-an-id", ada.AccessToken, http.StatusBadRequest, "invalid_id", nil},
+		{"upper_case_id", "ABCDEF0123456789ABCDEF01", ada.AccessToken, http.StatusBadRequest, "invalid_id", nil},
+		// The token alone removes nothing (issue 24): its session signed
+		// in with a password only.
+		{"no_password", first.ID, ada.AccessToken, http.StatusBadRequest, "validation_failed", nil},
+		{"empty_body", first.ID, ada.AccessToken, http.StatusBadRequest, "validation_failed", "{}"},
+		{"wrong_password", first.ID, ada.AccessToken, http.StatusUnauthorized, "invalid_credentials", currentPassword("a guess")},
+		{"other_users_passkey", bobs.ID, ada.AccessToken, http.StatusNotFound, "not_found", currentPassword(custPassword)},
+		{"missing_passkey", missingID, ada.AccessToken, http.StatusNotFound, "not_found", currentPassword(custPassword)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var opts []reqOption
 			if tt.token != "" {
 				opts = append(opts, withToken(tt.token))
 			}
-			wantProblem(t, s.do("DELETE", "/api/users/me/passkeys/"+tt.id, nil, opts...), tt.status, tt.code)
+			wantProblem(t, s.do("DELETE", "/api/users/me/passkeys/"+tt.id, tt.body, opts...), tt.status, tt.code)
 		})
 	}
+	if ps := s.passkeys(ada.AccessToken); len(ps) != 2 {
+		t.Fatalf("refused deletes removed a passkey: %+v", ps)
+	}
 
-	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+first.ID, nil, withToken(ada.AccessToken)))
+	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+first.ID, currentPassword(custPassword), withToken(ada.AccessToken)))
 	if ps := s.passkeys(ada.AccessToken); len(ps) != 1 || ps[0].ID != second.ID {
 		t.Errorf("list after a delete: %+v", ps)
 	}
@@ -488,7 +515,7 @@ func TestPasskeys_delete(t *testing.T) {
 	// The removed passkey signs in no more.
 	wantProblem(t, s.passkeyLogin(a, softauthn.Faults{}), http.StatusUnauthorized, "invalid_passkey")
 
-	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+second.ID, nil, withToken(ada.AccessToken)))
+	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+second.ID, currentPassword(custPassword), withToken(ada.AccessToken)))
 	if s.me(ada.AccessToken).MFAEnabled {
 		t.Error("mfaEnabled true without a factor")
 	}
@@ -496,8 +523,29 @@ func TestPasskeys_delete(t *testing.T) {
 		t.Errorf("summary %+v", got)
 	}
 	s.login("ada@example.com", custPassword) // one step again
-	wantProblem(t, s.do("DELETE", "/api/users/me/passkeys/"+second.ID, nil, withToken(ada.AccessToken)),
+	wantProblem(t, s.do("DELETE", "/api/users/me/passkeys/"+second.ID, currentPassword(custPassword), withToken(ada.AccessToken)),
 		http.StatusNotFound, "not_found")
+}
+
+// TestPasskeys_delete_by_a_second_factor_session: a session that signed
+// in with a second factor removes a passkey with {} (issue 24); one that
+// signed in with a password alone and is no longer recent may not, even
+// with the password.
+func TestPasskeys_delete_by_a_second_factor_session(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	_, ada, a, first := s.passkeyCustomer("Ada", "ada@example.com")
+	second := s.addPasskey(ada.AccessToken, softauthn.New(testOrigin), "Phone")
+	s.clock.Advance(domain.RecentSignIn + time.Second)
+	old := s.refreshOK(ada.RefreshToken)
+	wantProblem(t, s.do("DELETE", "/api/users/me/passkeys/"+first.ID, currentPassword(custPassword), withToken(old.AccessToken)),
+		http.StatusForbidden, "recent_sign_in_required")
+	var strong tokenBody
+	wantJSON(t, s.passkeyLogin(a, softauthn.Faults{}), http.StatusOK, &strong)
+	wantSession(t, strong.AccessToken, []string{"hwk", "user"}, "aal2")
+	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+first.ID, "{}", withToken(strong.AccessToken)))
+	wantNoContent(t, s.do("DELETE", "/api/users/me/passkeys/"+second.ID, nil, withToken(strong.AccessToken),
+		withoutHeader("Content-Type")))
 }
 
 func TestPasskeys_registration_needs_a_recent_or_strong_sign_in(t *testing.T) {
@@ -506,7 +554,8 @@ func TestPasskeys_registration_needs_a_recent_or_strong_sign_in(t *testing.T) {
 	_, tb := s.customer("Ada", "ada@example.com")
 	secret, _ := s.enrolTOTP(tb.AccessToken)
 
-	// A single-factor session of 30 s ago may still add a passkey.
+	// A single-factor session of 30 s ago may still add a passkey, with
+	// the password.
 	s.beginPasskeyRegistration(tb.AccessToken)
 
 	// Ten minutes on, refreshed: a new access token of the old session.
@@ -516,7 +565,7 @@ func TestPasskeys_registration_needs_a_recent_or_strong_sign_in(t *testing.T) {
 	if *c.AuthTime != s.now().Add(-10*time.Minute-31*time.Second).Unix() {
 		t.Errorf("auth_time %d moved on refresh", *c.AuthTime)
 	}
-	wantProblem(t, s.do("POST", "/api/users/me/passkeys/registration", nil, withToken(old.AccessToken)),
+	wantProblem(t, s.do("POST", "/api/users/me/passkeys/registration", currentPassword(custPassword), withToken(old.AccessToken)),
 		http.StatusForbidden, "recent_sign_in_required")
 
 	// A session that signed in with the second factor may, however old.

@@ -44,10 +44,12 @@ var templateNames = map[domain.MailTemplate]bool{
 	domain.MailResetPassword:   true,
 	domain.MailEmailChanged:    false,
 	domain.MailPasswordChanged: false,
+	domain.MailFactorAdded:     false,
+	domain.MailFactorRemoved:   false,
 }
 
 // templateData is what a template sees: {{.Name}}, {{.Email}}, {{.Link}},
-// {{.NewEmail}}. docs/configuration.md documents it for the authors of an
+// {{.NewEmail}}, {{.Factor}}. docs/configuration.md documents it for the authors of an
 // override directory; keep the two in step.
 type templateData struct {
 	// Name is the account's display name; may be empty.
@@ -59,6 +61,10 @@ type templateData struct {
 	// NewEmail is the account's new address, in the notice to the old one
 	// (Mail.Data["new_email"]).
 	NewEmail string
+	// Factor is the kind of second factor a factor_added or
+	// factor_removed notice is about (Mail.Data["factor"]): "passkey",
+	// "totp", or "all" when an admin removed every one.
+	Factor string
 }
 
 // sampleData fills the templates once at start: a template that names a
@@ -69,6 +75,7 @@ var sampleData = templateData{
 	Email:    "ada@example.com",
 	Link:     "https://userd.example/account/verify-email?token=SAMPLE-TOKEN",
 	NewEmail: "ada.new@example.com",
+	Factor:   domain.FactorPasskey,
 }
 
 // message is one template in one language, parsed.
@@ -100,10 +107,18 @@ type templates struct {
 // <template>.subject.txt, <template>.txt and <template>.html. English is
 // required; a missing file, a file that does not parse or does not render,
 // and a link not alone on its line in a text part are errors naming the
-// file.
+// file. A message none of whose three files an override directory has
+// is the embedded one, of the same language or else English: a directory
+// written for an older userd keeps working when a new message is added
+// (its new notices then come in the embedded words).
 func loadTemplates(dir string) (*templates, error) {
 	fsys, root := fs.FS(embedded), "templates"
+	var builtin *templates
 	if dir != "" {
+		var err error
+		if builtin, err = loadTemplates(""); err != nil {
+			return nil, fmt.Errorf("embedded templates: %w", err)
+		}
 		info, err := os.Stat(dir)
 		if err != nil {
 			return nil, err
@@ -132,7 +147,7 @@ func loadTemplates(dir string) (*templates, error) {
 			errs = append(errs, fmt.Errorf("%s: a second directory for %s", displayPath(dir, e.Name()), tag))
 			continue
 		}
-		msgs, lerrs := loadLanguage(fsys, path.Join(root, e.Name()), dir, e.Name())
+		msgs, lerrs := loadLanguage(fsys, path.Join(root, e.Name()), dir, e.Name(), builtin.messagesOf(tag))
 		errs = append(errs, lerrs...)
 		t.byLang[tag] = msgs
 		t.langs = append(t.langs, tag)
@@ -157,14 +172,31 @@ func loadTemplates(dir string) (*templates, error) {
 	return t, nil
 }
 
-// loadLanguage parses the messages of one language directory.
-func loadLanguage(fsys fs.FS, langDir, dir, langName string) (map[domain.MailTemplate]message, []error) {
+// messagesOf returns the messages of the language tag, or of the
+// fallback language when t has not tag; nil when t is nil.
+func (t *templates) messagesOf(tag language.Tag) map[domain.MailTemplate]message {
+	if t == nil {
+		return nil
+	}
+	if msgs, ok := t.byLang[tag]; ok {
+		return msgs
+	}
+	return t.byLang[fallback]
+}
+
+// loadLanguage parses the messages of one language directory; a message
+// with none of its files there is taken from builtin, when it has it.
+func loadLanguage(fsys fs.FS, langDir, dir, langName string, builtin map[domain.MailTemplate]message) (map[domain.MailTemplate]message, []error) {
 	msgs := make(map[domain.MailTemplate]message, len(templateNames))
 	var errs []error
 	// In order, so that the errors come in the same order each time.
 	for _, name := range slices.Sorted(maps.Keys(templateNames)) {
 		hasLink := templateNames[name]
 		base := path.Join(langDir, string(name))
+		if m, ok := builtin[name]; ok && noneOf(fsys, base, subjectSuffix, textSuffix, htmlSuffix) {
+			msgs[name] = m
+			continue
+		}
 		shown := func(suffix string) string { return displayPath(dir, path.Join(langName, string(name)+suffix)) }
 		read := func(suffix string) (string, bool) {
 			b, err := fs.ReadFile(fsys, base+suffix)
@@ -201,6 +233,17 @@ func loadLanguage(fsys fs.FS, langDir, dir, langName string) (map[domain.MailTem
 		msgs[name] = m
 	}
 	return msgs, errs
+}
+
+// noneOf reports whether fsys has no file base+suffix for any of the
+// suffixes.
+func noneOf(fsys fs.FS, base string, suffixes ...string) bool {
+	for _, suffix := range suffixes {
+		if _, err := fs.Stat(fsys, base+suffix); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
 }
 
 // displayPath names a template file in errors: under the override
@@ -317,7 +360,8 @@ func (t *templates) render(m domain.Mail) (rendered, error) {
 	if !known {
 		return rendered{}, fmt.Errorf("%w: unknown template %q", domain.ErrMailRejected, m.Template)
 	}
-	data := templateData{Name: m.Name, Email: m.To.String(), Link: m.Data["link"], NewEmail: m.Data["new_email"]}
+	data := templateData{Name: m.Name, Email: m.To.String(), Link: m.Data["link"], NewEmail: m.Data["new_email"],
+		Factor: m.Data["factor"]}
 	if hasLink && data.Link == "" {
 		return rendered{}, fmt.Errorf("%w: %s without a link", domain.ErrMailRejected, m.Template)
 	}

@@ -58,6 +58,7 @@ var limitedAccountPosts = map[string]bool{
 	accountMFAPath + "/totp/confirm":   true,
 	accountMFAPath + "/totp/disable":   true,
 	accountMFAPath + "/recovery-codes": true,
+	accountPasskeysPath + "/options":   true,
 }
 
 // routeAccount routes the account page and its actions. Every one is

@@ -39,6 +39,13 @@ func toPasskeyRow(k domain.Passkey) passkeyRow {
 // passkeysData is what the passkeys page shows.
 type passkeysData struct {
 	Passkeys []passkeyRow
+	// AskPassword is true when adding a passkey takes the current
+	// password: for every account that has one.
+	AskPassword bool
+	// OfferSignOut is true right after a passkey was added: the page
+	// offers to sign out the other sessions, which a new factor does not
+	// end.
+	OfferSignOut bool
 }
 
 // passkeysPage lists the visitor's passkeys, with the form that adds one.
@@ -61,7 +68,8 @@ func (p *Pages) passkeysForm(r *http.Request, v visitor) (page, error) {
 		rows[i] = toPasskeyRow(k)
 	}
 	pg := accountPage(r, &v, tmplAccountPasskeys, "Passkeys", accountPasskeysPath)
-	pg.Data = passkeysData{Passkeys: rows}
+	pg.Data = passkeysData{Passkeys: rows, AskPassword: v.user.HasPassword(),
+		OfferSignOut: r.URL.Query().Get("done") == "passkey-added"}
 	pg.Scripts = []string{scriptPasskey}
 	return pg, nil
 }
@@ -90,7 +98,10 @@ func (p *Pages) passkeyRegistrationOptions(w http.ResponseWriter, r *http.Reques
 		writeJSON(w, http.StatusBadRequest, jsonError{accountFieldMessage(fieldName, msg)})
 		return
 	}
-	o, err := p.svc.Passkeys.BeginRegistration(r.Context(), v.principal)
+	// The password proves the person before the authenticator is asked
+	// for anything; the script sends it here, and never with the finish.
+	current := form.Get(fieldCurrentPassword)
+	o, err := p.svc.Passkeys.BeginRegistration(r.Context(), v.principal, &current)
 	if err != nil {
 		p.passkeyJSONFailed(w, r, err)
 		return
@@ -141,6 +152,10 @@ func onlyAbout(verr *domain.ValidationError, field string) bool {
 type passkeyPageData struct {
 	Passkey passkeyRow
 	Remove  bool
+	// AskPassword is true when removing it takes the current password:
+	// an account with one, unless its session signed in with a second
+	// factor (domain.ProofToChangeFactors).
+	AskPassword bool
 }
 
 // passkeyOf finds the visitor's passkey of the path's id, or
@@ -165,7 +180,8 @@ func passkeyPage(r *http.Request, v visitor, row passkeyRow, remove bool) page {
 		title = "Remove a passkey"
 	}
 	pg := accountPage(r, &v, tmplAccountPasskey, title, accountPasskeysPath)
-	pg.Data = passkeyPageData{Passkey: row, Remove: remove}
+	pg.Data = passkeyPageData{Passkey: row, Remove: remove,
+		AskPassword: v.user.HasPassword() && v.principal.Session.AMR.ACR() != domain.ACRMultiFactor}
 	return pg
 }
 
@@ -206,14 +222,19 @@ func (p *Pages) removePasskeyForm(w http.ResponseWriter, r *http.Request, v visi
 	p.renderConsole(w, r, http.StatusOK, passkeyPage(r, v, row, true))
 }
 
-// removePasskey removes a passkey of the visitor.
+// removePasskey removes a passkey of the visitor, proven by its current
+// password (or its session, when it signed in with a second factor).
 func (p *Pages) removePasskey(w http.ResponseWriter, r *http.Request, v visitor) {
-	err := p.svc.Passkeys.Delete(r.Context(), v.principal, r.PathValue("id"))
+	current := r.PostForm.Get(fieldCurrentPassword)
+	err := p.svc.Passkeys.Delete(r.Context(), v.principal, r.PathValue("id"), &current)
 	switch {
 	case errors.Is(err, domain.ErrPasskeyNotFound):
 		seeOther(w, r, accountPasskeysPath, "passkey-gone")
 	case err != nil:
-		p.accountFail(w, r, v, err)
+		p.refused(w, r, v, err, map[string]string{fieldCurrentPassword: fieldCurrentPassword}, func() (page, error) {
+			row, err := p.passkeyOf(r, v)
+			return passkeyPage(r, v, row, true), err
+		})
 	default:
 		seeOther(w, r, accountPasskeysPath, "passkey-removed")
 	}

@@ -18,7 +18,7 @@ import (
 // does: the options, the authenticator's answer, the form.
 func addPasskey(t *testing.T, v *visitorSession, key *softauthn.Authenticator, name string) answer {
 	t.Helper()
-	o := v.post("/account/passkeys/options", url.Values{"name": {name}})
+	o := v.post("/account/passkeys/options", url.Values{"name": {name}, "currentPassword": {custPassword}})
 	if o.Status != http.StatusOK || o.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("options: %d %s", o.Status, o.Body)
 	}
@@ -70,9 +70,23 @@ func TestAccount_passkeys_add_rename_and_remove(t *testing.T) {
 		t.Errorf("a refused passkey:\n%s", bad.Body)
 	}
 
+	// The page asks for the password, and the options need it (issue 24).
+	page := v.get("/account/passkeys")
+	if !strings.Contains(page.Body, `name="currentPassword" type="password" autocomplete="current-password"`) {
+		t.Errorf("the add form has no password input:\n%s", page.Body)
+	}
+	if a := v.post("/account/passkeys/options", url.Values{"name": {"Laptop"}}); a.Status != http.StatusBadRequest ||
+		jsonErrorOf(t, a) != "The current password must not be empty." {
+		t.Errorf("no password: %d %s", a.Status, a.Body)
+	}
+	if a := v.post("/account/passkeys/options", url.Values{"name": {"Laptop"}, "currentPassword": {"a guess"}}); a.Status != http.StatusUnauthorized ||
+		jsonErrorOf(t, a) != "The current password is not right." {
+		t.Errorf("a wrong password: %d %s", a.Status, a.Body)
+	}
+
 	// A name that the finish refuses (the script asks for the options
 	// with the name, so only a changed form gets here): beside the field.
-	o := v.post("/account/passkeys/options", url.Values{"name": {"Laptop"}})
+	o := v.post("/account/passkeys/options", url.Values{"name": {"Laptop"}, "currentPassword": {custPassword}})
 	var options struct {
 		CeremonyID string          `json:"ceremonyId"`
 		PublicKey  json.RawMessage `json:"publicKey"`
@@ -91,6 +105,13 @@ func TestAccount_passkeys_add_rename_and_remove(t *testing.T) {
 
 	list := wantDone(t, v, addPasskey(t, v, softauthn.New("http://localhost:8080"), "Laptop"), "/account/passkeys", "passkey-added", "Passkeys",
 		"The passkey is added.")
+	// A new factor does not end the sessions open now: the page offers to.
+	if !strings.Contains(list.Body, `id="offer-sign-out"`) || !strings.Contains(list.Body, `href="/account/sessions"`) {
+		t.Errorf("no offer to sign out the other sessions:\n%s", list.Body)
+	}
+	if strings.Contains(v.get("/account/passkeys").Body, `id="offer-sign-out"`) {
+		t.Error("the offer stays on the page")
+	}
 	m := passkeyLink.FindStringSubmatch(list.Body)
 	if m == nil || !strings.Contains(list.Body, ">Laptop</p>") || !strings.Contains(list.Body, "<dd>Never</dd>") {
 		t.Fatalf("the list:\n%s", list.Body)
@@ -134,13 +155,27 @@ func TestAccount_passkeys_add_rename_and_remove(t *testing.T) {
 	if !strings.Contains(ask.Body, `action="/account/passkeys/`+id+`/remove"`) || !strings.Contains(ask.Body, "Phone") {
 		t.Errorf("the confirm page:\n%s", ask.Body)
 	}
+	if !strings.Contains(ask.Body, `name="currentPassword"`) {
+		t.Errorf("the confirm page does not ask for the password:\n%s", ask.Body)
+	}
 	wantPage(t, v.get("/account/passkeys/"+strings.Repeat("0", len(id))+"/remove"), http.StatusNotFound, "")
-	wantDone(t, v, v.post("/account/passkeys/"+id+"/remove", nil), "/account/passkeys", "passkey-removed",
+	// Without the password, or with a wrong one, nothing is removed.
+	noPassword := v.post("/account/passkeys/"+id+"/remove", nil)
+	wantPage(t, noPassword, http.StatusBadRequest, "Remove a passkey")
+	wantField(t, noPassword, "currentPassword", "The current password must not be empty.")
+	wrong := v.post("/account/passkeys/"+id+"/remove", url.Values{"currentPassword": {"a guess"}})
+	wantPage(t, wrong, http.StatusUnauthorized, "Remove a passkey")
+	wantField(t, wrong, "currentPassword", "The current password is not right.")
+	if !e.user("ada@example.com").MFAEnabled {
+		t.Fatal("a refused removal removed the passkey")
+	}
+	proven := url.Values{"currentPassword": {custPassword}}
+	wantDone(t, v, v.post("/account/passkeys/"+id+"/remove", proven), "/account/passkeys", "passkey-removed",
 		"Passkeys", "The passkey is removed")
 	if e.user("ada@example.com").MFAEnabled {
 		t.Error("the account kept a second factor")
 	}
-	wantDone(t, v, v.post("/account/passkeys/"+id+"/remove", nil), "/account/passkeys", "passkey-gone",
+	wantDone(t, v, v.post("/account/passkeys/"+id+"/remove", proven), "/account/passkeys", "passkey-gone",
 		"Passkeys", "That passkey was removed already.")
 	if !audited(t, audit, domain.AuditPasskeyRemoved, u.ID, u.ID) {
 		t.Error("no passkey.removed event")

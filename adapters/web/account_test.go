@@ -290,6 +290,8 @@ func TestAccount_limits_the_posts_that_check_a_secret(t *testing.T) {
 	for path, want := range map[string]bool{
 		"/account/password": true, "/account/email": true, "/account/mfa/totp": true, "/account/mfa/totp/confirm": true,
 		"/account/mfa/totp/disable": true, "/account/mfa/recovery-codes": true,
+		"/account/passkeys/options": true, "/account/passkeys/0123456789abcdef01234567/remove": true,
+		"/account/passkeys/0123456789abcdef01234567/rename": false,
 		"/account/name": false, "/account/sessions/sign-out-others": false, "/account/recovery-codes.txt": false,
 	} {
 		r, err := http.NewRequest(http.MethodPost, path, nil)

@@ -181,6 +181,15 @@ func (p *Pages) passkeyJSONFailed(w http.ResponseWriter, r *http.Request, err er
 		writeJSON(w, http.StatusUnauthorized, jsonError{"This account has no passkey."})
 	case errors.Is(err, domain.ErrRecentSignInRequired):
 		writeJSON(w, http.StatusForbidden, jsonError{"Sign out and in again with your second factor to add a passkey."})
+	case refusedForm(err):
+		// A wrong or missing password, or too many of them: the words of
+		// the forms, about the one input the script sends.
+		status, messages := refusal(err)
+		msg := messages[0].Message
+		if !messages[0].sentence {
+			msg = accountFieldMessage(messages[0].Field, msg)
+		}
+		writeJSON(w, status, jsonError{msg})
 	default:
 		status := http.StatusInternalServerError
 		if transient(err) {
@@ -189,6 +198,12 @@ func (p *Pages) passkeyJSONFailed(w http.ResponseWriter, r *http.Request, err er
 		p.log.LogAttrs(r.Context(), slog.LevelError, "passkey options failed", slog.String("error", err.Error()))
 		writeJSON(w, status, jsonError{"Something went wrong. Try again later."})
 	}
+}
+
+// refusedForm reports whether err is a refusal the forms have words for.
+func refusedForm(err error) bool {
+	status, messages := refusal(err)
+	return status != 0 && len(messages) > 0
 }
 
 // jsonError is the answer of a page script's request that failed.

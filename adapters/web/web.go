@@ -135,6 +135,9 @@ func (p *Pages) LimitedByIP(r *http.Request) bool {
 		return true
 	case strings.HasPrefix(path, AdminPrefix+"login"), strings.HasPrefix(path, AccountPrefix+"login"):
 		return true
+	case strings.HasPrefix(path, accountPasskeysPath+"/") && strings.HasSuffix(path, "/remove"):
+		// Removing a passkey checks the current password.
+		return true
 	}
 	return limitedAccountPosts[r.URL.Path]
 }

@@ -238,7 +238,7 @@ func (t *target) ensurePasskeys(ctx context.Context, conc, seedConc int) error {
 			return err
 		}
 		var c ceremony
-		if err := do(t.hc, newPost(begin, auth, []byte(`{}`)), http.StatusOK, &c); err != nil {
+		if err := do(t.hc, newPost(begin, auth, fmt.Appendf(nil, `{"currentPassword":%q}`, userPassword)), http.StatusOK, &c); err != nil {
 			return fmt.Errorf("begin passkey registration: %w", err)
 		}
 		a := softauthn.New(passkeyOrigin)

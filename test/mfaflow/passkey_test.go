@@ -40,8 +40,9 @@ async function run() {
   out.login = login.status;
   const token = login.body.accessToken;
 
-  // Add a passkey to the signed-in account.
-  const reg = await post("/api/users/me/passkeys/registration", undefined, token);
+  // Add a passkey to the signed-in account: the password proves the
+  // person, not the token alone.
+  const reg = await post("/api/users/me/passkeys/registration", { currentPassword: q.get("password") }, token);
   out.registrationBegin = reg.status;
   const created = await navigator.credentials.create({
     publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(reg.body.publicKey),

@@ -75,9 +75,14 @@ func TestAccountPage_in_chromium(t *testing.T) {
 	b.Open(t, s.origin+"/account/passkeys", http.StatusOK)
 	b.CheckPage(t, "account-passkeys")
 	b.Do(t, chromedp.SendKeys("#name", "Chromium"))
+	// The page asks for the password before the ceremony (issue 24).
+	b.Do(t, chromedp.SendKeys("#currentPassword", userPassword))
 	b.Submit(t, chromedp.Click("#add-passkey"), http.StatusOK)
 	if list := b.Text(t, "#passkeys"); !strings.Contains(list, "Chromium") {
 		t.Errorf("the passkeys list after adding one: %q", list)
+	}
+	if offer := b.Text(t, "#offer-sign-out"); !strings.Contains(offer, "sign out your other sessions") {
+		t.Errorf("no offer to sign out the other sessions after a new factor: %q", offer)
 	}
 	var passkeys []struct {
 		Name string `json:"name"`

@@ -29,11 +29,12 @@
     return (err && err.message) || "The passkey did not work. Try again.";
   }
 
-  // options posts the form's fields (mfaToken, name) to url and returns
-  // the {ceremonyId, publicKey} it answers, or throws its {error}.
+  // options posts the form's fields (mfaToken, name, currentPassword) to
+  // url and returns the {ceremonyId, publicKey} it answers, or throws its
+  // {error}.
   async function options(url, form) {
     var body = new URLSearchParams();
-    ["mfaToken", "name"].forEach(function (n) {
+    ["mfaToken", "name", "currentPassword"].forEach(function (n) {
       if (form.elements[n]) {
         body.set(n, form.elements[n].value);
       }
@@ -60,6 +61,10 @@
         var credential = await ceremony(PublicKeyCredential[kind](o.publicKey));
         form.elements.ceremonyId.value = o.ceremonyId;
         form.elements.credential.value = JSON.stringify(credential.toJSON());
+        // The password served the options; the finish does not take it.
+        if (form.elements.currentPassword) {
+          form.elements.currentPassword.value = "";
+        }
         form.submit();
       } catch (err) {
         showError(box, explain(err));
