@@ -149,7 +149,7 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 	// hash it outside the transaction (it takes tens of milliseconds, and
 	// must not hold the write lock); the token is used in the transaction
 	// below, which a concurrent use of it cannot also win.
-	t, u, err := s.peek(ctx, hash, now)
+	t, u, err := s.peek(ctx, hash, domain.LinkResetPassword, now)
 	if err != nil {
 		return err
 	}
@@ -212,10 +212,26 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 	return nil
 }
 
-// peek finds the reset token with hash and its account without using the
-// token: domain.ErrInvalidLinkToken unless both could serve.
-func (s *MailService) peek(ctx context.Context, hash string, now time.Time) (domain.LinkToken, domain.User, error) {
-	t, err := s.links.Peek(ctx, hash, domain.LinkResetPassword, now)
+// VerificationAddress is the address that the verification link's token
+// would verify, for the page the link opens to show: the token is looked
+// at, not used (a mail scanner's GET of the link changes nothing). Any
+// token that could not serve is domain.ErrInvalidLinkToken. Nothing else
+// of the account is told: the page is open to whoever holds the link.
+func (s *MailService) VerificationAddress(ctx context.Context, token string) (domain.Email, error) {
+	if !domain.WellFormedLinkToken(token) {
+		return "", domain.ErrInvalidLinkToken
+	}
+	t, _, err := s.peek(ctx, domain.HashLinkToken(token), domain.LinkVerifyEmail, s.clock.Now())
+	if err != nil {
+		return "", err
+	}
+	return t.Email, nil
+}
+
+// peek finds the token of purpose with hash and its account without using
+// the token: domain.ErrInvalidLinkToken unless both could serve.
+func (s *MailService) peek(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, domain.User, error) {
+	t, err := s.links.Peek(ctx, hash, purpose, now)
 	if err != nil {
 		return domain.LinkToken{}, domain.User{}, tokenError(err)
 	}
@@ -282,14 +298,27 @@ func (b *base) queueLink(ctx context.Context, u domain.User, purpose domain.Link
 	if err := b.links.Issue(ctx, t); err != nil {
 		return domain.OutboxMessage{}, fmt.Errorf("issue link token: %w", err)
 	}
-	return b.queueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: template, Lang: lang,
+	return b.queueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: template, Lang: lang,
 		Data: map[string]string{"link": linkURL(base, token)}}, true, due)
 }
 
 // passwordChangedNotice is the notice mailed to u after its password
 // changed, by its user, an admin or a reset.
 func passwordChangedNotice(u domain.User, lang string) domain.Mail {
-	return domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: domain.MailPasswordChanged, Lang: lang}
+	return domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: domain.MailPasswordChanged, Lang: lang}
+}
+
+// checkMailBudget refuses with a *domain.MailBudgetError when the mail
+// budget of the account id allows no more messages at now.
+func (b *base) checkMailBudget(ctx context.Context, id domain.UserID, now time.Time) error {
+	count, last, err := b.links.Requested(ctx, id, now.Add(-domain.MailBudgetWindow))
+	if err != nil {
+		return fmt.Errorf("mail budget: %w", err)
+	}
+	if !b.cfg.MailBudget.Allows(now, count, last) {
+		return &domain.MailBudgetError{RetryAfter: b.cfg.MailBudget.RetryAfter(now, count, last)}
+	}
+	return nil
 }
 
 // enqueueMail queues m in ctx's transaction; secret marks a message whose

@@ -55,8 +55,9 @@ func (b *base) spendCodeCounted(ctx context.Context, actor *domain.Principal, se
 // queueFactorNotice queues, in ctx's transaction, the notice to u that a
 // second factor of kind factor (a domain.Factor… kind) was added or
 // removed (template): the owner learns of a factor they did not add, or
-// of protection they did not take away.
+// of protection they did not take away. Like every message, it names the
+// account only once its address is verified (User.Addressee).
 func (b *base) queueFactorNotice(ctx context.Context, u domain.User, template domain.MailTemplate, factor string) error {
-	return b.enqueueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Name, Template: template,
+	return b.enqueueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: template,
 		Lang: domain.RequestMetaFrom(ctx).Lang, Data: map[string]string{"factor": factor}}, false)
 }

@@ -65,7 +65,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		if err != nil {
 			return err
 		}
-		if ended, err = s.followUpdate(ctx, updated, change, changes); err != nil {
+		if ended, err = s.followUpdate(ctx, updated, change, changes, id == actor.UserID); err != nil {
 			return err
 		}
 		return s.emitUserChanges(ctx, updated, changes)
@@ -79,25 +79,44 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 }
 
 // followUpdate does what a change causes, in its transaction: the
-// sessions end when they must; a new email gets a verification link (unless
-// an admin verified it in the same change) and the old one a notice; a new
-// password, a notice.
-func (s *UserService) followUpdate(ctx context.Context, u domain.User, change domain.UserChange, changes domain.Changes) (ended []string, err error) {
+// sessions end when they must; a new password voids the reset links; a
+// new email gets a verification link (unless an admin verified it in the
+// same change) and the old one a notice; a new password, a notice. own
+// says the account's own user made the change: its change of email then
+// takes from the account's mail budget (see checkMailBudget).
+func (s *UserService) followUpdate(ctx context.Context, u domain.User, change domain.UserChange, changes domain.Changes,
+	own bool) (ended []string, err error) {
+	now := s.clock.Now()
 	if changes.EndsSessions {
-		if ended, err = s.tokens.RevokeUser(ctx, u.ID, s.clock.Now()); err != nil {
+		if ended, err = s.tokens.RevokeUser(ctx, u.ID, now); err != nil {
 			return nil, fmt.Errorf("revoke sessions: %w", err)
+		}
+	}
+	if change.Password != nil {
+		// A reset link mailed before the change would set a password over
+		// the one just chosen: whoever changes a password (after a theft,
+		// say) expects every other way in to close, a pending link too.
+		if err := s.links.Void(ctx, u.ID, domain.LinkResetPassword, now); err != nil {
+			return nil, fmt.Errorf("void reset links: %w", err)
 		}
 	}
 	lang := domain.RequestMetaFrom(ctx).Lang
 	if changes.OldEmail != "" {
-		if !u.EmailVerified {
-			if err := s.sendLink(ctx, u, domain.LinkVerifyEmail, false, lang); err != nil {
+		if own {
+			// After the account's row was locked by the update: two changes
+			// at once cannot both find the budget free.
+			if err := s.checkMailBudget(ctx, u.ID, now); err != nil {
 				return nil, err
 			}
 		}
-		notice := domain.Mail{To: changes.OldEmail, User: u.ID, Name: u.Name, Template: domain.MailEmailChanged,
-			Lang: lang, Data: map[string]string{"new_email": u.Email.String()}}
-		if err := s.enqueueMail(ctx, notice, false); err != nil {
+		if !u.EmailVerified {
+			// Counted (requested) when the user asked for the change: the
+			// link stands for the two messages of the change.
+			if err := s.sendLink(ctx, u, domain.LinkVerifyEmail, own, lang); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.enqueueMail(ctx, emailChangedNotice(u, changes, lang), false); err != nil {
 			return nil, err
 		}
 	}
@@ -107,6 +126,19 @@ func (s *UserService) followUpdate(ctx context.Context, u domain.User, change do
 		}
 	}
 	return ended, nil
+}
+
+// emailChangedNotice is the notice to the address u had before the change
+// of email that changes describes. An address never verified is told
+// neither the account's name nor the new address: both are text that
+// whoever made the change chose, and the old address may never have been
+// theirs.
+func emailChangedNotice(u domain.User, changes domain.Changes, lang string) domain.Mail {
+	m := domain.Mail{To: changes.OldEmail, User: u.ID, Template: domain.MailEmailChanged, Lang: lang}
+	if changes.OldEmailVerified {
+		m.Name, m.Data = u.Name, map[string]string{"new_email": u.Email.String()}
+	}
+	return m
 }
 
 // parseUpdate checks the form of an update: the id, the body's id, the

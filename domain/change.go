@@ -109,6 +109,10 @@ type Changes struct {
 	// OldEmail is the address the account had before a change of email
 	// (empty when the email did not change): it is told of the change.
 	OldEmail Email
+	// OldEmailVerified says whether OldEmail was verified: a notice to an
+	// address never proven carries nothing its requester chose (see
+	// User.Addressee).
+	OldEmailVerified bool
 }
 
 // Field names of the account's status.
@@ -127,7 +131,7 @@ func (u *User) Apply(c UserChange, passwordHash string, now time.Time) Changes {
 		ch.Fields = append(ch.Fields, FieldName)
 	}
 	if c.Email != nil && *c.Email != u.Email {
-		ch.OldEmail = u.Email
+		ch.OldEmail, ch.OldEmailVerified = u.Email, u.EmailVerified
 		u.Email = *c.Email
 		ch.Fields = append(ch.Fields, FieldEmail)
 		ch.EndsSessions = true

@@ -86,6 +86,18 @@ func (e *TooManyAttemptsError) Error() string {
 	return "too many failed login attempts"
 }
 
+// MailBudgetError refuses a change of email that would send the account
+// more messages than its mail budget allows (MailBudget): changed back and
+// forth, an email would otherwise mail any address as often as asked.
+type MailBudgetError struct {
+	// RetryAfter is how long until the budget surely allows the change.
+	RetryAfter time.Duration
+}
+
+func (e *MailBudgetError) Error() string {
+	return "the account's mail budget is spent"
+}
+
 // FieldError describes one invalid field of what was given.
 type FieldError struct {
 	Field   string

@@ -35,9 +35,10 @@ type LinkToken struct {
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	// Requested is true for a token sent because someone asked for it
-	// (POST /auth/email-verification, /auth/password-reset): those count
-	// against the account's mail budget; tokens sent because of a change
-	// (registration, a new email) or by an admin do not.
+	// (POST /auth/email-verification, /auth/password-reset, and the
+	// verification link of a user's own change of email): those count
+	// against the account's mail budget; tokens sent because of a
+	// registration, an admin's change or by an admin do not.
 	Requested bool
 	// UsedAt is set once the token has been used (or voided).
 	UsedAt *time.Time
@@ -83,9 +84,9 @@ func (t LinkToken) BelongsTo(u User) bool {
 	return t.UserID == u.ID && t.Email == u.Email
 }
 
-// MailBudget is how many messages the request routes may send an account:
-// at most one per MinInterval and MaxPerHour in any hour. Zero turns a
-// bound off.
+// MailBudget is how many messages the request routes and the account's own
+// changes of email may send an account: at most one per MinInterval and
+// MaxPerHour in any hour. Zero turns a bound off.
 type MailBudget struct {
 	MinInterval time.Duration
 	MaxPerHour  int
@@ -103,4 +104,21 @@ func (b MailBudget) Allows(now time.Time, lastHour int, last time.Time) bool {
 		return false
 	}
 	return b.MaxPerHour <= 0 || lastHour < b.MaxPerHour
+}
+
+// RetryAfter is how long after now a budget that does not allow one more
+// message (Allows is false) surely will, given the same figures: the end
+// of MinInterval after the last message, and, when the hour is full, the
+// end of the last message's hour (by then every message counted has left
+// the window, which includes its start: hence the second more). Without
+// the time of the oldest message this is an upper bound, never too early.
+func (b MailBudget) RetryAfter(now time.Time, lastHour int, last time.Time) time.Duration {
+	var wait time.Duration
+	if b.MinInterval > 0 && !last.IsZero() {
+		wait = last.Add(b.MinInterval).Sub(now)
+	}
+	if b.MaxPerHour > 0 && lastHour >= b.MaxPerHour {
+		wait = max(wait, last.Add(MailBudgetWindow+time.Second).Sub(now))
+	}
+	return max(wait, time.Second)
 }

@@ -37,6 +37,19 @@ func (u *User) IsAdmin() bool { return u.Profiles.Has(ProfileAdmin) }
 // the accounts the last-admin rule counts.
 func (u *User) IsEnabledAdmin() bool { return u.IsAdmin() && !u.Disabled }
 
+// Addressee is the name a message to u's email may carry, in its greeting
+// and in the display name of its To header: the account's name once the
+// email is verified, none before. Until then the name is text that
+// whoever registered the address, or changed the account to it, chose,
+// and the address may not be theirs: a name such as "call +1 555 0100"
+// would reach a stranger in a message that userd signs.
+func (u *User) Addressee() string {
+	if !u.EmailVerified {
+		return ""
+	}
+	return u.Name
+}
+
 // Name limits, counted in characters after trimming.
 const (
 	NameMinLen = 1

@@ -12,11 +12,14 @@ import (
 	"github.com/userd/userd/adapters/httpapi/ratelimit"
 )
 
-// The per-IP limits guard the password hashing: every route that checks
-// or hashes a password takes a token of the client's /auth allowance
-// (Options.AuthIPLimit, per minute), and self-service registration one
-// of its hourly allowance too (Options.RegisterIPLimit). A refused
-// request takes nothing from either.
+// The per-IP limits guard the password hashing and what may be asked of
+// the accounts: every route that checks or hashes a password, or changes
+// an email (which mails two addresses), takes a token of the client's
+// /auth allowance (Options.AuthIPLimit, per minute), and self-service
+// registration one of its hourly allowance too (Options.RegisterIPLimit),
+// as does a non-admin's change of email that finds the email taken (the
+// same question as a registration's 409). A refused request takes nothing
+// from either.
 
 // rateLimited is the answer past a per-IP limit.
 func rateLimited(wait string) problem {
@@ -118,13 +121,34 @@ func (h *handler) limitRegistration(c *gin.Context) {
 	}
 }
 
-// allowPasswordUpdate applies the /auth allowance to a PUT that checks or
-// hashes a password (password or currentPassword present): a stolen
-// access token must not get unlimited guesses at currentPassword from one
-// address, beyond the per-email lock-out.
-func (h *handler) allowPasswordUpdate(c *gin.Context, req updateUserRequest) bool {
-	if req.Password == nil && req.CurrentPassword == nil {
+// allowCredentialUpdate applies the /auth allowance to a PUT that checks
+// or hashes a password (password or currentPassword present) or may
+// change the email (email present): a stolen access token must not get
+// unlimited guesses at currentPassword from one address, beyond the
+// per-email lock-out, nor mail addresses as fast as it can send changes
+// of email (the account's mail budget holds each account; this holds the
+// address that works many).
+func (h *handler) allowCredentialUpdate(c *gin.Context, req updateUserRequest) bool {
+	if req.Password == nil && req.CurrentPassword == nil && req.Email == nil {
 		return true
 	}
 	return h.allowIP(c, h.authLimiter)
+}
+
+// allowEmailTaken counts a PUT's 409 email_taken against the client's
+// hourly registration allowance before it is sent, as POST /api/users
+// counts every registration: a change to an email that another account
+// has asks the same "is this email registered?". Past the allowance the
+// answer is 429 rate_limited, which tells nothing about the email. It is
+// counted after the fact, not before every PUT with an email, because
+// clients of the original interface send the whole record, email
+// included, with every change; a PUT that finds the email free changes it
+// and takes from the account's mail budget instead. Admins are exempt,
+// as from the registration allowance. It reports whether the 409 may be
+// sent (when not, the answer is written).
+func (h *handler) allowEmailTaken(c *gin.Context) bool {
+	if principal(c).IsAdmin() {
+		return true
+	}
+	return h.allowIP(c, h.registerLimiter)
 }

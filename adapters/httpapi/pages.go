@@ -41,6 +41,14 @@ type LimitedPages interface {
 	LimitedByIP(r *http.Request) bool
 }
 
+// RegistrationLimitedPages is a page handler that says which of its
+// requests may ask what a registration asks, whether an email is taken
+// (the account page's change of email): those take from the hourly
+// registration allowance as well as from the /auth one.
+type RegistrationLimitedPages interface {
+	LimitedAsRegistration(r *http.Request) bool
+}
+
 // mountPages routes the pages to pages, behind the middleware of every
 // route (request id, access log, timeout). The access log writes the path
 // without the query, so the token of a link never reaches the log.
@@ -56,10 +64,13 @@ func (h *handler) mountPages(e *gin.Engine, pages http.Handler) {
 }
 
 // limitPageByIP applies the /auth allowance to the page requests that
-// check a password or a code (LimitedPages): a refusal is the page's own
-// 429 when it has one.
+// check a password or a code (LimitedPages), and the registration
+// allowance too to those that may tell whether an email is taken
+// (RegistrationLimitedPages): a refusal is the page's own 429 when it has
+// one.
 func (h *handler) limitPageByIP(pages http.Handler) gin.HandlerFunc {
 	limited, canTell := pages.(LimitedPages)
+	asRegistration, canTellRegistration := pages.(RegistrationLimitedPages)
 	refuse, hasPage := pages.(TooManyRequestsPage)
 	unavailable, hasUnavailable := pages.(UnavailablePage)
 	return func(c *gin.Context) {
@@ -67,12 +78,18 @@ func (h *handler) limitPageByIP(pages http.Handler) gin.HandlerFunc {
 			c.Next()
 			return
 		}
+		limiters := []*ratelimit.Limiter{h.authLimiter}
+		if canTellRegistration && asRegistration.LimitedAsRegistration(c.Request) {
+			limiters = append(limiters, h.registerLimiter)
+		}
 		if !hasPage {
-			h.limitAuthByIP(c)
+			if h.allowIP(c, limiters...) {
+				c.Next()
+			}
 			return
 		}
 		ip := ratelimit.ClientIP(c.Request, h.trustedProxies)
-		ok, wait, storeFailed := h.takeIP(c, ip, h.authLimiter)
+		ok, wait, storeFailed := h.takeIP(c, ip, limiters...)
 		switch {
 		case ok:
 			c.Next()

@@ -157,6 +157,7 @@ func problemOf(err error) (p problem, ok bool) {
 		verr     *domain.ValidationError
 		perr     *domain.PageError
 		tooMany  *domain.TooManyAttemptsError
+		budget   *domain.MailBudgetError
 		maxBytes *http.MaxBytesError
 		mfa      *domain.MFARequiredError
 	)
@@ -183,6 +184,10 @@ func problemOf(err error) (p problem, ok bool) {
 		return problem{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
 			Detail:  "too many failed logins for this email; retry later",
 			headers: map[string]string{"Retry-After": retryAfter(tooMany.RetryAfter)}}, true
+	case errors.As(err, &budget):
+		return problem{Status: http.StatusTooManyRequests, Code: "mail_budget_spent",
+			Detail:  "this account was sent as many messages as it may be for now; retry the change of email later",
+			headers: map[string]string{"Retry-After": retryAfter(budget.RetryAfter)}}, true
 	}
 	for _, s := range sentinels {
 		if errors.Is(err, s.err) {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -84,11 +85,14 @@ func (h *handler) updateUser(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	if !h.allowPasswordUpdate(c, req) {
+	if !h.allowCredentialUpdate(c, req) {
 		return
 	}
 	u, err := h.users.Update(c.Request.Context(), principal(c), c.Param("id"), req.toInput())
 	if err != nil {
+		if errors.Is(err, domain.ErrEmailTaken) && !h.allowEmailTaken(c) {
+			return
+		}
 		h.fail(c, err)
 		return
 	}

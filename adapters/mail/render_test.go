@@ -121,12 +121,18 @@ func TestRender_every_template_in_every_language(t *testing.T) {
 				if p.Header.Get("User-Agent") != "" || p.Header.Get("X-Mailer") != "" {
 					t.Error("the message names the library that made it")
 				}
+				switch {
+				case template == domain.MailVerifyEmail:
+					// It goes to an address not verified yet: no greeting
+					// by a name that whoever gave the address chose.
+					if strings.Contains(p.Text, "Ada") || strings.Contains(p.HTML, "Ada") {
+						t.Errorf("the verification message shows the name:\n%s", p.Text)
+					}
 				// The text part is text: the name as it is.
-				if !strings.Contains(p.Text, hostileName) {
+				case !strings.Contains(p.Text, hostileName):
 					t.Errorf("text part lacks the name:\n%s", p.Text)
-				}
 				// The HTML part escapes it, and the link.
-				if strings.Contains(p.HTML, "<script>") || !strings.Contains(p.HTML, "&lt;script&gt;") {
+				case strings.Contains(p.HTML, "<script>") || !strings.Contains(p.HTML, "&lt;script&gt;"):
 					t.Errorf("name not escaped in the HTML part:\n%s", p.HTML)
 				}
 				hasLink := template == domain.MailVerifyEmail || template == domain.MailResetPassword
@@ -145,6 +151,44 @@ func TestRender_every_template_in_every_language(t *testing.T) {
 				}
 				if strings.Contains(p.HTML, "http://") || strings.Contains(p.HTML, "src=") {
 					t.Error("the HTML part loads something from outside")
+				}
+			})
+		}
+	}
+}
+
+// TestRender_message_to_an_address_not_verified: the application gives
+// no name (domain.User.Addressee) and, in the notice of a change of email
+// to an old address never verified, no new address: the message greets
+// nobody by name, has no display name in To, and says that the account
+// registered with the address moved on, in both languages.
+func TestRender_message_to_an_address_not_verified(t *testing.T) {
+	t.Parallel()
+	m, dir := newFileMailer(t, mail.Options{})
+	for lang, moved := range map[string]string{"en": "now has another email", "de": "hat jetzt eine andere"} {
+		for _, template := range []domain.MailTemplate{domain.MailVerifyEmail, domain.MailEmailChanged} {
+			t.Run(lang+"_"+string(template), func(t *testing.T) {
+				msg := mailFor(template, lang)
+				msg.Name = ""
+				if template == domain.MailEmailChanged {
+					msg.Data = nil
+				}
+				p := sendToFile(t, m, dir, msg)
+				if to := p.Header.Get("To"); to != "<"+testTo.String()+">" && to != testTo.String() {
+					t.Errorf("To %q, want the bare address", to)
+				}
+				if strings.Contains(p.Text, "Hello ") || strings.Contains(p.Text, "Guten Tag ") {
+					t.Errorf("a greeting by name:\n%s", p.Text)
+				}
+				if template != domain.MailEmailChanged {
+					return
+				}
+				flat := strings.Join(strings.Fields(p.Text), " ")
+				if !strings.Contains(flat, moved) || !strings.Contains(p.HTML, moved) {
+					t.Errorf("the notice does not say the account moved on (%q):\n%s", moved, p.Text)
+				}
+				if strings.Contains(flat, " to .") || strings.Contains(flat, " zu ") || strings.Contains(p.HTML, "<strong></strong>") {
+					t.Errorf("the notice names an empty new address:\n%s\n%s", p.Text, p.HTML)
 				}
 			})
 		}

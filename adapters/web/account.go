@@ -13,6 +13,7 @@ import (
 // forms: a page never holds two inputs of one name, so that an error is
 // tied to the one input it is about.
 const (
+	accountEmailPath    = AccountPrefix + "email"
 	accountPasswordPath = AccountPrefix + "password"
 	accountMFAPath      = AccountPrefix + "mfa"
 	accountPasskeysPath = AccountPrefix + "passkeys"
@@ -52,7 +53,7 @@ const (
 // password or a code: they fall under the per-IP allowance of /auth
 // (LimitedByIP).
 var limitedAccountPosts = map[string]bool{
-	AccountPrefix + "email":            true,
+	accountEmailPath:                   true,
 	accountPasswordPath:                true,
 	accountMFAPath + "/totp":           true,
 	accountMFAPath + "/totp/confirm":   true,
@@ -68,7 +69,7 @@ func (p *Pages) routeAccount() {
 	a := accountArea
 	p.mux.HandleFunc("GET "+a.Prefix+"{$}", p.guard(a, p.accountHome))
 	p.mux.HandleFunc("POST "+a.Prefix+"name", p.guard(a, p.changeName))
-	p.mux.HandleFunc("POST "+a.Prefix+"email", p.guard(a, p.changeEmail))
+	p.mux.HandleFunc("POST "+accountEmailPath, p.guard(a, p.changeEmail))
 	p.mux.HandleFunc("GET "+accountPasswordPath, p.guard(a, p.passwordPage))
 	p.mux.HandleFunc("POST "+accountPasswordPath, p.guard(a, p.changePassword))
 	p.routeAccountMFA()
@@ -202,6 +203,9 @@ func (p *Pages) refused(w http.ResponseWriter, r *http.Request, v visitor, err e
 	pg = withRefusal(pg, messages, fields)
 	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 		w.Header().Set("Retry-After", retryAfterSeconds(tooMany.RetryAfter))
+	}
+	if budget, ok := errors.AsType[*domain.MailBudgetError](err); ok {
+		w.Header().Set("Retry-After", retryAfterSeconds(budget.RetryAfter))
 	}
 	p.renderConsole(w, r, status, pg)
 }

@@ -3,12 +3,14 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/userd/userd/adapters/memory"
+	"github.com/userd/userd/adapters/web"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
@@ -240,6 +242,56 @@ func TestAccount_change_email(t *testing.T) {
 	}
 }
 
+// withMailBudget sets the account's mail budget.
+func withMailBudget(b domain.MailBudget) envOption {
+	return func(s *envSettings) { s.cfg.MailBudget = b }
+}
+
+// A change of email takes from the account's mail budget: the second
+// within the minute is refused, with the wait beside the email and in
+// Retry-After, and nothing changes.
+func TestAccount_change_email_is_held_to_the_mail_budget(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withMailBudget(domain.DefaultMailBudget))
+	e.addUser("ada@example.com", false)
+	e.deliver()
+	v := e.signedInUser("ada@example.com")
+	wantRedirect(t, v.post("/account/email", url.Values{"email": {"ada@example.org"}, "currentPassword": {custPassword}}),
+		"/account/login?done=email-changed")
+	wantRedirect(t, v.signIn("/account/", "ada@example.org", custPassword), "/account/")
+	a := v.post("/account/email", url.Values{"email": {"ada@example.com"}, "currentPassword": {custPassword}})
+	wantPage(t, a, http.StatusTooManyRequests, "My account")
+	wantField(t, a, "email", "Your account was sent as many messages as it may be for now. Try the change again in 1 minute.")
+	if got := a.Header.Get("Retry-After"); got != "60" {
+		t.Errorf("Retry-After %q, want 60", got)
+	}
+	if len(e.deliver()) != 2 {
+		t.Error("want the two messages of the one change, nothing of the refused one")
+	}
+	if u := e.user("ada@example.org"); u.Email != "ada@example.org" {
+		t.Errorf("the refused change moved the account to %s", u.Email)
+	}
+}
+
+// A reset link mailed before a change of password on the account page is
+// void after it.
+func TestAccount_change_password_voids_the_reset_links(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("ada@example.com", false)
+	link := e.requestReset("ada@example.com")
+	v := e.signedInUser("ada@example.com")
+	const newPassword = "a-New-passphrase-42"
+	wantRedirect(t, v.post("/account/password", url.Values{"currentPassword": {custPassword}, "password": {newPassword},
+		"confirm": {newPassword}}), "/account/login?done=password-changed")
+	wantPage(t, e.get(link), http.StatusOK, "Choose a new password") // a GET only shows the form
+	wantInvalidLink(t, e.post(web.ResetPasswordPath, url.Values{"token": {tokenOf(t, link)},
+		"password": {"thief-Passphrase-99"}, "confirm": {"thief-Passphrase-99"}}))
+	if !e.canLogin("ada@example.com", newPassword) {
+		t.Error("the old reset link changed the password")
+	}
+}
+
 func TestAccount_actions_refuse_cross_origin_posts_and_gets(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -300,6 +352,23 @@ func TestAccount_limits_the_posts_that_check_a_secret(t *testing.T) {
 		}
 		if got := limited.LimitedByIP(r); got != want {
 			t.Errorf("POST %s limited: %v, want %v", path, got, want)
+		}
+	}
+	// The change of email may tell that an email is taken, as a
+	// registration may: it takes from that allowance too.
+	asRegistration, ok := e.pages.(interface{ LimitedAsRegistration(*http.Request) bool })
+	if !ok {
+		t.Fatal("the pages do not say which requests the registration allowance counts")
+	}
+	for _, c := range []struct {
+		method, path string
+		want         bool
+	}{
+		{http.MethodPost, "/account/email", true}, {http.MethodGet, "/account/email", false},
+		{http.MethodPost, "/account/password", false}, {http.MethodPost, "/account/name", false},
+	} {
+		if got := asRegistration.LimitedAsRegistration(httptest.NewRequest(c.method, c.path, nil)); got != c.want {
+			t.Errorf("%s %s as a registration: %v, want %v", c.method, c.path, got, c.want)
 		}
 	}
 }

@@ -89,6 +89,10 @@ func refusal(err error) (int, []refusalMessage) {
 	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 		return one(http.StatusTooManyRequests, "", "Too many failed attempts. Try again in "+waitText(tooMany.RetryAfter)+".")
 	}
+	if budget, ok := errors.AsType[*domain.MailBudgetError](err); ok {
+		return one(http.StatusTooManyRequests, fieldEmail,
+			"Your account was sent as many messages as it may be for now. Try the change again in "+waitText(budget.RetryAfter)+".")
+	}
 	return 0, nil
 }
 

@@ -12,17 +12,26 @@ import (
 	"github.com/userd/userd/domain"
 )
 
-// verifyForm shows the button that verifies the email of the link's token.
-// It does not use the token: a mail scanner that follows the link changes
-// nothing. A token that cannot be one (absent, malformed) gets the page of
-// an invalid link at once; any other is judged when the form is sent.
+// verifyForm shows the button that verifies the email of the link's
+// token, and names the address it verifies, so that whoever opens the
+// link knows what they confirm (a link may reach an address that is not
+// the account's owner's). It looks at the token without using it: a mail
+// scanner that follows the link changes nothing. A token that cannot
+// serve (absent, malformed, unknown, used, expired) gets the page of an
+// invalid link at once.
 func (p *Pages) verifyForm(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get(fieldToken)
 	if !domain.WellFormedLinkToken(token) {
 		p.render(w, r, http.StatusBadRequest, invalidLink())
 		return
 	}
-	p.render(w, r, http.StatusOK, view{template: tmplVerify, Title: "Verify your email address", Token: token})
+	email, err := p.mail.VerificationAddress(r.Context(), token)
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	p.render(w, r, http.StatusOK, view{template: tmplVerify, Title: "Verify your email address", Token: token,
+		Email: string(email)})
 }
 
 // verify uses the token of the form: the account's email is verified.

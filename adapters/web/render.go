@@ -78,6 +78,8 @@ type view struct {
 	Paragraphs []string
 	// Token goes back in the form's hidden field.
 	Token string
+	// Email is the address the verification form verifies.
+	Email string
 	// Errors are the form's messages, by field name (and input id).
 	Errors map[string]string
 	// RequestID identifies an unexpected failure in the logs.

@@ -142,6 +142,15 @@ func (p *Pages) LimitedByIP(r *http.Request) bool {
 	return limitedAccountPosts[r.URL.Path]
 }
 
+// LimitedAsRegistration reports whether a request may tell whether an
+// email is taken, as a registration does (the account page's change of
+// email): the router that mounts the pages counts it against the hourly
+// registration allowance too (httpapi does). Every such post counts, its
+// answer unknown beforehand; a person changes an address rarely.
+func (p *Pages) LimitedAsRegistration(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == accountEmailPath
+}
+
 // systemClock is the clock when Options has none.
 type systemClock struct{}
 

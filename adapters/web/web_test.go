@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
@@ -49,6 +50,36 @@ func TestVerifyEmail_a_GET_uses_nothing_and_the_POST_works_once(t *testing.T) {
 
 	// The link is used: its page now says so, and never how.
 	wantInvalidLink(t, e.post(web.VerifyEmailPath, url.Values{"token": {token}}))
+}
+
+// The verification page named neither the address nor the account: who
+// opened a link mailed to them by a stranger's registration or change of
+// email could not tell what they were asked to confirm. It names the
+// address the token verifies, and nothing of the account (its name is
+// whatever the requester typed).
+func TestVerifyEmail_the_page_names_the_address_and_nothing_else(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const hostile = "Call +1 555 0100 now"
+	_, err := e.svc.Users.Register(context.Background(), nil, application.RegisterInput{
+		Name: hostile, Email: "stranger@example.net", Password: custPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := e.link(e.deliver(), "stranger@example.net", domain.MailVerifyEmail)
+	res := e.get(link)
+	wantPage(t, res, http.StatusOK, "Verify your email address")
+	if !strings.Contains(res.Body, "<strong>stranger@example.net</strong>") {
+		t.Errorf("the page does not name the address it verifies:\n%s", res.Body)
+	}
+	if strings.Contains(res.Body, "555") {
+		t.Errorf("the page shows the account's name:\n%s", res.Body)
+	}
+	if e.user("stranger@example.net").EmailVerified {
+		t.Fatal("the GET verified the email")
+	}
+	// Still usable: the GET only looked.
+	wantPage(t, e.post(web.VerifyEmailPath, url.Values{"token": {tokenOf(t, link)}}), http.StatusOK, "Your email address is verified")
 }
 
 func TestResetPassword_a_weak_password_leaves_the_link_usable(t *testing.T) {
@@ -131,8 +162,14 @@ func TestPages_invalid_links(t *testing.T) {
 			wantInvalidLink(t, e.get(path+"?token="))
 			wantInvalidLink(t, e.get(path+"?token=short"))
 			wantInvalidLink(t, e.get(path+"?token="+unknown+"x"))
-			// A well-formed token is judged when the form comes back.
-			wantPage(t, e.get(path+"?token="+unknown), http.StatusOK, "")
+			if path == web.ResetPasswordPath {
+				// A well-formed token is judged when the form comes back.
+				wantPage(t, e.get(path+"?token="+unknown), http.StatusOK, "")
+			} else {
+				// The verification page names the address of its token,
+				// looked up (not used): an unknown one has none.
+				wantInvalidLink(t, e.get(path+"?token="+unknown))
+			}
 
 			ok := url.Values{"password": {newPassword}, "confirm": {newPassword}}
 			wantInvalidLink(t, e.post(path, ok))

@@ -43,8 +43,10 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 	// Registration: the verification message, well formed.
 	verify := waitMail(t, smtp, mailWait, "verification message", to(adaEmail, subjectVerify))
 	checkMessage(t, verify, adaEmail)
-	if !strings.Contains(verify.Text, "Ada Lovelace") {
-		t.Errorf("the verification message does not greet its reader by name:\n%s", verify.Text)
+	// The address is not verified yet: the name is only what whoever
+	// registered typed, and is not shown (see emailchange_test.go).
+	if strings.Contains(verify.Text, "Ada Lovelace") || strings.Contains(verify.Header.Get("To"), "Ada") {
+		t.Errorf("the verification message shows the name to an address not verified:\n%s", verify.Text)
 	}
 	verifyToken := linkToken(t, verify, "/account/verify-email")
 	seenTokens = append(seenTokens, verifyToken)
