@@ -19,8 +19,10 @@ type PasswordHasher interface {
 	Normalize(password string) string
 	// CheckEncoded returns nil when encoded is a hash that Verify can check
 	// passwords against (an algorithm it knows, a well-formed encoding,
-	// parameters within its bounds), and otherwise an error whose message
-	// says why, for a person to read. Imports use it before storing hashes
-	// made elsewhere.
+	// parameters within its bounds) and that costs no more to check than a
+	// hash with the configured parameters, and otherwise an error whose
+	// message says why, for a person to read. Imports use it before storing
+	// hashes made elsewhere: a costlier one would hold a hashing slot longer
+	// at every guess, and answer a wrong password later than an unknown email.
 	CheckEncoded(encoded string) error
 }

@@ -1,6 +1,8 @@
 // Package passwordhash implements ports.PasswordHasher with argon2id, encoded
 // as PHC strings. It also verifies bcrypt hashes, so that users imported from
 // another system can sign in and be rehashed on their next successful login.
+// An import takes only hashes no costlier to check than one with the
+// configured parameters (ceiling.go).
 //
 // Passwords are normalised to Unicode NFKC before hashing (NIST SP 800-63B,
 // 5.1.1.2), so that one password typed on two keyboards or input methods
@@ -18,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/userd/userd/adapters/passwordhash/internal/argon2"
@@ -33,7 +34,9 @@ var _ ports.PasswordHasher = (*Hasher)(nil)
 // claiming m=4 GiB or t=2^32 would stall or kill the process on every login
 // attempt for that account. Hash refuses to produce anything Verify would
 // refuse, so a configuration beyond them fails loudly instead of locking
-// every new user out.
+// every new user out. An import is held to a tighter ceiling, tied to the
+// configured parameters (CheckEncoded); these outer bounds still let
+// hashes stored by an earlier import verify.
 const (
 	MaxMemoryKiB   = 1 << 20 // 1 GiB
 	MaxIterations  = 20
@@ -42,7 +45,7 @@ const (
 	MaxSaltLen     = 64
 	MinKeyLen      = 16
 	MaxKeyLen      = 128
-	// MaxBcryptCost bounds imported bcrypt hashes; each step doubles the
+	// MaxBcryptCost bounds stored bcrypt hashes; each step doubles the
 	// work, and cost 16 already takes seconds.
 	MaxBcryptCost = 16
 )
@@ -293,30 +296,4 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, bo
 	}
 	ok, err = verify(password)
 	return ok, ok, err
-}
-
-// CheckEncoded returns nil when encoded is an argon2id PHC string or a
-// bcrypt hash that Verify accepts, and otherwise an error wrapping
-// ErrMalformedHash that says why. bcrypt is checked strictly, as
-// $2a$, $2b$ or $2y$, a two-digit cost from bcrypt.MinCost to
-// MaxBcryptCost, then 53 characters of bcrypt's base64 (22 of salt, 31 of
-// hash): Verify itself would accept trailing bytes or other prefixes.
-func (h *Hasher) CheckEncoded(encoded string) error {
-	switch {
-	case strings.HasPrefix(encoded, "$argon2id$"):
-		_, err := decodeArgon2id(encoded)
-		return err
-	case strings.HasPrefix(encoded, "$2a$"), strings.HasPrefix(encoded, "$2b$"), strings.HasPrefix(encoded, "$2y$"):
-		if !bcryptFormat.MatchString(encoded) {
-			return fmt.Errorf("%w: bcrypt: want $2b$NN$ and 53 characters of [./A-Za-z0-9]", ErrMalformedHash)
-		}
-		if err := checkBcrypt(encoded); err != nil {
-			return err
-		}
-		if cost, _ := bcrypt.Cost([]byte(encoded)); cost < bcrypt.MinCost {
-			return fmt.Errorf("%w: bcrypt: cost %d below %d", ErrMalformedHash, cost, bcrypt.MinCost)
-		}
-		return nil
-	}
-	return fmt.Errorf("%w: not argon2id ($argon2id$…) or bcrypt ($2a$, $2b$, $2y$)", ErrMalformedHash)
 }
