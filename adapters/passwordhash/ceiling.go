@@ -17,8 +17,9 @@ var ErrCostlierHash = errors.New("hash costlier than the configured argon2id")
 // and a guess at an account costs nobody anything: a hash imported at
 // argon2id m=1 GiB, t=20 held a slot for 18 s and left the process at
 // 1.1 GB of memory per anonymous wrong guess. A costlier check also takes
-// longer than an unknown email's dummy check: bcrypt at cost 12 answered a
-// wrong password in 236 ms where an unknown email answered in 21 ms. So an import takes only hashes no
+// longer than an unknown email's dummy check, which the floor cannot hide
+// (floor.go): bcrypt at cost 12 answered a wrong password in 236 ms where
+// an unknown email answered in 21 ms. So an import takes only hashes no
 // costlier to check than one with the configured parameters:
 //
 //   - argon2id: m at most the configured m (the memory a deployment plans

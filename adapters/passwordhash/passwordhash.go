@@ -2,7 +2,9 @@
 // as PHC strings. It also verifies bcrypt hashes, so that users imported from
 // another system can sign in and be rehashed on their next successful login.
 // An import takes only hashes no costlier to check than one with the
-// configured parameters (ceiling.go).
+// configured parameters (ceiling.go), and a failed check of a cheaper one
+// lasts as long as a check with them (floor.go): the answer's timing tells
+// neither an imported account nor one at all.
 //
 // Passwords are normalised to Unicode NFKC before hashing (NIST SP 800-63B,
 // 5.1.1.2), so that one password typed on two keyboards or input methods
@@ -131,6 +133,12 @@ type Hasher struct {
 	hashSlots chan struct{}
 	wait      time.Duration
 	blocks    *argon2.Pool
+	// configured times the computations with params: a failed check of
+	// any other hash lasts as long (floor.go).
+	configured costTimes
+	// now and sleep are the clock of the floor; tests replace them.
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration)
 }
 
 // DefaultMaxWait is how long a hash waits for a free slot by default.
@@ -168,7 +176,7 @@ func WithConcurrency(n int, maxWait time.Duration) Option {
 // New returns a Hasher that hashes with p. Parameters outside the bounds of
 // Params.Validate make Hash fail.
 func New(p Params, opts ...Option) *Hasher {
-	h := &Hasher{params: p}
+	h := &Hasher{params: p, now: time.Now, sleep: sleep}
 	WithConcurrency(0, 0)(h)
 	for _, o := range opts {
 		o(h)
@@ -244,7 +252,9 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 		return "", err
 	}
 	defer release(h.hashSlots, h.slots)
+	start := h.now()
 	key := h.blocks.IDKey([]byte(h.Normalize(password)), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
+	h.configured.record(h.now().Sub(start))
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2Version, p.Memory, p.Iterations, p.Parallelism,
 		base64.RawStdEncoding.EncodeToString(salt),
@@ -265,16 +275,21 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 // for a rehash, which stores the normalised form from then on. The second
 // try depends only on password, never on the account, so it tells an
 // observer nothing about which accounts exist.
+//
+// A wrong password against a hash not made with the configured parameters
+// (the ones rehashed at their owner's next sign-in) takes as long as
+// against one made with them, the cost of an unknown email's dummy check:
+// see floor.go.
 func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, bool, error) {
 	var verify func(pw string) (bool, error)
-	rehash := true
+	configured := false
 	switch {
 	case strings.HasPrefix(encoded, "$argon2id$"):
 		d, err := decodeArgon2id(encoded)
 		if err != nil {
 			return false, false, err
 		}
-		rehash = d.params != h.params
+		configured = d.params == h.params
 		verify = func(pw string) (bool, error) { return d.verify(h.blocks, pw), nil }
 	case strings.HasPrefix(encoded, "$2a$"), strings.HasPrefix(encoded, "$2b$"), strings.HasPrefix(encoded, "$2y$"):
 		if err := checkBcrypt(encoded); err != nil {
@@ -288,12 +303,39 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, bo
 	if err := h.acquire(ctx, h.slots); err != nil {
 		return false, false, err
 	}
-	defer release(h.slots)
-	normalized := h.Normalize(password)
-	ok, err := verify(normalized)
-	if ok || err != nil || normalized == password {
-		return ok, ok && rehash, err
+	ok, raw, pad, err := h.check(verify, configured, password)
+	if pad > 0 {
+		// Out of the slot: waiting computes nothing and holds no memory.
+		h.sleep(ctx, pad)
 	}
-	ok, err = verify(password)
-	return ok, ok, err
+	if err != nil {
+		return false, false, err
+	}
+	return ok, ok && (raw || !configured), nil
+}
+
+// check runs verify on password's NFKC form, then as given when that
+// differs and does not match, in the slot Verify took, and gives the slot
+// back. It reports whether either matched, whether it was the raw form,
+// and how much longer a failure must wait to cost what a check with the
+// configured parameters costs.
+func (h *Hasher) check(verify func(string) (bool, error), configured bool, password string) (ok, raw bool, pad time.Duration, err error) {
+	defer release(h.slots)
+	start := h.now()
+	normalized := h.Normalize(password)
+	tries := 1
+	ok, err = verify(normalized)
+	if !ok && err == nil && normalized != password {
+		tries = 2
+		ok, err = verify(password)
+		raw = ok
+	}
+	elapsed := h.now().Sub(start)
+	switch {
+	case configured:
+		h.configured.record(elapsed / time.Duration(tries))
+	case !ok && err == nil:
+		pad = h.floor(tries, elapsed)
+	}
+	return ok, raw, pad, err
 }
