@@ -25,12 +25,12 @@ nothing). FILE '-' reads standard input, with --format.
 CSV (RFC 4180, UTF-8) has a header row naming the columns, in any order:
 
   name,email,password_hash,profiles
-  Ada Lovelace,ada@example.com,$2b$12$...,ROLE_CUSTOMER
+  Ada Lovelace,ada@example.com,$2b$08$...,ROLE_CUSTOMER
   Grace Hopper,grace@example.com,"$argon2id$v=19$m=19456,t=2,p=1$...",ROLE_ADMIN|ROLE_CUSTOMER
 
 JSON lines have one object per line, with exactly these keys:
 
-  {"name":"Ada Lovelace","email":"ada@example.com","passwordHash":"$2b$12$...","profiles":["ROLE_CUSTOMER"]}
+  {"name":"Ada Lovelace","email":"ada@example.com","passwordHash":"$2b$08$...","profiles":["ROLE_CUSTOMER"]}
 
 Profiles are ROLE_CUSTOMER and ROLE_ADMIN, at least one; in CSV separated
 by '|' (or ';'). An argon2id hash holds commas: quote it in CSV. Password
