@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -153,6 +154,62 @@ func TestImportUsers_reports_each_bad_line(t *testing.T) {
 				if _, err := e.store.Users().ByEmail(ctx, email); err != nil {
 					t.Errorf("%s: %v", email, err)
 				}
+			}
+		})
+	}
+}
+
+// TestImportUsers_refuses_hashes_above_the_ceiling: with the real hasher
+// at its default cost (argon2id m=19456 KiB, t=2), a hash costlier to
+// check than one with it is a bad line like any other, named by line and
+// field with the reason; the others import with --skip-invalid. Before,
+// bcrypt up to cost 16 and argon2id up to 1 GiB and 20 passes were taken.
+func TestImportUsers_refuses_hashes_above_the_ceiling(t *testing.T) {
+	t.Parallel()
+	bcryptAt := func(cost int) string {
+		return fmt.Sprintf("$2b$%02d$", cost) + strings.Repeat("a", 53)
+	}
+	argon := func(params string) string {
+		return "$argon2id$v=19$" + params + "$c2FsdHNhbHRzYWx0c2FsdA$" + strings.Repeat("A", 43)
+	}
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("skip_invalid_%v", skip), func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			deps := testDeps(t, e.store, e.clock, e.audit, e.counts, e.logs)
+			deps.Hasher = passwordhash.New(passwordhash.DefaultParams())
+			svc, err := application.New(deps, testConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := importRecords(6)
+			recs[0].PasswordHash = bcryptAt(8)                 // line 2
+			recs[1].PasswordHash = bcryptAt(12)                // line 3
+			recs[2].PasswordHash = argon("m=19456,t=2,p=1")    // line 4
+			recs[3].PasswordHash = argon("m=1048576,t=20,p=1") // line 5
+			recs[4].PasswordHash = argon("m=19456,t=3,p=1")    // line 6
+			recs[5].PasswordHash = bcryptAt(4)                 // line 7
+			report, err := svc.Import.ImportUsers(ctx, recs, application.ImportOptions{SkipInvalid: skip})
+
+			const head = "passwordHash: hash costlier than the configured argon2id (m=19456 KiB, t=2, p=1): "
+			want := []string{
+				"line 3: " + head + "bcrypt cost 12 above 8 (cost 12 needs m×t/p of at least 524288)",
+				"line 5: " + head + "argon2id memory 1048576 KiB above 19456",
+				"line 6: " + head + "argon2id m×t 58368 above 38912",
+			}
+			if got := lineErrors(report); !slices.Equal(got, want) {
+				t.Fatalf("line errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if !skip {
+				wantErr(t, err, application.ErrImportRefused)
+				if n := storedCount(t, e); n != 0 {
+					t.Fatalf("%d users stored by a refused import", n)
+				}
+				return
+			}
+			wantErr(t, err, nil)
+			if report.Imported != 3 || report.Skipped != 3 || storedCount(t, e) != 3 {
+				t.Fatalf("report %+v, %d stored; want lines 2, 4 and 7 imported, 3 skipped", report, storedCount(t, e))
 			}
 		})
 	}

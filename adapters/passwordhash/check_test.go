@@ -3,6 +3,8 @@ package passwordhash
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +14,9 @@ import (
 func TestCheckEncoded(t *testing.T) {
 	t.Parallel()
 	h := New(fastParams)
+	// The format, on a hasher whose import ceiling is the outer bounds:
+	// TestCheckEncoded_import_ceiling is about the ceiling.
+	wide := New(Params{Memory: MaxMemoryKiB, Iterations: MaxIterations, Parallelism: 1, SaltLen: 16, KeyLen: 32})
 	argon, err := h.Hash(context.Background(), "correct horse battery staple")
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +64,7 @@ func TestCheckEncoded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := h.CheckEncoded(tc.encoded)
+			err := wide.CheckEncoded(tc.encoded)
 			if tc.ok && err != nil {
 				t.Fatalf("CheckEncoded(%q) = %v, want nil", tc.encoded, err)
 			}
@@ -77,5 +82,89 @@ func TestCheckEncoded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckEncoded_import_ceiling: an import takes no hash costlier to
+// check than one with the configured parameters (ceiling.go), and says
+// which parameter is above it and by how much, never quoting the hash.
+// Before, everything within the outer bounds was taken: bcrypt up to cost
+// 16, argon2id up to 1 GiB and 20 passes.
+func TestCheckEncoded_import_ceiling(t *testing.T) {
+	t.Parallel()
+	salt, key := "$c2FsdHNhbHRzYWx0c2FsdA$", strings.Repeat("A", 43)
+	argon := func(m, tt, p int) string {
+		return "$argon2id$v=19$m=" + strconv.Itoa(m) + ",t=" + strconv.Itoa(tt) + ",p=" + strconv.Itoa(p) + salt + key
+	}
+	b, err := bcrypt.GenerateFromPassword([]byte("correct horse battery staple"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bcryptAt := func(cost int) string { return fmt.Sprintf("$2b$%02d$", cost) + string(b[7:]) }
+	four := DefaultParams()
+	four.Parallelism = 4
+	for _, tc := range []struct {
+		name       string
+		configured Params
+		encoded    string
+		want       string // "" when taken, else what the error says
+	}{
+		{"bcrypt_at_the_ceiling", DefaultParams(), bcryptAt(8), ""},
+		{"bcrypt_least_cost", DefaultParams(), bcryptAt(4), ""},
+		{"bcrypt_above", DefaultParams(), bcryptAt(9), "bcrypt cost 9 above 8 (cost 9 needs m×t/p of at least 65536)"},
+		{"bcrypt_cost_12", DefaultParams(), bcryptAt(12), "bcrypt cost 12 above 8"},
+		{"bcrypt_16_at_a_high_cost", Params{Memory: 1 << 20, Iterations: 8, Parallelism: 1, SaltLen: 16, KeyLen: 32}, bcryptAt(16), ""},
+		{"bcrypt_least_cost_always", fastParams, bcryptAt(4), ""},
+		{"bcrypt_above_the_least", fastParams, bcryptAt(5), "bcrypt cost 5 above 4"},
+		{"bcrypt_lanes_divide", four, bcryptAt(6), ""},
+		{"bcrypt_lanes_divide_above", four, bcryptAt(7), "bcrypt cost 7 above 6"},
+
+		{"argon2id_configured", DefaultParams(), argon(19456, 2, 1), ""},
+		{"argon2id_less_memory_more_passes", DefaultParams(), argon(7168, 5, 1), ""},
+		{"argon2id_more_lanes", DefaultParams(), argon(19456, 2, 8), ""},
+		{"argon2id_memory_above", DefaultParams(), argon(19457, 1, 1), "argon2id memory 19457 KiB above 19456"},
+		{"argon2id_1_GiB", DefaultParams(), argon(1<<20, 20, 1), "argon2id memory 1048576 KiB above 19456"},
+		{"argon2id_passes_above", DefaultParams(), argon(19456, 3, 1), "argon2id m×t 58368 above 38912"},
+		{"argon2id_small_memory_many_passes", DefaultParams(), argon(2048, 20, 1), "argon2id m×t 40960 above 38912"},
+		{"argon2id_fewer_lanes", four, argon(19456, 2, 1), "argon2id m×t 38912 on 1 lanes above 38912 on 4"},
+		{"argon2id_fewer_lanes_less_work", four, argon(9728, 2, 2), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := New(tc.configured).CheckEncoded(tc.encoded)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("CheckEncoded = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrCostlierHash) || errors.Is(err, ErrMalformedHash) {
+				t.Fatalf("CheckEncoded = %v, want ErrCostlierHash (and not ErrMalformedHash)", err)
+			}
+			c := tc.configured
+			head := fmt.Sprintf("hash costlier than the configured argon2id (m=%d KiB, t=%d, p=%d): ", c.Memory, c.Iterations, c.Parallelism)
+			if msg := err.Error(); !strings.HasPrefix(msg, head) || !strings.Contains(msg, tc.want) || strings.Contains(msg, key) {
+				t.Fatalf("CheckEncoded = %q, want %q after %q, without the hash", msg, tc.want, head)
+			}
+		})
+	}
+}
+
+// TestBcryptCeiling pins the table of the docs (docs/operations.md,
+// "Importing users").
+func TestBcryptCeiling(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		m, t uint32
+		p    uint8
+		want int
+	}{
+		{19456, 2, 1, 8}, {19456, 4, 1, 9}, {19456, 20, 1, 11}, {65536, 2, 1, 10}, {65536, 4, 1, 11},
+		{65536, 8, 1, 12}, {131072, 4, 1, 12}, {64, 1, 1, 4}, {2048, 1, 1, 4}, {19456, 2, 4, 6}, {1 << 20, 20, 1, 16},
+	} {
+		p := Params{Memory: tc.m, Iterations: tc.t, Parallelism: tc.p, SaltLen: 16, KeyLen: 32}
+		if got := p.bcryptCeiling(); got != tc.want {
+			t.Errorf("m=%d, t=%d, p=%d: bcrypt ceiling %d, want %d", tc.m, tc.t, tc.p, got, tc.want)
+		}
 	}
 }

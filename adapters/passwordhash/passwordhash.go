@@ -1,6 +1,10 @@
 // Package passwordhash implements ports.PasswordHasher with argon2id, encoded
 // as PHC strings. It also verifies bcrypt hashes, so that users imported from
 // another system can sign in and be rehashed on their next successful login.
+// An import takes only hashes no costlier to check than one with the
+// configured parameters (ceiling.go), and a failed check of a cheaper one
+// lasts as long as a check with them (floor.go): the answer's timing tells
+// neither an imported account nor one at all.
 //
 // Passwords are normalised to Unicode NFKC before hashing (NIST SP 800-63B,
 // 5.1.1.2), so that one password typed on two keyboards or input methods
@@ -11,20 +15,16 @@ package passwordhash
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/userd/userd/adapters/passwordhash/internal/argon2"
-	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/userd/userd/adapters/passwordhash/internal/argon2"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
@@ -36,7 +36,9 @@ var _ ports.PasswordHasher = (*Hasher)(nil)
 // claiming m=4 GiB or t=2^32 would stall or kill the process on every login
 // attempt for that account. Hash refuses to produce anything Verify would
 // refuse, so a configuration beyond them fails loudly instead of locking
-// every new user out.
+// every new user out. An import is held to a tighter ceiling, tied to the
+// configured parameters (CheckEncoded); these outer bounds still let
+// hashes stored by an earlier import verify.
 const (
 	MaxMemoryKiB   = 1 << 20 // 1 GiB
 	MaxIterations  = 20
@@ -45,7 +47,7 @@ const (
 	MaxSaltLen     = 64
 	MinKeyLen      = 16
 	MaxKeyLen      = 128
-	// MaxBcryptCost bounds imported bcrypt hashes; each step doubles the
+	// MaxBcryptCost bounds stored bcrypt hashes; each step doubles the
 	// work, and cost 16 already takes seconds.
 	MaxBcryptCost = 16
 )
@@ -119,6 +121,10 @@ func (p Params) Validate() error {
 // split, so one CPU gets two slots, one of them Verify's: a login runs
 // beside at most one hash, both at half speed, instead of queueing behind
 // every registration.
+//
+// The memory of a computation is kept for the next one, one buffer a slot,
+// but never more than Params.Memory a buffer: checking a larger hash (one
+// stored by an earlier import) allocates its memory and lets it go.
 type Hasher struct {
 	params Params
 	// slots bounds every computation; hashSlots bounds Hash further, to
@@ -126,6 +132,13 @@ type Hasher struct {
 	slots     chan struct{}
 	hashSlots chan struct{}
 	wait      time.Duration
+	blocks    *argon2.Pool
+	// configured times the computations with params: a failed check of
+	// any other hash lasts as long (floor.go).
+	configured costTimes
+	// now and sleep are the clock of the floor; tests replace them.
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration)
 }
 
 // DefaultMaxWait is how long a hash waits for a free slot by default.
@@ -163,11 +176,12 @@ func WithConcurrency(n int, maxWait time.Duration) Option {
 // New returns a Hasher that hashes with p. Parameters outside the bounds of
 // Params.Validate make Hash fail.
 func New(p Params, opts ...Option) *Hasher {
-	h := &Hasher{params: p}
+	h := &Hasher{params: p, now: time.Now, sleep: sleep}
 	WithConcurrency(0, 0)(h)
 	for _, o := range opts {
 		o(h)
 	}
+	h.blocks = argon2.NewPool(cap(h.slots), p.Memory)
 	return h
 }
 
@@ -238,7 +252,9 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 		return "", err
 	}
 	defer release(h.hashSlots, h.slots)
-	key := argon2.IDKey([]byte(h.Normalize(password)), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
+	start := h.now()
+	key := h.blocks.IDKey([]byte(h.Normalize(password)), salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
+	h.configured.record(h.now().Sub(start))
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2Version, p.Memory, p.Iterations, p.Parallelism,
 		base64.RawStdEncoding.EncodeToString(salt),
@@ -259,20 +275,27 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 // for a rehash, which stores the normalised form from then on. The second
 // try depends only on password, never on the account, so it tells an
 // observer nothing about which accounts exist.
+//
+// A wrong password against a hash not made with the configured parameters
+// (the ones rehashed at their owner's next sign-in) takes as long as
+// against one made with them, the cost of an unknown email's dummy check:
+// see floor.go.
 func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, bool, error) {
-	var verify func(pw string) (bool, bool, error)
+	var verify func(pw string) (bool, error)
+	configured := false
 	switch {
 	case strings.HasPrefix(encoded, "$argon2id$"):
 		d, err := decodeArgon2id(encoded)
 		if err != nil {
 			return false, false, err
 		}
-		verify = func(pw string) (bool, bool, error) { return d.verify(pw), d.params != h.params, nil }
+		configured = d.params == h.params
+		verify = func(pw string) (bool, error) { return d.verify(h.blocks, pw), nil }
 	case strings.HasPrefix(encoded, "$2a$"), strings.HasPrefix(encoded, "$2b$"), strings.HasPrefix(encoded, "$2y$"):
 		if err := checkBcrypt(encoded); err != nil {
 			return false, false, err
 		}
-		verify = func(pw string) (bool, bool, error) { return verifyBcrypt(encoded, pw) }
+		verify = func(pw string) (bool, error) { return verifyBcrypt(encoded, pw) }
 	default:
 		return false, false, fmt.Errorf("%w: unknown algorithm", ErrMalformedHash)
 	}
@@ -280,164 +303,39 @@ func (h *Hasher) Verify(ctx context.Context, encoded, password string) (bool, bo
 	if err := h.acquire(ctx, h.slots); err != nil {
 		return false, false, err
 	}
+	ok, raw, pad, err := h.check(verify, configured, password)
+	if pad > 0 {
+		// Out of the slot: waiting computes nothing and holds no memory.
+		h.sleep(ctx, pad)
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return ok, ok && (raw || !configured), nil
+}
+
+// check runs verify on password's NFKC form, then as given when that
+// differs and does not match, in the slot Verify took, and gives the slot
+// back. It reports whether either matched, whether it was the raw form,
+// and how much longer a failure must wait to cost what a check with the
+// configured parameters costs.
+func (h *Hasher) check(verify func(string) (bool, error), configured bool, password string) (ok, raw bool, pad time.Duration, err error) {
 	defer release(h.slots)
+	start := h.now()
 	normalized := h.Normalize(password)
-	ok, rehash, err := verify(normalized)
-	if ok || err != nil || normalized == password {
-		return ok, ok && rehash, err
+	tries := 1
+	ok, err = verify(normalized)
+	if !ok && err == nil && normalized != password {
+		tries = 2
+		ok, err = verify(password)
+		raw = ok
 	}
-	ok, _, err = verify(password)
-	return ok, ok, err
-}
-
-// CheckEncoded returns nil when encoded is an argon2id PHC string or a
-// bcrypt hash that Verify accepts, and otherwise an error wrapping
-// ErrMalformedHash that says why. bcrypt is checked strictly, as
-// $2a$, $2b$ or $2y$, a two-digit cost from bcrypt.MinCost to
-// MaxBcryptCost, then 53 characters of bcrypt's base64 (22 of salt, 31 of
-// hash): Verify itself would accept trailing bytes or other prefixes.
-func (h *Hasher) CheckEncoded(encoded string) error {
+	elapsed := h.now().Sub(start)
 	switch {
-	case strings.HasPrefix(encoded, "$argon2id$"):
-		_, err := decodeArgon2id(encoded)
-		return err
-	case strings.HasPrefix(encoded, "$2a$"), strings.HasPrefix(encoded, "$2b$"), strings.HasPrefix(encoded, "$2y$"):
-		if !bcryptFormat.MatchString(encoded) {
-			return fmt.Errorf("%w: bcrypt: want $2b$NN$ and 53 characters of [./A-Za-z0-9]", ErrMalformedHash)
-		}
-		if err := checkBcrypt(encoded); err != nil {
-			return err
-		}
-		if cost, _ := bcrypt.Cost([]byte(encoded)); cost < bcrypt.MinCost {
-			return fmt.Errorf("%w: bcrypt: cost %d below %d", ErrMalformedHash, cost, bcrypt.MinCost)
-		}
-		return nil
+	case configured:
+		h.configured.record(elapsed / time.Duration(tries))
+	case !ok && err == nil:
+		pad = h.floor(tries, elapsed)
 	}
-	return fmt.Errorf("%w: not argon2id ($argon2id$…) or bcrypt ($2a$, $2b$, $2y$)", ErrMalformedHash)
-}
-
-// bcryptFormat is the modular crypt form of a bcrypt hash.
-var bcryptFormat = regexp.MustCompile(`^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$`)
-
-// argon2Hash is a decoded argon2id PHC string.
-type argon2Hash struct {
-	params Params
-	salt   []byte
-	key    []byte
-}
-
-// verify reports whether password, as given, is the one hashed in d.
-func (d argon2Hash) verify(password string) bool {
-	p := d.params
-	got := argon2.IDKey([]byte(password), d.salt, p.Iterations, p.Memory, p.Parallelism, p.KeyLen)
-	return subtle.ConstantTimeCompare(got, d.key) == 1
-}
-
-// decodeArgon2id parses $argon2id$v=19$m=M,t=T,p=P$salt$hash. The m, t and p
-// parameters may come in any order, each exactly once; PHC's optional keyid
-// and data parameters are refused because x/crypto cannot use them.
-func decodeArgon2id(encoded string) (argon2Hash, error) {
-	fail := func(why string) (argon2Hash, error) {
-		return argon2Hash{}, fmt.Errorf("%w: argon2id: %s", ErrMalformedHash, why)
-	}
-	parts := strings.Split(encoded, "$")
-	// "", "argon2id", "v=19", "m=…,t=…,p=…", salt, hash
-	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" {
-		return fail("wrong number of fields")
-	}
-	if parts[2] != "v="+strconv.Itoa(argon2Version) {
-		return fail("unsupported version")
-	}
-
-	var p Params
-	var seen [3]bool
-	for _, kv := range strings.Split(parts[3], ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return fail("malformed parameter")
-		}
-		// Parsing with bitSize 32 rejects values that would wrap in uint32;
-		// the bounds below do the rest.
-		n, err := strconv.ParseUint(v, 10, 32)
-		if err != nil || (len(v) > 1 && v[0] == '0') {
-			return fail("malformed parameter value")
-		}
-		var i int
-		switch k {
-		case "m":
-			i, p.Memory = 0, uint32(n)
-		case "t":
-			i, p.Iterations = 1, uint32(n)
-		case "p":
-			if n > MaxParallelism {
-				return fail("parameters out of bounds")
-			}
-			i, p.Parallelism = 2, uint8(n)
-		default:
-			return fail("unknown parameter")
-		}
-		if seen[i] {
-			return fail("repeated parameter")
-		}
-		seen[i] = true
-	}
-	if !seen[0] || !seen[1] || !seen[2] {
-		return fail("missing parameter")
-	}
-
-	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
-	if err != nil {
-		return fail("undecodable salt")
-	}
-	key, err := base64.RawStdEncoding.DecodeString(parts[5])
-	if err != nil {
-		return fail("undecodable hash")
-	}
-	// Bounded before the conversion, so that a length past 2³² cannot wrap
-	// into the range Validate accepts.
-	saltLen, keyLen := len(salt), len(key)
-	if saltLen > MaxSaltLen || keyLen > MaxKeyLen {
-		return fail("parameters out of bounds")
-	}
-	p.SaltLen, p.KeyLen = uint32(saltLen), uint32(keyLen)
-	if err := p.Validate(); err != nil {
-		return fail("parameters out of bounds")
-	}
-	return argon2Hash{params: p, salt: salt, key: key}, nil
-}
-
-// bcryptMaxPassword is the number of password bytes bcrypt uses.
-const bcryptMaxPassword = 72
-
-// checkBcrypt refuses a bcrypt hash that cannot be decoded or whose cost is
-// above MaxBcryptCost, before any work is spent on it.
-func checkBcrypt(encoded string) error {
-	cost, err := bcrypt.Cost([]byte(encoded))
-	if err != nil {
-		return fmt.Errorf("%w: bcrypt: %w", ErrMalformedHash, err)
-	}
-	if cost > MaxBcryptCost {
-		return fmt.Errorf("%w: bcrypt: cost %d above %d", ErrMalformedHash, cost, MaxBcryptCost)
-	}
-	return nil
-}
-
-// verifyBcrypt compares password, as given, with a bcrypt hash that
-// checkBcrypt accepted. bcrypt only reads the first 72 bytes of a password
-// and the system the hash was imported from did the same, so a longer
-// password is cut there rather than refused: newer versions of x/crypto
-// return an error for it, which would turn a long password into a 500.
-func verifyBcrypt(encoded, password string) (bool, bool, error) {
-	pw := []byte(password)
-	if len(pw) > bcryptMaxPassword {
-		pw = pw[:bcryptMaxPassword]
-	}
-	err := bcrypt.CompareHashAndPassword([]byte(encoded), pw)
-	switch {
-	case err == nil:
-		return true, true, nil
-	case errors.Is(err, bcrypt.ErrMismatchedHashAndPassword):
-		return false, false, nil
-	}
-	return false, false, fmt.Errorf("%w: bcrypt: %w", ErrMalformedHash, err)
+	return ok, raw, pad, err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/application"
 )
 
@@ -24,20 +25,30 @@ nothing). FILE '-' reads standard input, with --format.
 CSV (RFC 4180, UTF-8) has a header row naming the columns, in any order:
 
   name,email,password_hash,profiles
-  Ada Lovelace,ada@example.com,$2b$12$...,ROLE_CUSTOMER
+  Ada Lovelace,ada@example.com,$2b$08$...,ROLE_CUSTOMER
   Grace Hopper,grace@example.com,"$argon2id$v=19$m=19456,t=2,p=1$...",ROLE_ADMIN|ROLE_CUSTOMER
 
 JSON lines have one object per line, with exactly these keys:
 
-  {"name":"Ada Lovelace","email":"ada@example.com","passwordHash":"$2b$12$...","profiles":["ROLE_CUSTOMER"]}
+  {"name":"Ada Lovelace","email":"ada@example.com","passwordHash":"$2b$08$...","profiles":["ROLE_CUSTOMER"]}
 
 Profiles are ROLE_CUSTOMER and ROLE_ADMIN, at least one; in CSV separated
-by '|' (or ';'). An argon2id hash holds commas: quote it in CSV. Password hashes are bcrypt ($2a$, $2b$, $2y$, cost 4 to
-16) or argon2id PHC strings ($argon2id$v=19$m=...,t=...,p=...$salt$hash),
-checked strictly; they are stored as given and replaced by an argon2id
-hash with the configured parameters at each user's first login. Emails are
-normalised as at registration. Each imported user is a user.created event
-of the audit trail, with origin=import.
+by '|' (or ';'). An argon2id hash holds commas: quote it in CSV. Password
+hashes are bcrypt ($2a$, $2b$, $2y$) or argon2id PHC strings
+($argon2id$v=19$m=...,t=...,p=...$salt$hash), checked strictly; they are
+stored as given and replaced by an argon2id hash with the configured
+parameters at each user's first login. Emails are normalised as at
+registration. Each imported user is a user.created event of the audit
+trail, with origin=import.
+
+A hash costlier to check than one with the configured argon2id
+(USERD_ARGON2_MEMORY_KIB, USERD_ARGON2_ITERATIONS, USERD_ARGON2_PARALLELISM)
+is a bad line: every wrong guess at its account would hold a hashing slot
+longer, and answer later than a guess at an unknown email. argon2id: m at
+most the configured m, and m*t at most the configured m*t. bcrypt: cost c
+when 128*2^c <= the configured m*t/p; with the defaults (m=19456, t=2,
+p=1) up to cost 8, with m=65536, t=2 up to 10, with m=65536, t=8 up to 12.
+To import costlier hashes, raise the configured cost first.
 
 Every line is checked first, emails included (once per file, not
 registered yet). By default one bad line imports nothing: each is reported
@@ -118,10 +129,15 @@ func (r *root) importUsers(ctx context.Context, file, format string, opts applic
 		report, err := svc.Import.ImportUsers(ctx, records, opts)
 		bar.done()
 
+		// Before lineErrorText, which renames the fields for CSV.
+		costlier := costlierHashes(report)
 		for _, le := range report.Invalid {
 			// Messages for the operator; the import's outcome is in the
 			// error returned, which a lost message does not change.
 			_, _ = fmt.Fprintln(r.stderr, lineErrorText(le, format))
+		}
+		if costlier {
+			_, _ = fmt.Fprintln(r.stderr, costlierHint)
 		}
 		_, werr := fmt.Fprintln(r.stdout, importSummary(file, report, opts, err, time.Since(start)))
 		if err := importError(report, err); err != nil {
@@ -164,6 +180,24 @@ func readImportFile(stdin io.Reader, file, format string) ([]application.ImportR
 		r = strings.NewReader("")
 	}
 	return readRecords(r, format)
+}
+
+// costlierHint follows the lines refused for a hash above the ceiling.
+const costlierHint = `users import: hashes costlier to check than one with the configured argon2id are refused;
+to import them, raise USERD_ARGON2_MEMORY_KIB and/or USERD_ARGON2_ITERATIONS to the cost they need
+(see "userd users import --help" and docs/operations.md, "Importing users")`
+
+// costlierHashes reports whether a line was refused for a hash above the
+// ceiling of the configured cost.
+func costlierHashes(r application.ImportReport) bool {
+	for _, le := range r.Invalid {
+		for _, f := range le.Fields {
+			if f.Field == application.ImportFieldPasswordHash && strings.HasPrefix(f.Message, passwordhash.ErrCostlierHash.Error()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lineErrorText is le as the user wrote the file: in CSV the hash column

@@ -307,6 +307,55 @@ func TestImport_duplicates_and_bad_json(t *testing.T) {
 	}
 }
 
+// TestImport_hash_above_the_ceiling: a hash costlier to check than one
+// with the configured argon2id is a bad line, named with its field, and
+// the import says what to raise; with a configured cost that covers it,
+// the same file imports. Before, bcrypt up to cost 16 and argon2id up to
+// 1 GiB and 20 passes were imported, whatever the configured cost.
+func TestImport_hash_above_the_ceiling(t *testing.T) {
+	dsn := importDB(t)
+	// The import checks the form of a hash, never computes one: a cost-10
+	// hash need not be a real one.
+	cost10 := "$2b$10$" + importHash()[7:]
+	file := writeFile(t, "u.csv", "name,email,password_hash,profiles\n"+
+		"Ada Lovelace,ada@example.com,"+importHash()+",ROLE_CUSTOMER\n"+
+		"Grace Hopper,grace@example.com,"+cost10+",ROLE_CUSTOMER\n"+
+		`Ida Rhodes,ida@example.com,"$argon2id$v=19$m=65536,t=1,p=1$c2FsdHNhbHRzYWx0c2FsdA$`+strings.Repeat("A", 43)+`",ROLE_CUSTOMER`+"\n")
+
+	code, out, errOut := runCLI(t, "", "users", "import", file)
+	if code != exitFailure {
+		t.Fatalf("code %d, want 1; stderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"line 3: password_hash: hash costlier than the configured argon2id (m=19456 KiB, t=2, p=1): bcrypt cost 10 above 8 (cost 10 needs m×t/p of at least 131072)\n",
+		"line 4: password_hash: hash costlier than the configured argon2id (m=19456 KiB, t=2, p=1): argon2id memory 65536 KiB above 19456\n",
+		"raise USERD_ARGON2_MEMORY_KIB and/or USERD_ARGON2_ITERATIONS",
+		"2 of 3 lines are invalid; nothing was imported",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, cost10) {
+		t.Error("an error message quotes a password hash")
+	}
+	if !strings.Contains(out, "3 lines: 0 imported, 2 invalid, nothing written") {
+		t.Errorf("summary %q", out)
+	}
+	if n := len(storedUsers(t, dsn)); n != 0 {
+		t.Fatalf("a refused import stored %d users", n)
+	}
+
+	// The ceiling follows the configured cost: 64 MiB and two passes take
+	// both.
+	t.Setenv("USERD_ARGON2_MEMORY_KIB", "65536")
+	code, out, errOut = runCLI(t, "", "users", "import", file)
+	if code != exitOK {
+		t.Fatalf("with m=65536: code %d, stderr:\n%s", code, errOut)
+	}
+	checkSummary(t, out, 3, 3, 0, 0)
+}
+
 func TestImport_refusals(t *testing.T) {
 	t.Run("memory_driver", func(t *testing.T) {
 		t.Setenv("USERD_DB_DRIVER", "memory")

@@ -4,12 +4,12 @@
 
 // Package argon2 is golang.org/x/crypto/argon2 v0.58.0's Argon2id (its
 // files argon2.go, blake2b.go and blamka_*, BSD-licensed: LICENSE), changed
-// in one respect: the memory of a derivation is taken from a free list and
-// given back after it, instead of 19 MiB (at userd's cost) made per call
-// and left to the garbage collector. userd hashes on every login; with the
-// upstream package each hash was 19 MiB of garbage that kept the heap and
-// the RSS near the soft memory limit and made the kernel fault and zero
-// fresh pages for the next hash (see adapters/passwordhash and
+// in one respect: the memory of a derivation is taken from a Pool, a free
+// list, and given back after it, instead of 19 MiB (at userd's cost) made
+// per call and left to the garbage collector. userd hashes on every login;
+// with the upstream package each hash was 19 MiB of garbage that kept the
+// heap and the RSS near the soft memory limit and made the kernel fault
+// and zero fresh pages for the next hash (see adapters/passwordhash and
 // docs/performance.md for the measurements). A reused buffer holds the
 // previous derivation's blocks, so the first pass writes each block with
 // processBlock instead of upstream's processBlockXOR into zeroed memory
@@ -20,7 +20,6 @@ package argon2
 
 import (
 	"encoding/binary"
-	"runtime"
 	"sync"
 
 	"golang.org/x/crypto/blake2b"
@@ -35,33 +34,39 @@ const (
 	argon2id
 )
 
+// Pool is a free list of derivation memory, for derivations up to a
+// given memory cost. It is safe for concurrent use.
+type Pool struct {
+	free chan []block
+	// maxBlocks is the largest memory, in 1 KiB blocks, that the pool
+	// keeps: a derivation of a larger cost (a stored hash made elsewhere)
+	// allocates its memory and drops it after, so that the memory held
+	// between derivations never exceeds what the configured cost needs.
+	maxBlocks uint32
+}
+
+// NewPool returns a Pool that keeps the memory of at most n derivations,
+// each of at most maxMemory KiB: n is how many derivations may run at
+// once, maxMemory the memory cost new hashes are made with.
+func NewPool(n int, maxMemory uint32) *Pool {
+	return &Pool{free: make(chan []block, max(n, 1)), maxBlocks: maxMemory}
+}
+
 // IDKey derives a key from the password, salt, and cost parameters using
 // Argon2id returning a byte slice of length keyLen that can be used as
 // cryptographic key. The CPU cost and parallelism degree must be greater than
 // zero.
 //
-// For example, you can get a derived key for e.g. AES-256 (which needs a
-// 32-byte key) by doing:
-//
-//	key := argon2.IDKey([]byte("some password"), salt, 1, 2*1024*1024, 4, 32)
-//
-// The example above uses the first [RFC 9106 Section 4] recommended option.
-// If much less memory is available, the second recommended option is time=3,
-// memory=64*1024 KiB (64 MiB), and threads=4.
-//
 // The time parameter specifies the number of passes over the memory and the
 // memory parameter specifies the size of the memory in KiB. For example
 // memory=2*1024*1024 sets the memory cost to ~2 GiB. The number of threads can
-// be adjusted to the numbers of available CPUs. The cost parameters should be
-// increased as memory latency and CPU parallelism increases. Remember to get a
-// good random salt.
-//
-// [RFC 9106 Section 4]: https://www.rfc-editor.org/rfc/rfc9106.html#section-4
-func IDKey(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
-	return deriveKey(argon2id, password, salt, nil, nil, time, memory, threads, keyLen)
+// be adjusted to the numbers of available CPUs. Remember to get a good random
+// salt.
+func (p *Pool) IDKey(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+	return p.deriveKey(argon2id, password, salt, nil, nil, time, memory, threads, keyLen)
 }
 
-func deriveKey(mode int, password, salt, secret, data []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+func (p *Pool) deriveKey(mode int, password, salt, secret, data []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
 	if time < 1 {
 		panic("argon2: number of rounds too small")
 	}
@@ -74,8 +79,8 @@ func deriveKey(mode int, password, salt, secret, data []byte, time, memory uint3
 	if memory < 2*syncPoints*uint32(threads) {
 		memory = 2 * syncPoints * uint32(threads)
 	}
-	B := takeBlocks(memory)
-	defer giveBlocks(B)
+	B := p.take(memory)
+	defer p.give(B)
 	initBlocks(B, &h0, memory, uint32(threads))
 	processBlocks(B, time, memory, uint32(threads), mode)
 	return extractKey(B, memory, uint32(threads), keyLen)
@@ -252,33 +257,35 @@ func phi(rand, m, s uint64, lane, lanes uint32) uint32 {
 	return lane*lanes + uint32((s+m-(p+1))%uint64(lanes))
 }
 
-// freeBlocks holds the memory of finished derivations for the next ones:
-// at most as many as derivations may run at once in userd (its hasher
-// bounds them by GOMAXPROCS), so that the memory held is bounded too.
-var freeBlocks = make(chan []block, runtime.GOMAXPROCS(0))
-
-// takeBlocks returns memory blocks for one derivation, reused when a free
-// one is large enough. Their contents are left as they are.
-func takeBlocks(memory uint32) []block {
+// take returns memory blocks for one derivation, reused when a free one
+// is large enough. Their contents are left as they are.
+func (p *Pool) take(memory uint32) []block {
+	if memory > p.maxBlocks {
+		// Never kept (see give): taking a free one would only drop it.
+		return make([]block, memory)
+	}
 	for {
 		select {
-		case B := <-freeBlocks:
+		case B := <-p.free:
 			if uint32(cap(B)) >= memory {
 				return B[:memory]
 			}
-			// Made for a smaller cost (a rehash from an older one): let
-			// the garbage collector have it.
+			// Made for a smaller cost (a hash made elsewhere, being
+			// checked): let the garbage collector have it.
 		default:
 			return make([]block, memory)
 		}
 	}
 }
 
-// giveBlocks hands B back for the next derivation, or drops it when the
-// free list is full.
-func giveBlocks(B []block) {
+// give hands B back for the next derivation, or drops it when it is
+// larger than the pool keeps or the free list is full.
+func (p *Pool) give(B []block) {
+	if uint32(cap(B)) > p.maxBlocks {
+		return
+	}
 	select {
-	case freeBlocks <- B[:cap(B)]:
+	case p.free <- B[:cap(B)]:
 	default:
 	}
 }

@@ -20,8 +20,9 @@ func TestRFC9106Argon2id(t *testing.T) {
 	data := bytes.Repeat([]byte{0x04}, 12)
 	const want = "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659"
 	// Twice: the second run gets the first one's memory back, dirty.
+	pool := NewPool(1, 32)
 	for range 2 {
-		if got := hex.EncodeToString(deriveKey(argon2id, password, salt, secret, data, 3, 32, 4, 32)); got != want {
+		if got := hex.EncodeToString(pool.deriveKey(argon2id, password, salt, secret, data, 3, 32, 4, 32)); got != want {
 			t.Fatalf("tag = %s, want %s", got, want)
 		}
 	}
@@ -32,6 +33,7 @@ func TestRFC9106Argon2id(t *testing.T) {
 // memory that an earlier run of another cost left dirty.
 func TestIDKeyMatchesUpstream(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	pool := NewPool(1, 4096)
 	n := 300
 	if testing.Short() {
 		n = 60
@@ -43,7 +45,7 @@ func TestIDKeyMatchesUpstream(t *testing.T) {
 		threads := uint8(1 + rng.IntN(4))
 		memory := uint32(8*int(threads) + rng.IntN(2048))
 		keyLen := uint32(4 + rng.IntN(61))
-		got := IDKey(password, salt, time, memory, threads, keyLen)
+		got := pool.IDKey(password, salt, time, memory, threads, keyLen)
 		want := upstream.IDKey(password, salt, time, memory, threads, keyLen)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("run %d (t=%d m=%d p=%d len=%d): key %x, x/crypto's %x", i, time, memory, threads, keyLen, got, want)
@@ -54,6 +56,7 @@ func TestIDKeyMatchesUpstream(t *testing.T) {
 // TestIDKeyConcurrent runs derivations side by side, more than the free
 // list holds, each checked against x/crypto's: no two may share memory.
 func TestIDKeyConcurrent(t *testing.T) {
+	pool := NewPool(2, 1024)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -61,7 +64,7 @@ func TestIDKeyConcurrent(t *testing.T) {
 			for range 10 {
 				password, salt := randomBytes(rng, 16), randomBytes(rng, 16)
 				memory := uint32(64 + rng.IntN(512))
-				got := IDKey(password, salt, 2, memory, 1, 32)
+				got := pool.IDKey(password, salt, 2, memory, 1, 32)
 				if want := upstream.IDKey(password, salt, 2, memory, 1, 32); !bytes.Equal(got, want) {
 					t.Errorf("m=%d: key %x, x/crypto's %x", memory, got, want)
 				}
@@ -76,17 +79,60 @@ func TestIDKeyConcurrent(t *testing.T) {
 // blake2b's state, the lane's goroutine), not its 4 MiB of blocks.
 func TestIDKeyReusesMemory(t *testing.T) {
 	password, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
-	IDKey(password, salt, 1, 4096, 1, 32) // fills the free list
+	pool := NewPool(1, 4096)
+	pool.IDKey(password, salt, 1, 4096, 1, 32) // fills the free list
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	const runs = 10
 	for range runs {
-		IDKey(password, salt, 1, 4096, 1, 32)
+		pool.IDKey(password, salt, 1, 4096, 1, 32)
 	}
 	runtime.ReadMemStats(&after)
 	if perRun := (after.TotalAlloc - before.TotalAlloc) / runs; perRun > 64<<10 {
 		t.Errorf("bytes allocated a derivation = %d, want under 64 KiB (its blocks are 4 MiB)", perRun)
 	}
+}
+
+// TestPoolKeepsNothingLarger: a derivation of a larger cost than the
+// pool's (a stored hash made elsewhere) gets its own memory and drops it,
+// while the pool keeps what smaller derivations gave back. Before, the one
+// free list kept whatever came back, and a single 1 GiB hash left the
+// process holding 1 GiB.
+func TestPoolKeepsNothingLarger(t *testing.T) {
+	password, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
+	pool := NewPool(2, 1024)
+	pool.IDKey(password, salt, 1, 1024, 1, 32)
+	pool.IDKey(password, salt, 1, 4096, 1, 32)
+	pool.IDKey(password, salt, 1, 512, 1, 32) // takes the 1024 back, gives it back
+	if got := pool.kept(); len(got) != 1 || got[0] != 1024 {
+		t.Fatalf("pool keeps %v blocks, want [1024]: a 4096-block derivation must not be kept by a pool of 1024", got)
+	}
+	// Nor does the larger one take what the pool keeps (and drop it).
+	pool.IDKey(password, salt, 1, 4096, 1, 32)
+	if got := pool.kept(); len(got) != 1 || got[0] != 1024 {
+		t.Fatalf("after a second large derivation the pool keeps %v blocks, want [1024]", got)
+	}
+}
+
+// kept drains the pool and returns the size of each buffer it held, then
+// puts them back.
+func (p *Pool) kept() []int {
+	var bufs [][]block
+	for {
+		select {
+		case B := <-p.free:
+			bufs = append(bufs, B)
+			continue
+		default:
+		}
+		break
+	}
+	sizes := make([]int, len(bufs))
+	for i, B := range bufs {
+		sizes[i] = cap(B)
+		p.free <- B
+	}
+	return sizes
 }
 
 func randomBytes(rng *rand.Rand, n int) []byte {
@@ -99,10 +145,11 @@ func randomBytes(rng *rand.Rand, n int) []byte {
 
 func BenchmarkIDKey(b *testing.B) {
 	password, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
+	pool := NewPool(1, 19456)
 	b.Run("reused", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			IDKey(password, salt, 2, 19456, 1, 32)
+			pool.IDKey(password, salt, 2, 19456, 1, 32)
 		}
 	})
 	b.Run("x-crypto", func(b *testing.B) {
