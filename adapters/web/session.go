@@ -129,14 +129,22 @@ func (p *Pages) endSession(r *http.Request, st consoleState) {
 	}
 }
 
-// signOut ends the request's session, if it has one, and clears its
-// cookie.
-func (p *Pages) signOut(w http.ResponseWriter, r *http.Request) {
+// endCookieSession ends the session of the request's cookie: at a
+// sign-out, and when a sign-in has just replaced the cookie (live, timed
+// out or ended already, nothing can use that session any more). A
+// cookie that does not open is no session.
+func (p *Pages) endCookieSession(r *http.Request) {
 	if c, err := r.Cookie(ConsoleCookie); err == nil {
 		if st, ok := p.openState(c.Value); ok {
 			p.endSession(r, st)
 		}
 	}
+}
+
+// signOut ends the request's session, if it has one, and clears its
+// cookie.
+func (p *Pages) signOut(w http.ResponseWriter, r *http.Request) {
+	p.endCookieSession(r)
 	clearConsoleCookie(w)
 }
 

@@ -191,7 +191,9 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 
 // opened finishes a sign-in: the cookie is set and the visitor goes on.
 // A non-admin who signs in to the admin console is refused (403), and the
-// session just opened is ended at once.
+// session just opened is ended at once. The session of the cookie that
+// the new one replaces, if it held one, is ended: the browser forgets
+// that cookie, and with it the only means to sign that session out.
 func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next string, pair application.TokenPair) {
 	principal, err := p.svc.Auth.Authenticate(r.Context(), pair.Access.Token)
 	if err != nil {
@@ -208,6 +210,7 @@ func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next str
 		p.consoleFail(w, r, a, nil, err)
 		return
 	}
+	p.endCookieSession(r)
 	//nolint:gosec // G710: nextPath admits only a path of the area, never another site
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
