@@ -1,12 +1,18 @@
 package web_test
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"testing"
 	"time"
 
+	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
 	"github.com/userd/userd/test/softauthn"
 )
 
@@ -134,3 +140,143 @@ func TestConsole_a_refused_sign_in_keeps_the_session(t *testing.T) {
 		}
 	}
 }
+
+// refreshTokenOf is the refresh token that a console cookie holds, read
+// as the pages read it (the secret box, the cookie's purpose, its JSON):
+// what a stolen or forgotten cookie would still refresh.
+func (e *env) refreshTokenOf(c *http.Cookie) string {
+	e.t.Helper()
+	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	plain, err := e.box.Open(sealed, []byte("userd console session v1"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var st struct {
+		Refresh string `json:"r"`
+	}
+	if err := json.Unmarshal(plain, &st); err != nil || st.Refresh == "" {
+		e.t.Fatalf("the cookie holds no refresh token: %v", err)
+	}
+	return st.Refresh
+}
+
+// sessionList lists the account's live sessions, as its owner's GET
+// /api/users/me/sessions and the account page do.
+func (e *env) sessionList(email string) []application.SessionView {
+	e.t.Helper()
+	u := e.user(email)
+	list, err := e.svc.Sessions.List(context.Background(), &domain.Principal{UserID: u.ID, Profiles: u.Profiles}, string(u.ID))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return list
+}
+
+// wantLapsed checks that the session of refresh is over without its
+// cookie coming back: not listed, and its refresh token refused.
+func (e *env) wantLapsed(email, refresh string) {
+	e.t.Helper()
+	if list := e.sessionList(email); len(list) != 0 {
+		e.t.Errorf("a lapsed console session is listed: %d sessions, expiresAt %s", len(list), list[0].ExpiresAt)
+	}
+	if _, err := e.svc.Auth.Refresh(context.Background(), refresh); !errors.Is(err, domain.ErrRefreshTokenInvalid) {
+		e.t.Errorf("the refresh token of a lapsed console session: %v, want ErrRefreshTokenInvalid", err)
+	}
+}
+
+// A session of the pages carries the console's limits in the store: the
+// list says its real end (8 h after the sign-in), and a session left
+// alone ends there on its own, with no request of its cookie: after 30
+// minutes without a request (the store sees the refreshes only, which
+// the pages make at least once per access-token lifetime in use: it
+// counts that lifetime and the verifier's leeway on top), and 8 hours
+// after the sign-in however busy. A session of the API keeps the
+// deployment's lifetime.
+func TestConsole_a_lapsed_session_ends_without_its_cookie(t *testing.T) {
+	t.Parallel()
+	// The store's idle limit: the pages' idle timeout, an access token's
+	// lifetime and the verifier's leeway (the env has no reuse grace).
+	storeIdle := web.ConsoleIdleTimeout + application.DefaultEndedSessionKeep
+
+	t.Run("listed_with_its_real_end", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.addUser(rootEmail, true)
+		signedIn := e.clock.Now()
+		e.signedInUser(rootEmail)
+		if _, err := e.svc.Auth.Login(context.Background(), application.LoginInput{Email: rootEmail, Password: custPassword}); err != nil {
+			t.Fatal(err)
+		}
+		ends := map[time.Duration]int{}
+		for _, s := range e.sessionList(rootEmail) {
+			ends[s.ExpiresAt.Sub(signedIn)]++
+		}
+		if len(ends) != 2 || ends[web.ConsoleAbsoluteTimeout] != 1 || ends[90*24*time.Hour] != 1 {
+			t.Errorf("sessions end after %v, want one after %v (the pages') and one after 90 days (the API's)", ends,
+				web.ConsoleAbsoluteTimeout)
+		}
+	})
+
+	t.Run("idle", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.addUser(rootEmail, true)
+		v := e.signedInUser(rootEmail)
+		// In use for a while: the pages refresh the access token.
+		e.clock.Advance(20 * time.Minute)
+		wantPage(t, v.get("/account/"), http.StatusOK, "My account")
+		refresh := e.refreshTokenOf(v.cookie)
+
+		// Then left alone, the cookie never sent again.
+		e.clock.Advance(storeIdle - time.Second)
+		if n := len(e.sessionList(rootEmail)); n != 1 {
+			t.Fatalf("%d sessions within the store's idle limit, want 1", n)
+		}
+		e.clock.Advance(time.Second)
+		e.wantLapsed(rootEmail, refresh)
+	})
+
+	t.Run("absolute", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t)
+		e.addUser(rootEmail, true)
+		signedIn := e.clock.Now()
+		v := e.signedInUser(rootEmail)
+		// Busy all day, up to the last request before its end.
+		for e.clock.Now().Add(25 * time.Minute).Before(signedIn.Add(web.ConsoleAbsoluteTimeout)) {
+			e.clock.Advance(25 * time.Minute)
+			wantPage(t, v.get("/account/"), http.StatusOK, "My account")
+		}
+		refresh := e.refreshTokenOf(v.cookie)
+		e.clock.Set(signedIn.Add(web.ConsoleAbsoluteTimeout - time.Second))
+		if n := len(e.sessionList(rootEmail)); n != 1 {
+			t.Fatalf("%d sessions a second before the end, want 1", n)
+		}
+		e.clock.Set(signedIn.Add(web.ConsoleAbsoluteTimeout))
+		e.wantLapsed(rootEmail, refresh)
+	})
+
+	// Housekeeping deletes a session of the pages with the expired ones,
+	// once past its 8 hours (and the margins every session gets), not 90
+	// days later.
+	t.Run("purged", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, withPurger)
+		e.addUser(rootEmail, true)
+		signedIn := e.clock.Now()
+		refresh := e.refreshTokenOf(e.signedInUser(rootEmail).cookie)
+		e.clock.Set(signedIn.Add(web.ConsoleAbsoluteTimeout + application.DefaultEndedSessionKeep + domain.PurgeMargin + time.Second))
+		if _, err := e.svc.Housekeeping.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.store.RefreshTokens().Lookup(context.Background(), e.refreshHash(refresh)); !errors.Is(err, domain.ErrRefreshTokenInvalid) {
+			t.Errorf("the session's token after housekeeping: %v, want it purged (ErrRefreshTokenInvalid)", err)
+		}
+	})
+}
+
+// refreshHash is what the store keeps of a refresh token.
+func (e *env) refreshHash(token string) string { return e.codec.Hash(token) }

@@ -27,6 +27,21 @@ const (
 	ConsoleAbsoluteTimeout = 8 * time.Hour
 )
 
+// consoleLimits are the timeouts as the session's store keeps them: a
+// session of the pages ends there too once it has lapsed, so that it is
+// neither listed nor refreshed whether or not its cookie comes back.
+var consoleLimits = domain.SessionLimits{Absolute: ConsoleAbsoluteTimeout, Idle: ConsoleIdleTimeout}
+
+// signInContext is the context of a sign-in on the pages: the session it
+// opens carries consoleLimits. The pages refresh the session's access
+// token when a request finds it expired, as domain.SessionLimits.Idle
+// expects of its client.
+func signInContext(r *http.Request) context.Context {
+	meta := domain.RequestMetaFrom(r.Context())
+	meta.SessionLimits = consoleLimits
+	return domain.WithRequestMeta(r.Context(), meta)
+}
+
 // consoleSealAD binds a sealed cookie to its purpose: a value the secret
 // box sealed for anything else (a signing key, a TOTP secret) does not
 // open as a cookie.
