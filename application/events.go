@@ -104,7 +104,8 @@ func refreshOutcome(ok ports.RefreshOutcome, err error) ports.RefreshOutcome {
 		return ok
 	case errors.Is(err, domain.ErrRefreshTokenReused):
 		return ports.RefreshReused
-	case errors.Is(err, domain.ErrRefreshTokenInvalid), errors.Is(err, domain.ErrRefreshFamilyRevoked):
+	case errors.Is(err, domain.ErrRefreshTokenInvalid), errors.Is(err, domain.ErrRefreshFamilyRevoked),
+		errors.Is(err, domain.ErrRefreshFamilyLapsed):
 		return ports.RefreshInvalid
 	}
 	return ports.RefreshError

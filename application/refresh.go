@@ -15,19 +15,23 @@ import (
 )
 
 // openSession starts a refresh-token family for the user, signed in at now
-// by amr, and returns the first token pair.
+// by amr, and returns the first token pair. The family lasts the
+// deployment's session lifetime, or less when the request's client keeps
+// shorter limits (sessionLimits).
 func (s *AuthService) openSession(ctx context.Context, user domain.User, amr domain.AMR, now time.Time) (TokenPair, error) {
 	token := s.codec.New()
 	meta := domain.RequestMetaFrom(ctx)
+	lifetime, idle := s.sessionLimits(meta.SessionLimits)
 	family := domain.RefreshFamily{
-		ID:         newFamilyID(),
-		UserID:     user.ID,
-		CreatedAt:  now,
-		ExpiresAt:  now.Add(s.cfg.RefreshFamilyTTL),
-		AMR:        amr.Clone(),
-		LastUsedAt: now,
-		UserAgent:  domain.SessionUserAgent(meta.UserAgent),
-		IP:         meta.ClientIP,
+		ID:          newFamilyID(),
+		UserID:      user.ID,
+		CreatedAt:   now,
+		ExpiresAt:   now.Add(lifetime),
+		AMR:         amr.Clone(),
+		LastUsedAt:  now,
+		IdleTimeout: idle,
+		UserAgent:   domain.SessionUserAgent(meta.UserAgent),
+		IP:          meta.ClientIP,
 	}
 	rec := domain.RefreshToken{
 		Hash:      s.codec.Hash(token),
@@ -46,6 +50,25 @@ func (s *AuthService) openSession(ctx context.Context, user domain.User, amr dom
 		return TokenPair{}, err
 	}
 	return s.pair(ctx, user, domain.SessionOf(family), token, rec.ExpiresAt)
+}
+
+// sessionLimits are the lifetime and idle timeout of a family opened
+// under lim. The idle timeout counts from the family's last refresh,
+// which a client that refreshes when a request finds its access token
+// expired makes at most an access token's lifetime (and the verifier's
+// leeway: EndedSessionKeep) before its last request; a repeat within the
+// reuse grace issues an access token without moving it. Past that sum
+// the client has ended the session, and every access token of it has
+// expired.
+func (s *AuthService) sessionLimits(lim domain.SessionLimits) (lifetime, idle time.Duration) {
+	lifetime = s.cfg.RefreshFamilyTTL
+	if lim.Absolute > 0 {
+		lifetime = min(lifetime, lim.Absolute)
+	}
+	if lim.Idle > 0 {
+		idle = lim.Idle + s.cfg.EndedSessionKeep + s.cfg.RefreshReuseGrace
+	}
+	return lifetime, idle
 }
 
 func (s *AuthService) pair(ctx context.Context, user domain.User, session domain.Session, refresh string, refreshExpires time.Time) (TokenPair, error) {
@@ -92,7 +115,7 @@ func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, e
 			ExpiresAt: minTime(now.Add(s.cfg.RefreshTTL), family.ExpiresAt),
 		}
 		consumed, err := s.tokens.Rotate(ctx, hash, now, next)
-		if errors.Is(err, domain.ErrRefreshFamilyRevoked) {
+		if errors.Is(err, domain.ErrRefreshFamilyRevoked) || errors.Is(err, domain.ErrRefreshFamilyLapsed) {
 			return TokenPair{}, domain.ErrRefreshTokenInvalid
 		}
 		if err != nil {

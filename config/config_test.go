@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -262,6 +263,15 @@ func TestInvalidValues(t *testing.T) {
 		{"smtp_url_tls", map[string]string{"USERD_SMTP_URL": "smtp://mail.example.com?tls=off"}, "USERD_SMTP_URL"},
 		{"mail_from", map[string]string{"USERD_MAIL_FROM": "userd at example.com"}, "USERD_MAIL_FROM"},
 		{"mail_dir_blank", map[string]string{"USERD_MAIL_DIR": " "}, "USERD_MAIL_DIR"},
+		// Where cloud metadata services answer, or this host: never a
+		// receiver (adapters/webhook has every form).
+		{"webhook_url_link_local", webhookEnv("http://169.254.169.254/latest/"), "USERD_WEBHOOK_URL: must not point at 169.254.169.254"},
+		{"webhook_url_link_local_v6", webhookEnv("http://[fe80::1]/hook"), "USERD_WEBHOOK_URL: must not point at fe80::1"},
+		{"webhook_url_mapped", webhookEnv("http://[::ffff:169.254.169.254]/hook"), "USERD_WEBHOOK_URL: must not point at ::ffff:169.254.169.254, that is 169.254.169.254, a link-local"},
+		{"webhook_url_unspecified", webhookEnv("http://0.0.0.0:8080/hook"), "USERD_WEBHOOK_URL: must not point at 0.0.0.0"},
+		{"webhook_url_unspecified_v6", webhookEnv("http://[::]/hook"), "USERD_WEBHOOK_URL: must not point at ::"},
+		{"webhook_url_decimal", webhookEnv("http://2852039166/hook"), "USERD_WEBHOOK_URL: host \"2852039166\" is a number"},
+		{"webhook_url_zero", webhookEnv("http://0/hook"), "USERD_WEBHOOK_URL: host \"0\" is a number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -274,6 +284,22 @@ func TestInvalidValues(t *testing.T) {
 				t.Errorf("error %q does not name %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// webhookEnv is a webhook receiver at url with a good secret.
+func webhookEnv(url string) map[string]string {
+	return map[string]string{"USERD_WEBHOOK_URL": url,
+		"USERD_WEBHOOK_SECRET": "whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 32))}
+}
+
+func TestWebhookURL_loopback_and_private_receivers_are_allowed(t *testing.T) {
+	t.Parallel()
+	for _, url := range []string{"http://127.0.0.1:9000/hook", "http://[::1]/hook", "http://10.0.0.7/hook",
+		"http://192.168.1.20/hook", "https://hooks.example.com/userd"} {
+		if _, err := LoadFrom(env(webhookEnv(url))); err != nil {
+			t.Errorf("USERD_WEBHOOK_URL=%s: %v", url, err)
+		}
 	}
 }
 

@@ -48,6 +48,9 @@ var (
 	ErrRefreshTokenReused = errors.New("refresh token reused")
 	// ErrRefreshFamilyRevoked: a rotation raced a revocation of the family.
 	ErrRefreshFamilyRevoked = errors.New("refresh token family revoked")
+	// ErrRefreshFamilyLapsed: a rotation at a time when the family was no
+	// longer active: past its absolute end, or its idle limit.
+	ErrRefreshFamilyLapsed = errors.New("refresh token family lapsed")
 	// ErrLastAdmin: the change would leave no enabled admin (disabling,
 	// demoting or deleting the last one).
 	ErrLastAdmin = errors.New("the last enabled admin cannot be disabled, demoted or deleted")

@@ -38,15 +38,23 @@ type RefreshFamily struct {
 	// LastUsedAt is when a token of the family was last exchanged;
 	// CreatedAt until the first refresh.
 	LastUsedAt time.Time
+	// IdleTimeout, when not zero, ends the family once that long has
+	// passed since LastUsedAt: a session whose client ends it after a
+	// time without use (the web pages', SessionLimits) ends in the store
+	// too, without the client coming back to say so.
+	IdleTimeout time.Duration
 	// UserAgent and IP are the User-Agent (SessionUserAgent makes it) and
 	// client IP of the sign-in that opened the session.
 	UserAgent string
 	IP        string
 }
 
-// Active reports whether tokens of the family may still be used at now.
+// Active reports whether tokens of the family may still be used at now:
+// it is not revoked, not past its absolute end, and, with an idle
+// timeout, used within it.
 func (f RefreshFamily) Active(now time.Time) bool {
-	return f.RevokedAt == nil && now.Before(f.ExpiresAt)
+	return f.RevokedAt == nil && now.Before(f.ExpiresAt) &&
+		(f.IdleTimeout <= 0 || now.Before(f.LastUsedAt.Add(f.IdleTimeout)))
 }
 
 // RefreshToken is the stored record of one refresh token. The token itself is

@@ -12,7 +12,8 @@ import (
 // error wrapping domain.ErrUnavailable when the store cannot serve for now.
 type RefreshTokenStore interface {
 	// CreateFamily starts a session with its first token. Its LastUsedAt
-	// is its CreatedAt, whatever the caller sets. The family's
+	// is its CreatedAt, whatever the caller sets; its IdleTimeout is kept
+	// to the microsecond, as its times are. The family's
 	// AMR is stored as domain.ParseAMR makes it (an empty one is
 	// domain.AMRPassword) and read back so; one ParseAMR refuses is an
 	// error, and nothing is stored.
@@ -22,11 +23,14 @@ type RefreshTokenStore interface {
 	Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error)
 	// Rotate marks the token usedHash as used at usedAt with successor as its
 	// successor, and stores successor, in one transaction, provided the token
-	// is unused and its family not revoked. It reports false (and writes
-	// nothing) when the token was used already; it returns
-	// domain.ErrRefreshFamilyRevoked when the family is revoked. Two
-	// concurrent calls for one token never both report true. A rotation
-	// sets the family's LastUsedAt to usedAt.
+	// is unused and its family active at usedAt (domain.RefreshFamily.Active:
+	// not revoked, not past its end or its idle limit). It reports false
+	// (and writes nothing) when the token was used already; it returns
+	// domain.ErrRefreshFamilyRevoked when the family is revoked, and
+	// domain.ErrRefreshFamilyLapsed when it is not active at usedAt
+	// otherwise, each checked before the token's use. Two concurrent
+	// calls for one token never both report true. A rotation sets the
+	// family's LastUsedAt to usedAt.
 	Rotate(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error)
 	// RevokeFamily ends the family at the given time. Revoking an unknown or
 	// revoked family is not an error.
@@ -35,12 +39,14 @@ type RefreshTokenStore interface {
 	// and returns their ids (none for a user without any), so that their
 	// access tokens can be refused too.
 	RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) ([]string, error)
-	// Sessions returns the user's families that are active at now, newest
-	// first (domain.SortSessions); none for an unknown user.
+	// Sessions returns the user's families that are active at now
+	// (domain.RefreshFamily.Active), newest first (domain.SortSessions);
+	// none for an unknown user.
 	Sessions(ctx context.Context, userID domain.UserID, now time.Time) ([]domain.RefreshFamily, error)
 	// RevokeSession ends the user's family familyID at the given time. It
 	// returns domain.ErrSessionNotFound when the user has no such family
-	// active at that time (unknown, another user's, revoked or expired).
+	// active at that time (unknown, another user's, revoked, expired or
+	// idle past its limit).
 	RevokeSession(ctx context.Context, userID domain.UserID, familyID string, at time.Time) error
 }
 

@@ -66,6 +66,7 @@ type lookupRow struct {
 	FamilyLastUsed      int64
 	FamilyUserAgent     string
 	FamilyIP            string
+	FamilyIdleMicros    int64
 }
 
 // Lookup implements ports.RefreshTokenStore. One joined query reads the
@@ -76,12 +77,13 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 	var row lookupRow
 	err := s.db.reader(ctx).Raw(`
 		SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
-		       f.user_id, f.created_at, f.expires_at, f.revoked_at, f.amr, f.last_used_at, f.user_agent, f.ip
+		       f.user_id, f.created_at, f.expires_at, f.revoked_at, f.amr, f.last_used_at, f.user_agent, f.ip,
+		       f.idle_timeout
 		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
 		WHERE t.token_hash = ?`, hash).Row().Scan(
 		&row.Hash, &row.FamilyID, &row.UserID, &row.IssuedMicros, &row.ExpiresMicros, &row.UsedMicros, &row.SuccessorHash,
 		&row.FamilyUserID, &row.FamilyCreatedMicros, &row.FamilyExpiresMicros, &row.FamilyRevokedMicros, &row.FamilyAMR,
-		&row.FamilyLastUsed, &row.FamilyUserAgent, &row.FamilyIP)
+		&row.FamilyLastUsed, &row.FamilyUserAgent, &row.FamilyIP, &row.FamilyIdleMicros)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", domain.ErrRefreshTokenInvalid)
 	}
@@ -98,6 +100,7 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 		LastUsedMicros: row.FamilyLastUsed,
 		UserAgent:      row.FamilyUserAgent,
 		IP:             row.FamilyIP,
+		IdleMicros:     row.FamilyIdleMicros,
 	})
 	if err != nil {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", err)
@@ -119,8 +122,9 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 //
 // The rotation's writes are conditional: the used token is marked only
 // while it is unused, in successor's family and user, and that family is
-// not revoked; the successor is stored and the family's last use set only
-// when it was. The conditional UPDATE of the used token is what makes two
+// active at usedAt (not revoked, not past its end or its idle limit:
+// familyActiveSQL); the successor is stored and the family's last use set
+// only when it was. The conditional UPDATE of the used token is what makes two
 // rotations of one token exclusive, on one instance or many. The family
 // row is locked first, as RevokeFamily and RevokeUser lock it (they update
 // it): on PostgreSQL with SELECT ... FOR UPDATE, on SQLite through the
@@ -143,10 +147,21 @@ func (s *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt 
 	case errors.Is(err, errNotRotated):
 		return false, nil
 	case errors.Is(err, domain.ErrRefreshTokenInvalid), errors.Is(err, domain.ErrRefreshFamilyRevoked),
-		errors.Is(err, errFamilyMismatch):
+		errors.Is(err, domain.ErrRefreshFamilyLapsed), errors.Is(err, errFamilyMismatch):
 		return false, fmt.Errorf("rotate refresh token: %w", err)
 	}
 	return false, storeError("rotate refresh token", err)
+}
+
+// familyActiveSQL is domain.RefreshFamily.Active over a family's columns
+// at a time given twice (Unix microseconds): not revoked, before its
+// absolute end, and without an idle limit or used within it. The times
+// are integers, so the sum is the same on every dialect.
+const familyActiveSQL = `revoked_at IS NULL AND expires_at > ? AND (idle_timeout = 0 OR last_used_at + idle_timeout > ?)`
+
+// activeAt is familyActiveSQL over a row, at in microseconds.
+func (r refreshFamilyRow) activeAt(at int64) bool {
+	return r.RevokedMicros == nil && at < r.ExpiresMicros && (r.IdleMicros == 0 || at < r.LastUsedMicros+r.IdleMicros)
 }
 
 // rotatePostgresSQL is a whole rotation in one statement, so one round
@@ -156,10 +171,13 @@ func (s *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt 
 // it waits for: a token a concurrent rotation used meanwhile, or a family
 // revoked meanwhile, is not matched. The family is locked before the
 // token (used needs family's rows), as in RevokeFamily; touched updates
-// the row family locked, which its own transaction may.
+// the row family locked, which its own transaction may. family is
+// familyActiveSQL at the rotation's time.
 const rotatePostgresSQL = `
 WITH family AS (
-	SELECT id FROM refresh_families WHERE id = @family AND revoked_at IS NULL FOR UPDATE
+	SELECT id FROM refresh_families WHERE id = @family AND revoked_at IS NULL
+	  AND expires_at > @at AND (idle_timeout = 0 OR last_used_at + idle_timeout > @at)
+	FOR UPDATE
 ), used AS (
 	UPDATE refresh_tokens SET used_at = @at, successor_hash = @successor
 	WHERE token_hash = @used AND used_at IS NULL AND family_id = @family AND user_id = @user
@@ -185,7 +203,7 @@ func (s *RefreshTokenStore) rotatePostgres(ctx context.Context, usedHash string,
 	if err != nil || rotated == 1 {
 		return err
 	}
-	return rotationRefused(s.db.writer(ctx).Raw(rotationStateSQL, usedHash).Row(), successor)
+	return rotationRefused(s.db.writer(ctx).Raw(rotationStateSQL, usedHash).Row(), successor, usedAt)
 }
 
 // The statements of a rotation on SQLite, which has no UPDATE in a WITH:
@@ -193,7 +211,7 @@ func (s *RefreshTokenStore) rotatePostgres(ctx context.Context, usedHash string,
 const (
 	rotateSQLiteUse = `UPDATE refresh_tokens SET used_at = ?, successor_hash = ?
 		WHERE token_hash = ? AND used_at IS NULL AND family_id = ? AND user_id = ?
-		  AND EXISTS (SELECT 1 FROM refresh_families WHERE id = ? AND revoked_at IS NULL)`
+		  AND EXISTS (SELECT 1 FROM refresh_families WHERE id = ? AND ` + familyActiveSQL + `)`
 	rotateSQLiteStore = `INSERT INTO refresh_tokens (token_hash, family_id, user_id, issued_at, expires_at)
 		VALUES (?, ?, ?, ?, ?)`
 	rotateSQLiteTouch = `UPDATE refresh_families SET last_used_at = ? WHERE id = ?`
@@ -229,7 +247,7 @@ func (s *RefreshTokenStore) rotateSQLite(ctx context.Context, usedHash string, u
 func (s *RefreshTokenStore) rotateSQLiteIn(ctx context.Context, tx *sql.Tx, usedHash string, usedAt time.Time, successor domain.RefreshToken) error {
 	stmts, at := s.db.stmts, toMicros(usedAt)
 	res, err := stmts.exec(ctx, tx, rotateSQLiteUse, at, successor.Hash,
-		usedHash, successor.FamilyID, string(successor.UserID), successor.FamilyID)
+		usedHash, successor.FamilyID, string(successor.UserID), successor.FamilyID, at, at)
 	if err != nil {
 		return err
 	}
@@ -237,7 +255,7 @@ func (s *RefreshTokenStore) rotateSQLiteIn(ctx context.Context, tx *sql.Tx, used
 		if err != nil {
 			return err
 		}
-		return rotationRefused(tx.QueryRowContext(ctx, rotationStateSQL, usedHash), successor)
+		return rotationRefused(tx.QueryRowContext(ctx, rotationStateSQL, usedHash), successor, usedAt)
 	}
 	if _, err := stmts.exec(ctx, tx, rotateSQLiteStore, successor.Hash, successor.FamilyID,
 		string(successor.UserID), toMicros(successor.IssuedAt), toMicros(successor.ExpiresAt)); err != nil {
@@ -272,6 +290,9 @@ func (s *RefreshTokenStore) rotateLocked(ctx context.Context, usedHash string, u
 		if fam.RevokedMicros != nil {
 			return domain.ErrRefreshFamilyRevoked
 		}
+		if !fam.activeAt(toMicros(usedAt)) {
+			return domain.ErrRefreshFamilyLapsed
+		}
 		res := tx.Model(&refreshTokenRow{}).
 			Where("token_hash = ? AND used_at IS NULL", usedHash).
 			Updates(map[string]any{"used_at": toMicros(usedAt), "successor_hash": successor.Hash})
@@ -296,20 +317,23 @@ func (s *RefreshTokenStore) rotateLocked(ctx context.Context, usedHash string, u
 
 // rotationStateSQL reads what decides a rotation of a token, for
 // rotationRefused.
-const rotationStateSQL = `SELECT t.family_id, t.user_id, t.used_at, f.revoked_at
+const rotationStateSQL = `SELECT t.family_id, t.user_id, t.used_at,
+	       f.revoked_at, f.expires_at, f.last_used_at, f.idle_timeout
 	FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
 	WHERE t.token_hash = ?`
 
 // rotationRefused reads, from the row of rotationStateSQL, why a
-// rotation changed nothing, and returns that as an error, checked in the
-// order the rotation's conditions are listed in the port:
+// rotation at usedAt changed nothing, and returns that as an error,
+// checked in the order the rotation's conditions are listed in the port:
 // domain.ErrRefreshTokenInvalid for no such token (or none with a family:
 // deleted with its user since), errFamilyMismatch,
-// domain.ErrRefreshFamilyRevoked, errNotRotated for a token used already.
-func rotationRefused(row *sql.Row, successor domain.RefreshToken) error {
+// domain.ErrRefreshFamilyRevoked, domain.ErrRefreshFamilyLapsed,
+// errNotRotated for a token used already.
+func rotationRefused(row *sql.Row, successor domain.RefreshToken, usedAt time.Time) error {
 	var familyID, userID string
-	var used, revoked *int64
-	err := row.Scan(&familyID, &userID, &used, &revoked)
+	var used *int64
+	var fam refreshFamilyRow
+	err := row.Scan(&familyID, &userID, &used, &fam.RevokedMicros, &fam.ExpiresMicros, &fam.LastUsedMicros, &fam.IdleMicros)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return domain.ErrRefreshTokenInvalid
@@ -317,8 +341,10 @@ func rotationRefused(row *sql.Row, successor domain.RefreshToken) error {
 		return err
 	case familyID != successor.FamilyID || userID != string(successor.UserID):
 		return errFamilyMismatch
-	case revoked != nil:
+	case fam.RevokedMicros != nil:
 		return domain.ErrRefreshFamilyRevoked
+	case !fam.activeAt(toMicros(usedAt)):
+		return domain.ErrRefreshFamilyLapsed
 	case used != nil:
 		return errNotRotated
 	}
@@ -386,7 +412,7 @@ func (s *RefreshTokenStore) mysqlRevokeUser(ctx context.Context, userID domain.U
 // Sessions implements ports.RefreshTokenStore.
 func (s *RefreshTokenStore) Sessions(ctx context.Context, userID domain.UserID, now time.Time) ([]domain.RefreshFamily, error) {
 	var rows []refreshFamilyRow
-	err := s.db.reader(ctx).Where("user_id = ? AND revoked_at IS NULL AND expires_at > ?", string(userID), toMicros(now)).
+	err := s.db.reader(ctx).Where("user_id = ? AND "+familyActiveSQL, string(userID), toMicros(now), toMicros(now)).
 		Order("created_at DESC, id DESC").Find(&rows).Error
 	if err != nil {
 		return nil, storeError("list sessions", err)
@@ -409,7 +435,7 @@ func (s *RefreshTokenStore) Sessions(ctx context.Context, userID domain.UserID, 
 // update, which finds the family only when it is the user's and active.
 func (s *RefreshTokenStore) RevokeSession(ctx context.Context, userID domain.UserID, familyID string, at time.Time) error {
 	res := s.db.writer(ctx).Model(&refreshFamilyRow{}).
-		Where("id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?", familyID, string(userID), toMicros(at)).
+		Where("id = ? AND user_id = ? AND "+familyActiveSQL, familyID, string(userID), toMicros(at), toMicros(at)).
 		Update("revoked_at", toMicros(at))
 	if res.Error != nil {
 		return storeError("revoke session", res.Error)

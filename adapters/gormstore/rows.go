@@ -42,6 +42,8 @@ type refreshFamilyRow struct {
 	LastUsedMicros int64  `gorm:"column:last_used_at"`
 	UserAgent      string `gorm:"column:user_agent"`
 	IP             string `gorm:"column:ip"`
+	// IdleMicros is the family's IdleTimeout in microseconds; 0 for none.
+	IdleMicros int64 `gorm:"column:idle_timeout"`
 }
 
 func (refreshFamilyRow) TableName() string { return "refresh_families" }
@@ -162,6 +164,7 @@ func fromDomainRefreshFamily(f domain.RefreshFamily) (refreshFamilyRow, error) {
 		LastUsedMicros: toMicros(f.CreatedAt),
 		UserAgent:      f.UserAgent,
 		IP:             f.IP,
+		IdleMicros:     max(f.IdleTimeout.Microseconds(), 0),
 	}, nil
 }
 
@@ -178,15 +181,16 @@ func toDomainRefreshFamily(r refreshFamilyRow) (domain.RefreshFamily, error) {
 		return domain.RefreshFamily{}, fmt.Errorf("refresh family %s: %w: amr %q", r.ID, errInvalidAMR, r.AMR)
 	}
 	return domain.RefreshFamily{
-		ID:         r.ID,
-		UserID:     domain.UserID(r.UserID),
-		CreatedAt:  fromMicros(r.CreatedMicros),
-		ExpiresAt:  fromMicros(r.ExpiresMicros),
-		AMR:        amr,
-		RevokedAt:  fromMicrosPtr(r.RevokedMicros),
-		LastUsedAt: fromMicros(r.LastUsedMicros),
-		UserAgent:  r.UserAgent,
-		IP:         r.IP,
+		ID:          r.ID,
+		UserID:      domain.UserID(r.UserID),
+		CreatedAt:   fromMicros(r.CreatedMicros),
+		ExpiresAt:   fromMicros(r.ExpiresMicros),
+		AMR:         amr,
+		RevokedAt:   fromMicrosPtr(r.RevokedMicros),
+		LastUsedAt:  fromMicros(r.LastUsedMicros),
+		IdleTimeout: time.Duration(r.IdleMicros) * time.Microsecond,
+		UserAgent:   r.UserAgent,
+		IP:          r.IP,
 	}, nil
 }
 

@@ -94,6 +94,7 @@ var sentinels = []struct {
 	{domain.ErrRefreshTokenInvalid, invalidRefresh},
 	{domain.ErrRefreshTokenReused, invalidRefresh},
 	{domain.ErrRefreshFamilyRevoked, invalidRefresh},
+	{domain.ErrRefreshFamilyLapsed, invalidRefresh},
 	{domain.ErrForbidden, problem{Status: http.StatusForbidden, Code: "forbidden",
 		Detail: "you may not perform this operation"}},
 	{domain.ErrUserNotFound, problem{Status: http.StatusNotFound, Code: "not_found",

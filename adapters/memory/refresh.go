@@ -84,6 +84,9 @@ func (r *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt 
 	if s.families[used.FamilyID].RevokedAt != nil {
 		return false, fmt.Errorf("rotate refresh token: %w", domain.ErrRefreshFamilyRevoked)
 	}
+	if !s.families[used.FamilyID].Active(normTime(usedAt)) {
+		return false, fmt.Errorf("rotate refresh token: %w", domain.ErrRefreshFamilyLapsed)
+	}
 	if used.UsedAt != nil {
 		return false, nil
 	}

@@ -270,6 +270,8 @@ func copyFamily(f domain.RefreshFamily) domain.RefreshFamily {
 	f.ExpiresAt = normTime(f.ExpiresAt)
 	f.RevokedAt = normTimePtr(f.RevokedAt)
 	f.LastUsedAt = normTime(f.LastUsedAt)
+	// As the SQL store keeps it: microseconds.
+	f.IdleTimeout = max(f.IdleTimeout.Truncate(time.Microsecond), 0)
 	return f
 }
 

@@ -101,16 +101,35 @@ func (p *Pages) toSignIn(w http.ResponseWriter, r *http.Request, a *area, expire
 
 // nextPath is where a sign-in goes on to: next when it is a path of the
 // area (never another site, nor another area), else the area's root.
+// The path is judged as decoded once (u.Path), as the browser and the
+// mux read it: a dot segment, even percent-encoded (a browser resolves
+// "%2e%2e" as ".."; http.Redirect cleans a plain ".."), or one made by
+// an encoded slash, would lead out of the area, and none is ever in a
+// path of the pages; nor is a backslash, which a browser reads as a
+// slash.
 func nextPath(a *area, next string) string {
-	if next == "" || !strings.HasPrefix(next, a.Prefix) || strings.HasPrefix(next, a.LoginPath()) ||
-		strings.ContainsAny(next, "\\\r\n") {
+	if next == "" || !strings.HasPrefix(next, a.Prefix) || strings.ContainsAny(next, "\\\r\n") {
 		return a.Prefix
 	}
 	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return a.Prefix
+	}
+	if !strings.HasPrefix(u.Path, a.Prefix) || strings.HasPrefix(u.Path, a.LoginPath()) ||
+		strings.ContainsAny(u.Path, "\\\r\n") || hasDotSegment(u.Path) {
 		return a.Prefix
 	}
 	return next
+}
+
+// hasDotSegment reports whether path has a "." or ".." segment.
+func hasDotSegment(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // seeOther redirects after a successful POST to path, with done naming

@@ -211,11 +211,27 @@ func TestConsole_next_never_leaves_the_area(t *testing.T) {
 	e := newEnv(t)
 	e.addUser("root@example.com", true)
 	for _, next := range []string{"https://evil.example/admin/", "//evil.example/admin/", "/account/", "/admin/login",
-		"/admin/\\evil", "javascript:alert(1)", ""} {
+		"/admin/\\evil", "javascript:alert(1)", "",
+		// Dot segments, which the redirect or the browser resolves into
+		// another area: plain, percent-encoded (a browser reads %2e as a
+		// dot), with an encoded slash, deeper down, and a backslash.
+		"/admin/../account/", "/admin/%2e%2e/account/", "/admin/%2E%2E/account/", "/admin/.%2e/account/",
+		"/admin/%2e./account/", "/admin/..%2faccount/", "/admin/users/../../account/", "/admin/./../account/",
+		"/admin/..", "/admin/%2e%2e", "/admin/..\\account/", "/admin/%5c..%5caccount/", "/admin/%6cogin"} {
 		v := e.visitor()
 		res := v.post("/admin/login", url.Values{"email": {"root@example.com"}, "password": {custPassword}, "next": {next}})
 		wantRedirect(t, res, "/admin/")
 	}
+	for _, next := range []string{"/account/../admin/users", "/account/%2e%2e/admin/users"} {
+		v := e.visitor()
+		res := v.post("/account/login", url.Values{"email": {"root@example.com"}, "password": {custPassword}, "next": {next}})
+		wantRedirect(t, res, "/account/")
+	}
+	// A path of the area, with its query, still goes through.
+	v := e.visitor()
+	res := v.post("/admin/login", url.Values{"email": {"root@example.com"}, "password": {custPassword},
+		"next": {"/admin/audit?user=a%2Fb&type=user.created"}})
+	wantRedirect(t, res, "/admin/audit?user=a%2Fb&type=user.created")
 }
 
 func TestConsole_admin_with_totp_signs_in_with_a_code(t *testing.T) {

@@ -41,6 +41,7 @@ type env struct {
 	box    *secretbox.Box
 	svc    *application.Services
 	store  *memory.Store
+	codec  ports.RefreshTokenCodec
 	mailer *recordingMailer
 	logs   *logbuf.Buffer
 	log    *slog.Logger
@@ -49,6 +50,7 @@ type env struct {
 
 // envSettings are what envOptions change.
 type envSettings struct {
+	store     *memory.Store
 	deps      *application.Deps
 	cfg       *application.Config
 	noConsole bool
@@ -58,6 +60,9 @@ type envOption func(*envSettings)
 
 // withoutConsole leaves the admin console off (USERD_ADMIN_CONSOLE=false).
 func withoutConsole(s *envSettings) { s.noConsole = true }
+
+// withPurger gives housekeeping the store's purger.
+func withPurger(s *envSettings) { s.deps.Purger = memory.NewPurger(s.store, nil) }
 
 // withCurrentPasswordRequired turns USERD_REQUIRE_CURRENT_PASSWORD on.
 func withCurrentPasswordRequired(s *envSettings) { s.cfg.RequireCurrentPassword = true }
@@ -114,7 +119,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		VerifyEmailURL:   "http://userd.test/account/verify-email",
 		ResetPasswordURL: "http://userd.test/account/reset-password",
 	}
-	settings := envSettings{deps: &deps, cfg: &cfg}
+	settings := envSettings{store: store, deps: &deps, cfg: &cfg}
 	for _, o := range opts {
 		o(&settings)
 	}
@@ -122,7 +127,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, clock: clk, box: box, svc: svc, store: store, mailer: mailer, logs: logs, log: log,
+	return &env{t: t, clock: clk, box: box, svc: svc, store: store, codec: codec, mailer: mailer, logs: logs, log: log,
 		pages: web.New(svc, web.Options{Logger: log, Box: box, Clock: clk, AdminConsole: !settings.noConsole})}
 }
 

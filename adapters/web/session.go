@@ -27,6 +27,21 @@ const (
 	ConsoleAbsoluteTimeout = 8 * time.Hour
 )
 
+// consoleLimits are the timeouts as the session's store keeps them: a
+// session of the pages ends there too once it has lapsed, so that it is
+// neither listed nor refreshed whether or not its cookie comes back.
+var consoleLimits = domain.SessionLimits{Absolute: ConsoleAbsoluteTimeout, Idle: ConsoleIdleTimeout}
+
+// signInContext is the context of a sign-in on the pages: the session it
+// opens carries consoleLimits. The pages refresh the session's access
+// token when a request finds it expired, as domain.SessionLimits.Idle
+// expects of its client.
+func signInContext(r *http.Request) context.Context {
+	meta := domain.RequestMetaFrom(r.Context())
+	meta.SessionLimits = consoleLimits
+	return domain.WithRequestMeta(r.Context(), meta)
+}
+
 // consoleSealAD binds a sealed cookie to its purpose: a value the secret
 // box sealed for anything else (a signing key, a TOTP secret) does not
 // open as a cookie.
@@ -129,14 +144,22 @@ func (p *Pages) endSession(r *http.Request, st consoleState) {
 	}
 }
 
-// signOut ends the request's session, if it has one, and clears its
-// cookie.
-func (p *Pages) signOut(w http.ResponseWriter, r *http.Request) {
+// endCookieSession ends the session of the request's cookie: at a
+// sign-out, and when a sign-in has just replaced the cookie (live, timed
+// out or ended already, nothing can use that session any more). A
+// cookie that does not open is no session.
+func (p *Pages) endCookieSession(r *http.Request) {
 	if c, err := r.Cookie(ConsoleCookie); err == nil {
 		if st, ok := p.openState(c.Value); ok {
 			p.endSession(r, st)
 		}
 	}
+}
+
+// signOut ends the request's session, if it has one, and clears its
+// cookie.
+func (p *Pages) signOut(w http.ResponseWriter, r *http.Request) {
+	p.endCookieSession(r)
 	clearConsoleCookie(w)
 }
 

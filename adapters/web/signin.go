@@ -84,7 +84,7 @@ func (p *Pages) signIn(a *area) http.HandlerFunc {
 			return
 		}
 		next := nextPath(a, form.Get(fieldNext))
-		pair, err := p.svc.Auth.Login(r.Context(), application.LoginInput{
+		pair, err := p.svc.Auth.Login(signInContext(r), application.LoginInput{
 			Email: form.Get(fieldEmail), Password: form.Get(fieldPassword)})
 		if mfa, ok := errors.AsType[*domain.MFARequiredError](err); ok {
 			p.renderConsole(w, r, http.StatusOK, secondStepPage(a, next, mfa.Token, mfa.Methods))
@@ -125,7 +125,7 @@ func (p *Pages) signInCode(a *area) http.HandlerFunc {
 		}
 		next := nextPath(a, form.Get(fieldNext))
 		token, code := form.Get(fieldMFAToken), form.Get(fieldCode)
-		pair, err := p.svc.Auth.LoginMFA(r.Context(), application.MFALoginInput{MFAToken: &token, Code: &code})
+		pair, err := p.svc.Auth.LoginMFA(signInContext(r), application.MFALoginInput{MFAToken: &token, Code: &code})
 		if err != nil {
 			p.secondStepFailed(w, r, a, next, token, err)
 			return
@@ -176,7 +176,7 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 		if token != "" {
 			in.MFAToken = &token
 		}
-		pair, err := p.svc.Passkeys.FinishLogin(r.Context(), in)
+		pair, err := p.svc.Passkeys.FinishLogin(signInContext(r), in)
 		if err != nil {
 			if token != "" {
 				p.secondStepFailed(w, r, a, next, token, err)
@@ -191,7 +191,9 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 
 // opened finishes a sign-in: the cookie is set and the visitor goes on.
 // A non-admin who signs in to the admin console is refused (403), and the
-// session just opened is ended at once.
+// session just opened is ended at once. The session of the cookie that
+// the new one replaces, if it held one, is ended: the browser forgets
+// that cookie, and with it the only means to sign that session out.
 func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next string, pair application.TokenPair) {
 	principal, err := p.svc.Auth.Authenticate(r.Context(), pair.Access.Token)
 	if err != nil {
@@ -208,6 +210,7 @@ func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next str
 		p.consoleFail(w, r, a, nil, err)
 		return
 	}
+	p.endCookieSession(r)
 	//nolint:gosec // G710: nextPath admits only a path of the area, never another site
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }

@@ -65,16 +65,17 @@ type Sender struct {
 
 var _ ports.WebhookSender = (*Sender)(nil)
 
-// CheckURL checks a receiver URL: absolute, http or https, with a host.
+// CheckURL checks a receiver URL: absolute, http or https, with a host
+// that the sender may reach (checkHost).
 func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return errors.New("must be an absolute http:// or https:// URL")
 	}
 	if u.User != nil {
 		return errors.New("must not hold credentials: put them in the receiver's own check of the signature")
 	}
-	return nil
+	return checkHost(u.Hostname())
 }
 
 // ParseSecret returns the key of a Standard Webhooks secret: "whsec_" and
@@ -112,7 +113,7 @@ func New(opts Options) (*Sender, error) {
 	}
 	transport := opts.Transport
 	if transport == nil {
-		transport = http.DefaultTransport.(*http.Transport).Clone()
+		transport = guardedTransport()
 	}
 	return &Sender{
 		url:   opts.URL,

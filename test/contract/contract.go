@@ -90,10 +90,11 @@ func checkFamily(t *testing.T, got, want domain.RefreshFamily) {
 	t.Helper()
 	wantAMR, _ := domain.ParseAMR(want.AMR)
 	if got.ID != want.ID || got.UserID != want.UserID || !sameTime(got.CreatedAt, want.CreatedAt) ||
-		!sameTime(got.ExpiresAt, want.ExpiresAt) || !sameTimePtr(got.RevokedAt, want.RevokedAt) || !slices.Equal(got.AMR, wantAMR) {
-		t.Errorf("family mismatch:\n got {ID:%s User:%s Created:%s Expires:%s Revoked:%s AMR:%v}\nwant {ID:%s User:%s Created:%s Expires:%s Revoked:%s AMR:%v}",
-			got.ID, got.UserID, got.CreatedAt.Format(time.RFC3339Nano), got.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(got.RevokedAt), got.AMR,
-			want.ID, want.UserID, want.CreatedAt.Format(time.RFC3339Nano), want.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(want.RevokedAt), wantAMR)
+		!sameTime(got.ExpiresAt, want.ExpiresAt) || !sameTimePtr(got.RevokedAt, want.RevokedAt) || !slices.Equal(got.AMR, wantAMR) ||
+		got.IdleTimeout != want.IdleTimeout {
+		t.Errorf("family mismatch:\n got {ID:%s User:%s Created:%s Expires:%s Revoked:%s AMR:%v Idle:%s}\nwant {ID:%s User:%s Created:%s Expires:%s Revoked:%s AMR:%v Idle:%s}",
+			got.ID, got.UserID, got.CreatedAt.Format(time.RFC3339Nano), got.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(got.RevokedAt), got.AMR, got.IdleTimeout,
+			want.ID, want.UserID, want.CreatedAt.Format(time.RFC3339Nano), want.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(want.RevokedAt), wantAMR, want.IdleTimeout)
 	}
 }
 
