@@ -21,14 +21,6 @@ import (
 // into its client data.
 const passkeyOrigin = "http://localhost:8080"
 
-// victim registers a customer and returns the access token of its
-// password sign-in: what the attacker holds.
-func victim(t *testing.T, n *userdproc.Node, email string) tokens {
-	t.Helper()
-	register(t, n.Base, email, nil)
-	return login(t, n.Base, email, userPassword)
-}
-
 // High finding 1: the token alone began a passkey registration, even with
 // USERD_REQUIRE_CURRENT_PASSWORD=true, and the attacker kept a lasting
 // passwordless sign-in. Now the registration asks for the password, and
@@ -39,7 +31,7 @@ func TestAttack_stolen_token_cannot_add_a_passkey(t *testing.T) {
 	env["USERD_REQUIRE_CURRENT_PASSWORD"] = "true"
 	n := userdproc.New(t, binary, env)
 	n.Start()
-	stolen := victim(t, n, "victim@example.com")
+	stolen := signUp(t, n.Base, "victim@example.com", nil) // what the thief holds
 	begin := n.Base + "/api/users/me/passkeys/registration"
 
 	if r := send(t, http.MethodPost, begin, map[string]string{}, stolen.AccessToken); r.status != http.StatusBadRequest ||
@@ -100,7 +92,7 @@ func TestAttack_totp_codes_cannot_be_guessed_through_the_account_routes(t *testi
 			t.Parallel()
 			n := userdproc.New(t, binary, baseEnv(t.TempDir()))
 			n.Start()
-			stolen := victim(t, n, "victim@example.com")
+			stolen := signUp(t, n.Base, "victim@example.com", nil) // what the thief holds
 			enrolTOTP(t, n.Base, stolen.AccessToken)
 			var got []int
 			for range 8 {
@@ -123,13 +115,7 @@ func TestAttack_totp_codes_cannot_be_guessed_through_the_account_routes(t *testi
 		env["USERD_AUTH_IP_LIMIT"] = "4"
 		n := userdproc.New(t, binary, env)
 		n.Start()
-		owner := from("203.0.113.10")
-		register(t, n.Base, "victim@example.com", owner)
-		r := sendWith(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, "", owner)
-		var stolen tokens
-		if r.status != http.StatusOK || jsonInto(r.body, &stolen) != nil {
-			t.Fatalf("login: %d %s", r.status, r.body)
-		}
+		stolen := signUp(t, n.Base, "victim@example.com", from("203.0.113.10"))
 		thief := from("198.51.100.7")
 		var got []int
 		for range 5 {
@@ -149,7 +135,7 @@ func TestAttack_stolen_token_cannot_remove_the_last_passkey(t *testing.T) {
 	t.Parallel()
 	n := userdproc.New(t, binary, baseEnv(t.TempDir()))
 	n.Start()
-	stolen := victim(t, n, "victim@example.com")
+	stolen := signUp(t, n.Base, "victim@example.com", nil) // what the thief holds
 	// The owner adds a passkey (from the same session, moments after
 	// signing in; a build from before the fix takes no password, and
 	// refuses the field).

@@ -88,14 +88,7 @@ func TestAttack_current_password_guesses_from_one_ip_are_rate_limited(t *testing
 	// The victims sign up and sign in from their own addresses.
 	var ids, bearers []string
 	for i := range 2 {
-		email := fmt.Sprintf("victim%d@example.com", i)
-		victim := from(fmt.Sprintf("203.0.113.%d", 10+i))
-		register(t, n.Base, email, victim)
-		r := sendWith(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "", victim)
-		var tok tokens
-		if r.status != http.StatusOK || jsonInto(r.body, &tok) != nil {
-			t.Fatalf("login %s: %d %s", email, r.status, r.body)
-		}
+		tok := signUp(t, n.Base, fmt.Sprintf("victim%d@example.com", i), from(fmt.Sprintf("203.0.113.%d", 10+i)))
 		ids, bearers = append(ids, tok.User.ID), append(bearers, tok.AccessToken)
 	}
 	// The thief holds both tokens and guesses from one address.

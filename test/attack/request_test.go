@@ -107,6 +107,19 @@ func register(t testing.TB, base, email string, headers map[string]string) {
 	}
 }
 
+// signUp registers a customer and signs it in, both with headers (nil,
+// or from(client)), and returns the tokens of its password sign-in.
+func signUp(t testing.TB, base, email string, headers map[string]string) tokens {
+	t.Helper()
+	register(t, base, email, headers)
+	r := sendWith(t, http.MethodPost, base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "", headers)
+	var tok tokens
+	if r.status != http.StatusOK || jsonInto(r.body, &tok) != nil {
+		t.Fatalf("login %s: %d %s", email, r.status, r.body)
+	}
+	return tok
+}
+
 // race sends n requests at once and returns the replies.
 func race(n int, do func(i int) reply) []reply {
 	out := make([]reply, n)
