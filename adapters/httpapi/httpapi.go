@@ -182,11 +182,56 @@ func New(svc *application.Services, opts Options) http.Handler {
 	return newEngine(svc, opts)
 }
 
+// newEngine builds the router: the handler of the options, the chain of
+// middleware every request goes through, and the routes, by area
+// (routes.go).
 func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	// Gin's mode is process-wide; release mode silences its route dump and
 	// debug warnings, which would otherwise go to stdout past our logger.
 	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 
+	h := newHandler(svc, opts)
+	e := gin.New()
+	// A 301 to another path surprises API clients (and drops the body of a
+	// POST in many of them): an unknown path is a plain 404.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = true
+	// ClientIP is the TCP peer until trusted proxies are configured; the
+	// per-IP limit of /auth/* will rely on that.
+	e.ForwardedByClientIP = false
+	_ = e.SetTrustedProxies(nil)
+
+	// The chain, outermost first. Every response, 404 and 405 included, gets
+	// the request id and nosniff; the access log sees the final status, a
+	// recovered panic's 500 too, and so do the request metrics, observed
+	// where the access line is written. Per-route checks follow in groups:
+	// header checks, then (for /auth/*) the per-IP rate limit, then
+	// authentication. CORS comes before everything that may refuse a
+	// request, so that a listed origin's page can read every refusal; a
+	// preflight ends there (browser.go).
+	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.cors, h.crossOrigin, h.bufferBody, h.admit, h.deadline)
+	e.NoRoute(h.noRoute)
+	e.NoMethod(h.noMethod)
+
+	h.routeOperations(e, opts.MetricsHandler)
+	h.routeAPI(e)
+	h.routeAuth(e)
+	if opts.Pages != nil {
+		h.mountPages(e, opts.Pages)
+	}
+	// CORS answers a preflight with the methods of the route it asks about.
+	for _, r := range e.Routes() {
+		if isAPIPath(r.Path) {
+			h.browser.routes = append(h.browser.routes, r)
+		}
+	}
+	return e
+}
+
+// newHandler makes the handler of the options, their defaults filled in.
+// It panics on options that config refuses (an origin that is not one).
+func newHandler(svc *application.Services, opts Options) *handler {
 	h := &handler{mail: svc.Mail, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
 		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions,
 		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
@@ -221,132 +266,10 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	if h.keySet == nil {
 		h.keySet = emptyKeySet{}
 	}
-
 	b, err := newBrowser(opts)
 	if err != nil {
 		panic("httpapi: Options.CORSAllowedOrigins: " + err.Error())
 	}
 	h.browser = b
-
-	e := gin.New()
-	// A 301 to another path surprises API clients (and drops the body of a
-	// POST in many of them): an unknown path is a plain 404.
-	e.RedirectTrailingSlash = false
-	e.RedirectFixedPath = false
-	e.HandleMethodNotAllowed = true
-	// ClientIP is the TCP peer until trusted proxies are configured; the
-	// per-IP limit of /auth/* will rely on that.
-	e.ForwardedByClientIP = false
-	_ = e.SetTrustedProxies(nil)
-
-	// The chain, outermost first. Every response, 404 and 405 included, gets
-	// the request id and nosniff; the access log sees the final status, a
-	// recovered panic's 500 too, and so do the request metrics, observed
-	// where the access line is written. Per-route checks follow in groups:
-	// header checks, then (for /auth/*) the per-IP rate limit, then
-	// authentication. CORS comes before everything that may refuse a
-	// request, so that a listed origin's page can read every refusal; a
-	// preflight ends there (browser.go).
-	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.cors, h.crossOrigin, h.bufferBody, h.admit, h.deadline)
-	e.NoRoute(h.noRoute)
-	e.NoMethod(h.noMethod)
-
-	e.GET("/healthz", h.healthz)
-	e.GET("/readyz", h.readyz)
-	e.GET("/.well-known/jwks.json", h.jwks)
-	// The OpenAPI document (converted from YAML once, here) and the
-	// reference page that renders it.
-	_ = openAPIDocument()
-	e.GET("/openapi.json", h.openAPI)
-	e.GET("/docs", h.docs)
-	e.GET("/docs/:file", h.docsAsset)
-	if opts.MetricsHandler != nil {
-		e.GET("/metrics", h.serveMetrics(opts.MetricsHandler))
-	}
-
-	// Header checks (406, 415, early 413) run before authentication: they
-	// are about the form of the request, which is wrong whoever sends it.
-	// The query string is checked after authentication, with the rest of
-	// the request's shape (the contract's order: 401 before 400).
-	api := e.Group("/api", h.apiHeaders)
-	required, optional := h.authenticate(true), h.authenticate(false)
-	api.GET("/users", required, h.validQuery, h.listUsers)
-	api.GET("/users/me", required, h.validQuery, h.me)
-	api.GET("/users/:id", required, h.validQuery, h.getUser)
-	// Creating a user hashes a password: the per-IP limits apply
-	// (limits.go), once the caller is known.
-	api.POST("/users", optional, h.validQuery, h.limitRegistration, h.createUser)
-	api.PUT("/users/:id", required, h.validQuery, h.updateUser)
-	api.DELETE("/users/:id", required, h.validQuery, h.deleteUser)
-	// An admin mails a user a reset link; "me" names the caller.
-	api.POST("/users/:id/password-reset", required, h.validQuery, h.sendPasswordReset)
-	// An admin lifts the login lock-out of a user's email; "me" names the
-	// caller.
-	api.POST("/users/:id/unlock", required, h.validQuery, h.unlockUser)
-	api.GET("/audit", required, h.validQuery, h.listAudit)
-	// A user's sessions; "me" names the caller.
-	api.GET("/users/:id/sessions", required, h.validQuery, h.listSessions)
-	api.DELETE("/users/:id/sessions", required, h.validQuery, h.revokeSessions)
-	api.DELETE("/users/:id/sessions/:sid", required, h.validQuery, h.revokeSession)
-
-	// Second factors and passkeys of the caller, and an admin's reset.
-	// The routes that check a password or a code take from the caller's
-	// /auth allowance, once it is known to be signed in (limits.go): a
-	// stolen access token must not guess at them at full speed.
-	limited := h.limitAuthByIP
-	api.GET("/users/me/mfa", required, h.validQuery, h.mfaSummary)
-	api.POST("/users/me/mfa/totp", required, h.validQuery, limited, h.beginTOTP)
-	api.POST("/users/me/mfa/totp/confirm", required, h.validQuery, limited, h.confirmTOTP)
-	api.DELETE("/users/me/mfa/totp", required, h.validQuery, limited, h.disableTOTP)
-	api.POST("/users/me/mfa/recovery-codes", required, h.validQuery, limited, h.renewRecoveryCodes)
-	api.DELETE("/users/:id/mfa", required, h.validQuery, h.resetMFA)
-	// Its own route: in OpenAPI a concrete path matches before a templated
-	// one, so the document describes DELETE /api/users/me/mfa on its own.
-	api.DELETE("/users/me/mfa", required, h.validQuery, h.resetOwnMFA)
-	api.GET("/users/me/passkeys", required, h.validQuery, h.listPasskeys)
-	api.POST("/users/me/passkeys/registration", required, h.validQuery, limited, h.beginPasskeyRegistration)
-	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)
-	api.PATCH("/users/me/passkeys/:passkeyId", required, h.validQuery, h.renamePasskey)
-	api.DELETE("/users/me/passkeys/:passkeyId", required, h.validQuery, limited, h.deletePasskey)
-
-	// /api/users/me answers GET only. Without these, PUT and DELETE on it
-	// would reach the :id routes and answer 400 invalid_id; they sit outside
-	// the header checks so that a wrong method wins over a wrong header, as
-	// it does on every other route.
-	for _, m := range meMethods {
-		e.Handle(m, "/api/users/me", h.meNotAllowed)
-	}
-
-	// Every request to /auth/* counts against its client's IP limit, even
-	// one with a wrong header: the limit is about volume, and it guards the
-	// password hashing behind login.
-	a := e.Group("/auth", h.limitAuthByIP, h.apiHeaders, h.validQuery)
-	a.POST("/login", h.login)
-	a.POST("/login/mfa", h.loginMFA)
-	a.POST("/passkey", h.beginPasskeyLogin)
-	a.POST("/passkey/finish", h.finishPasskeyLogin)
-	a.POST("/refreshtoken", h.refresh)
-	a.POST("/refresh-token", h.refresh)
-	a.POST("/logout", h.logout)
-	a.POST("/email-verification", h.requestEmailVerification)
-	a.POST("/email-verification/confirm", h.confirmEmail)
-	a.POST("/password-reset", h.requestPasswordReset)
-	a.POST("/password-reset/confirm", h.resetPassword)
-
-	if opts.Pages != nil {
-		h.mountPages(e, opts.Pages)
-	}
-	for _, r := range e.Routes() {
-		if isAPIPath(r.Path) {
-			h.browser.routes = append(h.browser.routes, r)
-		}
-	}
-	return e
-}
-
-// meMethods are the methods other than GET that gin would route to
-// /api/users/:id or that a client might try on /api/users/me.
-var meMethods = []string{
-	http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
-	http.MethodHead, http.MethodOptions,
+	return h
 }
