@@ -121,7 +121,7 @@ faults:
 soak:
 	USERD_SOAK=1 USERD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -v -timeout 2h -run '^TestSoak$$' ./test/faults
 
-## loadtest: the load harness (cmd/userd-load): builds and starts userd on SQLite,
+## loadtest: the load harness (bench/load): builds and starts userd on SQLite,
 ## seeds users, runs every scenario (mfa and passkey included) at concurrency
 ## 1,4,16,64 with the reference points; table on stdout, JSON and SVG in
 ## bench/results/ (under 5 minutes on a quiet machine).
@@ -130,7 +130,7 @@ soak:
 ## '--profile DIR' saves CPU and allocation profiles of each scenario at concurrency 16
 LOADTEST_FLAGS ?=
 loadtest:
-	$(GO) run ./cmd/userd-load $(LOADTEST_FLAGS)
+	$(GO) run ./bench/load $(LOADTEST_FLAGS)
 
 ## postman: run docs/userd.postman_collection.json with newman (from npm)
 ## against a freshly started userd (test/postman/run.sh; part of .ci/run)

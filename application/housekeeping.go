@@ -13,10 +13,12 @@ import (
 
 // Housekeeping defaults.
 const (
-	// DefaultPurgeBatch is how many rows one DELETE takes: 500 expired
-	// sessions with their tokens take about 10 ms on SQLite's one writer,
-	// short enough that the refreshes waiting behind it keep their p99
-	// under 1.5× (2,000 took 45 ms and made it 5×; docs/performance.md).
+	// DefaultPurgeBatch is how many rows one DELETE takes. On SQLite's one
+	// writer a refresh that arrives during a batch waits for the rest of
+	// it, so the batch's length is what the refreshes' p99 grows by under
+	// a purge: small enough to keep that within the goal of 2×, large
+	// enough for the purge to keep pace (make purgeload measures both:
+	// docs/performance.md, "Housekeeping").
 	DefaultPurgeBatch = 500
 	// purgeLockName is the name of the lock that keeps housekeeping to
 	// one node at a time.

@@ -113,7 +113,7 @@ func TestLinkRoutes_bad_requests(t *testing.T) {
 
 	for _, path := range []string{"/auth/email-verification", "/auth/password-reset"} {
 		p := wantProblem(t, s.do("POST", path, map[string]string{"email": "not an email"}), http.StatusBadRequest, "validation_failed")
-		if got := p.fields(); len(got) != 1 || got[0] != "email" {
+		if got := p.Fields(); len(got) != 1 || got[0] != "email" {
 			t.Errorf("%s: fields %v, want [email]", path, got)
 		}
 		wantProblem(t, s.do("POST", path, `{"email":"a@example.com","extra":1}`), http.StatusBadRequest, "unknown_field")
@@ -164,7 +164,7 @@ func TestPasswordReset(t *testing.T) {
 	// A weak password is refused and leaves the token usable.
 	p := wantProblem(t, s.do("POST", "/auth/password-reset/confirm", map[string]string{"token": token, "password": "short"}),
 		http.StatusBadRequest, "validation_failed")
-	if got := p.fields(); len(got) != 1 || got[0] != "password" {
+	if got := p.Fields(); len(got) != 1 || got[0] != "password" {
 		t.Errorf("fields %v, want [password]", got)
 	}
 	const newPassword = "a brand new passphrase"

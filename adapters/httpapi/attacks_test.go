@@ -131,7 +131,7 @@ func TestAttack_oversized_strings_are_refused(t *testing.T) {
 		{"password_129", "password", map[string]string{"name": "A", "email": "a@example.com", "password": long(129)}},
 	} {
 		p := wantProblem(t, s.do("POST", "/api/users", tc.body), http.StatusBadRequest, "validation_failed")
-		if got := p.fields(); len(got) != 1 || got[0] != tc.field {
+		if got := p.Fields(); len(got) != 1 || got[0] != tc.field {
 			t.Errorf("%s: fields %v", tc.name, got)
 		}
 	}
@@ -148,7 +148,7 @@ func TestAttack_common_password_is_refused(t *testing.T) {
 	for _, pw := range []string{"password123", "Qwertyuiop", "iloveyou1", "baseball", "ｐａｓｓｗｏｒｄ１２３"} {
 		p := wantProblem(t, s.do("POST", "/api/users", map[string]string{"name": "A", "email": "a@example.com", "password": pw}),
 			http.StatusBadRequest, "validation_failed")
-		if f := p.fields(); len(f) != 1 || f[0] != "password" {
+		if f := p.Fields(); len(f) != 1 || f[0] != "password" {
 			t.Errorf("%q: fields %v", pw, f)
 		}
 	}

@@ -216,8 +216,8 @@ func TestAudit_access(t *testing.T) {
 		for _, tok := range []string{adminTok, cust.AccessToken} {
 			// The form of the request is judged before the caller's rights.
 			p := wantProblem(t, s.do("GET", "/api/audit"+tc.query, nil, withToken(tok)), http.StatusBadRequest, "invalid_parameter")
-			if !slices.Equal(p.fields(), []string{tc.field}) {
-				t.Errorf("%s: errors name %v, want %s", tc.query, p.fields(), tc.field)
+			if !slices.Equal(p.Fields(), []string{tc.field}) {
+				t.Errorf("%s: errors name %v, want %s", tc.query, p.Fields(), tc.field)
 			}
 		}
 	}
@@ -369,15 +369,15 @@ func TestAudit_filters_and_order(t *testing.T) {
 		for _, tok := range []string{adminTok, adaTok.AccessToken} {
 			// The form of the request is judged before the caller's rights.
 			p := wantProblem(t, s.do("GET", "/api/audit"+tc.query, nil, withToken(tok)), http.StatusBadRequest, "validation_failed")
-			if !slices.Equal(p.fields(), tc.fields) {
-				t.Errorf("%s: errors name %v, want %v", tc.query, p.fields(), tc.fields)
+			if !slices.Equal(p.Fields(), tc.fields) {
+				t.Errorf("%s: errors name %v, want %v", tc.query, p.Fields(), tc.fields)
 			}
 		}
 	}
 	// The page's bounds come first; then the right.
 	p := wantProblem(t, s.do("GET", "/api/audit?limit=0&type=x", nil, withToken(adminTok)), http.StatusBadRequest, "invalid_parameter")
-	if !slices.Equal(p.fields(), []string{"limit"}) {
-		t.Errorf("errors name %v, want limit", p.fields())
+	if !slices.Equal(p.Fields(), []string{"limit"}) {
+		t.Errorf("errors name %v, want limit", p.Fields())
 	}
 	wantProblem(t, s.do("GET", "/api/audit?userId="+ada.ID, nil, withToken(adaTok.AccessToken)), http.StatusForbidden, "forbidden")
 	// Empty filters count as absent.

@@ -1,16 +1,14 @@
 package httpapi_test
 
 import (
-	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/userd/userd/test/chromium"
 )
 
 func TestDocs_page_is_self_contained(t *testing.T) {
@@ -82,47 +80,16 @@ func TestDocs_page_is_self_contained(t *testing.T) {
 // userd serves. Skipped without Chromium, except in CI.
 func TestDocs_rendered_in_chromium(t *testing.T) {
 	t.Parallel()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required in CI (.ci/run installs it): %v", err)
-		}
-		t.Skip("chromium is not installed: the rendered /docs page is not checked (apt-get install chromium)")
-	}
 	v := docValidatorFor(t)
 	srv := httptest.NewServer(newTestServer(t).handler)
 	defer srv.Close()
 
-	profile, err := os.MkdirTemp("", "userd-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Best effort: a browser helper may still be writing into it.
-	defer func() { _ = os.RemoveAll(profile) }()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, //nolint:gosec // G204: the chromium found on PATH, run headless on the test's own page
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+profile,
-		// Only the test server resolves: nothing may come from the network.
-		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-		// The page's console (CSP violations, script errors) goes to stderr.
-		"--enable-logging=stderr", "--v=0",
-		"--virtual-time-budget=10000",
-		"--dump-dom", srv.URL+"/docs")
-	var dom, console bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &dom, &console
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium: %v\n%s", err, lastLines(console.String(), 30))
-	}
-	t.Logf("chromium rendered /docs in %v (%d bytes of DOM)", time.Since(start).Round(time.Millisecond), dom.Len())
+	page, console := chromium.DumpDOM(t, srv.URL+"/docs")
+	t.Logf("chromium rendered /docs in %v (%d bytes of DOM)", time.Since(start).Round(time.Millisecond), len(page))
 
-	page := dom.String()
 	if strings.Contains(page, "Something went wrong") {
-		t.Fatalf("Redoc failed to render the document:\n%s", lastLines(page, 20))
+		t.Fatalf("Redoc failed to render the document:\n%s", chromium.LastLines(page, 20))
 	}
 	// Redoc lists each operation as <span class="… http-verb get">get</span><span …>/path</span>.
 	for _, op := range v.operations() {
@@ -135,7 +102,7 @@ func TestDocs_rendered_in_chromium(t *testing.T) {
 	}
 	// The Content-Security-Policy refused nothing but the logo of Redoc's
 	// "API docs by Redocly" link, which would come from the network.
-	for _, line := range strings.Split(console.String(), "\n") {
+	for _, line := range strings.Split(console, "\n") {
 		if strings.Contains(line, "Content Security Policy") && !strings.Contains(line, "https://cdn.redoc.ly/redoc/logo-mini.svg") {
 			t.Errorf("refused by the Content-Security-Policy: %s", line)
 		}
@@ -143,12 +110,4 @@ func TestDocs_rendered_in_chromium(t *testing.T) {
 			t.Errorf("script error: %s", line)
 		}
 	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -27,6 +26,7 @@ import (
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/logbuf"
 )
 
@@ -231,11 +231,7 @@ func withHeader(k, v string) reqOption { return func(r *http.Request) { r.Header
 func withoutHeader(k string) reqOption { return func(r *http.Request) { r.Header.Del(k) } }
 
 // response is a recorded answer.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
+type response kit.Reply
 
 // do sends a request. body is sent as is when it is a string or []byte,
 // JSON-encoded otherwise, and nil sends none; a body gets Content-Type
@@ -283,76 +279,23 @@ func (s *testServer) do(method, path string, body any, opts ...reqOption) respon
 }
 
 // problemBody is a problem details response.
-type problemBody struct {
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
-	Detail   string `json:"detail"`
-	Instance string `json:"instance"`
-	Code     string `json:"code"`
-	Errors   []struct {
-		Field   string `json:"field"`
-		Message string `json:"message"`
-	} `json:"errors"`
-}
-
-// fields returns the fields named in the errors array.
-func (p problemBody) fields() []string {
-	out := make([]string, len(p.Errors))
-	for i, e := range p.Errors {
-		out[i] = e.Field
-	}
-	return out
-}
+type problemBody = kit.Problem
 
 // wantProblem checks that res is a problem with the status and code, with
 // every member of RFC 9457 that we promise, and returns it.
 func wantProblem(t *testing.T, res response, status int, code string) problemBody {
 	t.Helper()
-	if res.Status != status {
-		t.Fatalf("status = %d, want %d; body %s", res.Status, status, res.Body)
-	}
-	if mt := mediaType(res.Header); mt != "application/problem+json" {
-		t.Errorf("Content-Type = %q, want application/problem+json", res.Header.Get("Content-Type"))
-	}
-	var p problemBody
-	dec := json.NewDecoder(bytes.NewReader(res.Body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		t.Fatalf("problem body %s: %v", res.Body, err)
-	}
-	if p.Code != code {
-		t.Errorf("code = %q, want %q (detail %q)", p.Code, code, p.Detail)
-	}
-	if p.Status != status || p.Type != "about:blank" || p.Title != http.StatusText(status) || p.Instance == "" || p.Detail == "" {
-		t.Errorf("incomplete problem: %+v", p)
-	}
-	return p
+	return kit.WantProblem(t, kit.Reply(res), status, code)
 }
 
-// wantJSON checks status and Content-Type and decodes the body into v.
+// wantJSON checks status and Content-Type and decodes the body into v,
+// which must name every member.
 func wantJSON(t *testing.T, res response, status int, v any) {
 	t.Helper()
-	if res.Status != status {
-		t.Fatalf("status = %d, want %d; body %s", res.Status, status, res.Body)
-	}
-	if mt := mediaType(res.Header); mt != "application/json" {
-		t.Errorf("Content-Type = %q, want application/json", res.Header.Get("Content-Type"))
-	}
-	if v == nil {
-		return
-	}
-	dec := json.NewDecoder(bytes.NewReader(res.Body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		t.Fatalf("body %s: %v", res.Body, err)
-	}
+	kit.WantJSON(t, kit.Reply(res), status, v)
 }
 
-func mediaType(h http.Header) string {
-	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
-	return mt
-}
+func mediaType(h http.Header) string { return kit.MediaType(h) }
 
 // userBody is the user representation; decoding with
 // DisallowUnknownFields proves nothing else (a hash) is in it.

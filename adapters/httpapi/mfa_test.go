@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/base32"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/pquerna/otp"
 	pqtotp "github.com/pquerna/otp/totp"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/softauthn"
 )
 
@@ -59,18 +59,8 @@ type accessClaims struct {
 // issuer's business (its own tests); here the claims are what matter.
 func claimsOf(t *testing.T, token string) accessClaims {
 	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("access token %q is not a JWS compact serialisation", token)
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatalf("access token payload: %v", err)
-	}
 	var c accessClaims
-	if err := json.Unmarshal(payload, &c); err != nil {
-		t.Fatalf("access token claims %s: %v", payload, err)
-	}
+	kit.DecodePart(t, token, 1, &c)
 	return c
 }
 
@@ -218,8 +208,8 @@ func TestMFA_totp_enrolment(t *testing.T) {
 		{"wrong_current_password", map[string]any{"currentPassword": "wrong-Secret-Phrase-3"}, http.StatusUnauthorized, "invalid_credentials"},
 	} {
 		p := wantProblem(t, s.do("POST", "/api/users/me/mfa/totp", tt.body, withToken(tok)), tt.status, tt.code)
-		if tt.code == "validation_failed" && !slices.Equal(p.fields(), []string{"currentPassword"}) {
-			t.Errorf("%s: fields %q", tt.name, p.fields())
+		if tt.code == "validation_failed" && !slices.Equal(p.Fields(), []string{"currentPassword"}) {
+			t.Errorf("%s: fields %q", tt.name, p.Fields())
 		}
 	}
 	wantProblem(t, s.do("POST", "/api/users/me/mfa/totp", map[string]string{"currentPassword": custPassword}),
@@ -265,8 +255,8 @@ func TestMFA_totp_enrolment(t *testing.T) {
 	}
 	p := wantProblem(t, s.do("POST", "/api/users/me/mfa/totp/confirm", map[string]any{}, withToken(tok)),
 		http.StatusBadRequest, "validation_failed")
-	if !slices.Equal(p.fields(), []string{"code"}) {
-		t.Errorf("fields %q", p.fields())
+	if !slices.Equal(p.Fields(), []string{"code"}) {
+		t.Errorf("fields %q", p.Fields())
 	}
 
 	var rc recoveryCodesBody

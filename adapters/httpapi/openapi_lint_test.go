@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/userd/userd/test/kit"
 )
 
 // redoclyVersion is the pinned @redocly/cli that lints openapi.yaml.
@@ -102,13 +104,7 @@ func redoclyCLI(t *testing.T) string {
 		return bin
 	}
 
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("npm is required in CI to lint openapi.yaml with @redocly/cli: %v", err)
-		}
-		t.Skip("npm is not installed: openapi.yaml is not linted with @redocly/cli (install Node.js and npm)")
-	}
+	npm := kit.Tool(t, "npm", "npm", "openapi.yaml is not linted with @redocly/cli")
 	// Install into a fresh directory beside home, then move it into place:
 	// a concurrent run (another checkout) never sees half an install.
 	if err := os.MkdirAll(filepath.Dir(home), 0o700); err != nil {

@@ -50,7 +50,7 @@ func TestPasskeys_rename(t *testing.T) {
 			}
 			p := wantProblem(t, s.do("PATCH", path+tt.id, tt.body, opts...), tt.status, tt.code)
 			if tt.field != "" {
-				if got := p.fields(); len(got) != 1 || got[0] != tt.field {
+				if got := p.Fields(); len(got) != 1 || got[0] != tt.field {
 					t.Errorf("fields %v, want [%s]", got, tt.field)
 				}
 			}

@@ -162,8 +162,8 @@ func TestPasskeys_registration_and_discoverable_login(t *testing.T) {
 		}
 		p := wantProblem(t, s.do("POST", "/api/users/me/passkeys/registration", body, opts...),
 			http.StatusBadRequest, "validation_failed")
-		if !slices.Equal(p.fields(), []string{"currentPassword"}) {
-			t.Errorf("body %v: fields %q, want currentPassword", body, p.fields())
+		if !slices.Equal(p.Fields(), []string{"currentPassword"}) {
+			t.Errorf("body %v: fields %q, want currentPassword", body, p.Fields())
 		}
 	}
 	wantProblem(t, s.do("POST", "/api/users/me/passkeys/registration", currentPassword("a guess"), withToken(tok)),
@@ -441,8 +441,8 @@ func TestPasskeys_malformed_finish_requests(t *testing.T) {
 			}
 			p := wantProblem(t, s.do("POST", "/api/users/me/passkeys/registration/finish", body, withToken(tok)),
 				http.StatusBadRequest, "validation_failed")
-			if !slices.Equal(p.fields(), tt.fields) {
-				t.Errorf("fields %q, want %q", p.fields(), tt.fields)
+			if !slices.Equal(p.Fields(), tt.fields) {
+				t.Errorf("fields %q, want %q", p.Fields(), tt.fields)
 			}
 		})
 		t.Run("login_"+tt.name, func(t *testing.T) {
@@ -454,8 +454,8 @@ func TestPasskeys_malformed_finish_requests(t *testing.T) {
 				body["credential"] = tt.cred
 			}
 			p := wantProblem(t, s.do("POST", "/auth/passkey/finish", body), http.StatusBadRequest, "validation_failed")
-			if !slices.Equal(p.fields(), tt.fields) {
-				t.Errorf("fields %q, want %q", p.fields(), tt.fields)
+			if !slices.Equal(p.Fields(), tt.fields) {
+				t.Errorf("fields %q, want %q", p.Fields(), tt.fields)
 			}
 		})
 	}

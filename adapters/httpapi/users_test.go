@@ -182,8 +182,8 @@ func TestCreateUser_badRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := wantProblem(t, s.do("POST", "/api/users", tt.body), http.StatusBadRequest, tt.code)
-			if tt.wantFields != nil && !slices.Equal(p.fields(), tt.wantFields) {
-				t.Errorf("errors fields = %v, want %v", p.fields(), tt.wantFields)
+			if tt.wantFields != nil && !slices.Equal(p.Fields(), tt.wantFields) {
+				t.Errorf("errors fields = %v, want %v", p.Fields(), tt.wantFields)
 			}
 			for _, e := range p.Errors {
 				if e.Message == "" {
@@ -438,7 +438,7 @@ func TestListUsers(t *testing.T) {
 			if tt.code == "invalid_parameter" && len(p.Errors) != 1 {
 				t.Errorf("errors = %+v", p.Errors)
 			}
-			if tt.code == "validation_failed" && !slices.Equal(p.fields(), []string{"emailPrefix"}) {
+			if tt.code == "validation_failed" && !slices.Equal(p.Fields(), []string{"emailPrefix"}) {
 				t.Errorf("errors = %+v, want one naming emailPrefix", p.Errors)
 			}
 		})
@@ -564,8 +564,8 @@ func TestUpdateUser(t *testing.T) {
 				opts = append(opts, withToken(tt.token))
 			}
 			p := wantProblem(t, s.do("PUT", "/api/users/"+tt.id, tt.body, opts...), tt.status, tt.code)
-			if tt.fields != nil && !slices.Equal(p.fields(), tt.fields) {
-				t.Errorf("fields = %v, want %v", p.fields(), tt.fields)
+			if tt.fields != nil && !slices.Equal(p.Fields(), tt.fields) {
+				t.Errorf("fields = %v, want %v", p.Fields(), tt.fields)
 			}
 		})
 	}
@@ -579,8 +579,8 @@ func TestUpdateUser_requireCurrentPassword(t *testing.T) {
 
 	p := wantProblem(t, s.do("PUT", "/api/users/"+ada.ID, map[string]any{"password": "new-Passphrase-99"}, withToken(tok.AccessToken)),
 		http.StatusBadRequest, "validation_failed")
-	if !slices.Equal(p.fields(), []string{"currentPassword"}) {
-		t.Errorf("fields = %v", p.fields())
+	if !slices.Equal(p.Fields(), []string{"currentPassword"}) {
+		t.Errorf("fields = %v", p.Fields())
 	}
 	body := map[string]any{"password": "new-Passphrase-99", "currentPassword": custPassword}
 	wantJSON(t, s.do("PUT", "/api/users/"+ada.ID, body, withToken(tok.AccessToken)), http.StatusOK, nil)

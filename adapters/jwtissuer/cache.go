@@ -18,8 +18,9 @@ const verifiedCacheSize = 10_000
 // verifiedCache remembers the principal of tokens whose signature and
 // claims were verified, keyed by the SHA-256 of the token, until the
 // token's exp, with the kid of the key that signed it. Verifying an EdDSA
-// signature costs about 50 µs, more than the rest of a read; a cached
-// token costs a hash, an LRU lookup and a look at its key.
+// signature costs more than the rest of a read; a cached token costs a
+// hash, an LRU lookup and a look at its key (docs/performance.md, "What
+// the tuning changed").
 //
 // It changes no revocation rule: a token leaves the cache at its exp (the
 // leeway past exp is granted only by a full verification); Verify serves

@@ -81,7 +81,19 @@ var requestBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 // New creates userd's collectors and registers them with reg. It fails
 // when reg holds collectors of the same names already.
 func New(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{
+	m := newCollectors()
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore, m.purged} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	m.startSeries()
+	return m, nil
+}
+
+// newCollectors makes userd's collectors, unregistered.
+func newCollectors() *Metrics {
+	return &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_requests_total",
 			Help: "HTTP requests answered, by route pattern, method and status.",
@@ -128,13 +140,12 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Rows deleted by the housekeeping (by this node), by kind: refresh_families (with their tokens), link_tokens, mfa_challenges, passkey_ceremonies, login_attempts, outbox_messages, audit_events.",
 		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore, m.purged} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	// Every series of a fixed label set exists from the start, at zero, so
-	// that rate() and alerts see the first event rather than a new series.
+}
+
+// startSeries makes every series of a fixed label set exist from the
+// start, at zero, so that rate() and alerts see the first event rather
+// than a new series.
+func (m *Metrics) startSeries() {
 	for _, r := range []string{LoginSuccess, LoginFailure, LoginThrottled} {
 		m.logins.WithLabelValues(r)
 	}
@@ -160,7 +171,6 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			m.hashing.WithLabelValues(op, r)
 		}
 	}
-	return m, nil
 }
 
 // ObserveRequest counts one answered request and its latency. It

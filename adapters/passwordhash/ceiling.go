@@ -14,13 +14,13 @@ import (
 var ErrCostlierHash = errors.New("hash costlier than the configured argon2id")
 
 // The import ceiling. Every check of a stored hash holds a hashing slot,
-// and a guess at an account costs nobody anything: a hash imported at
-// argon2id m=1 GiB, t=20 held a slot for 18 s and left the process at
-// 1.1 GB of memory per anonymous wrong guess. A costlier check also takes
-// longer than an unknown email's dummy check, which the floor cannot hide
-// (floor.go): bcrypt at cost 12 answered a wrong password in 236 ms where
-// an unknown email answered in 21 ms. So an import takes only hashes no
-// costlier to check than one with the configured parameters:
+// and a guess at an account costs nobody anything: a hash imported at the
+// outer bounds held a slot for seconds and a gigabyte of memory per
+// anonymous wrong guess. A costlier check also takes longer than an
+// unknown email's dummy check, which the floor cannot hide (floor.go), and
+// tells a guesser who was imported. (The measurements: docs/operations.md,
+// "The cost ceiling".) So an import takes only hashes no costlier to check
+// than one with the configured parameters:
 //
 //   - argon2id: m at most the configured m (the memory a deployment plans
 //     its slots for: never more a check), and m×t, the blocks computed, at
@@ -29,10 +29,11 @@ var ErrCostlierHash = errors.New("hash costlier than the configured argon2id")
 //     counts configured p / p times. Iterations are bounded by m×t: a hash
 //     with a smaller m may make more passes.
 //   - bcrypt: cost c when 128×2^c ≤ the configured m×t/p. One of bcrypt's
-//     2^c rounds costs what 110 KiB-passes of argon2id do (on the machine
-//     of docs/operations.md: cost 10 checks in 57 ms, m=19456 KiB, t=2 in
-//     20 ms, 0.44 to 0.72 µs a KiB-pass over m from 2 to 64 MiB); 128
-//     rounds up. Cost 4, the least, under 1 ms, is always taken.
+//     2^c rounds costs what somewhat fewer than 128 KiB-passes of argon2id
+//     do (measured: docs/operations.md, "The cost ceiling"); 128 rounds
+//     up, so that a bcrypt hash at the ceiling checks in at most about the
+//     configured time. Cost 4, the least, is always taken: it checks in
+//     well under a millisecond.
 //
 // With the defaults (m=19456 KiB, t=2, p=1) that is bcrypt up to cost 8;
 // m×t of 131072 (m=65536, t=2) takes cost 10, 524288 cost 12. Verify still

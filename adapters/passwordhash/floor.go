@@ -11,8 +11,9 @@ import (
 // password against a dummy hash made with the configured parameters
 // (application.AuthService.verifyDummy), and so does a wrong password of
 // an account whose hash was made here. A hash stored by an import was made
-// with other parameters, often cheaper ones (bcrypt at cost 4 to 8 checks
-// in 1 to 15 ms where the default argon2id takes 20 ms): its owner's wrong
+// with other parameters, often cheaper ones (bcrypt at the costs the
+// import takes with the defaults checks faster than the default argon2id:
+// docs/performance.md, "Figures behind the code"): its owner's wrong
 // password would answer sooner than an unknown email's, telling a guesser
 // which accounts were imported, and that they exist. So a failed check of
 // any hash not made with the configured parameters waits, after giving

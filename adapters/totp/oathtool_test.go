@@ -3,7 +3,6 @@ package totp_test
 import (
 	"context"
 	"net/url"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -11,21 +10,8 @@ import (
 	"time"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/kit"
 )
-
-// oathtool returns the path of OATH Toolkit's oathtool, an independent
-// implementation of RFC 6238. Skipped without it, except in CI.
-func oathtool(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("oathtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("oathtool is required in CI (.ci/run installs it): %v", err)
-		}
-		t.Skip("oathtool is not installed: codes are not checked against OATH Toolkit (apt-get install oathtool)")
-	}
-	return bin
-}
 
 // oathCode asks oathtool for the code of the URI's secret at a time, with
 // the parameters the URI names: what an authenticator app that scanned it
@@ -54,7 +40,8 @@ func oathCode(t *testing.T, bin string, uri *url.URL, at time.Time) string {
 // and Match then answers the later step.
 func TestMatch_oathtool(t *testing.T) {
 	t.Parallel()
-	bin := oathtool(t)
+	// OATH Toolkit's oathtool, an independent implementation of RFC 6238.
+	bin := kit.Tool(t, "oathtool", "oathtool", "codes are not checked against OATH Toolkit")
 	o := newOTP(t)
 	for range 5 {
 		secret, encoded, raw, err := o.NewSecret("ada@example.com")

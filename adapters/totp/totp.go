@@ -90,8 +90,8 @@ func (o *OneTimePasswords) NewSecret(account string) (secret []byte, encoded, ur
 // step of the window is computed and compared, in constant time, whatever
 // the outcome, so that the time taken tells nothing about which step
 // matched or whether one did. A code that is not domain.TOTPDigits digits
-// never matches. Each call computes three HMAC-SHA-1 (BenchmarkMatch: a
-// few microseconds).
+// never matches. Each call computes three HMAC-SHA-1, whatever the code
+// (BenchmarkMatch; its figures in docs/performance.md).
 func (o *OneTimePasswords) Match(secret []byte, code string, now time.Time, after int64) (int64, bool) {
 	code, ok := domain.ParseTOTPCode(code)
 	if !ok || len(secret) == 0 {

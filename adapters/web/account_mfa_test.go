@@ -14,6 +14,7 @@ import (
 
 	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/totpgen"
 )
 
 // totpSecret is the secret that the set-up page shows to type by hand.
@@ -71,7 +72,7 @@ func TestAccount_totp_set_up_renew_and_turn_off(t *testing.T) {
 		t.Errorf("after a wrong code: the QR code again, or no way to start again:\n%s", bad.Body)
 	}
 
-	codes := v.post("/account/mfa/totp/confirm", url.Values{"code": {totpCode(t, secret, e.clock.Now())}})
+	codes := v.post("/account/mfa/totp/confirm", url.Values{"code": {totpgen.MustCode(t, secret, e.clock.Now())}})
 	wantPage(t, codes, http.StatusOK, "Save your recovery codes")
 	list := recoveryCodes.FindAllStringSubmatch(codes.Body, -1)
 	if len(list) != domain.RecoveryCodeCount || !strings.Contains(codes.Body, "Keep these codes somewhere safe") ||
@@ -98,7 +99,7 @@ func TestAccount_totp_set_up_renew_and_turn_off(t *testing.T) {
 	if strings.Contains(renewBad.Body, `id="disable-code-error"`) {
 		t.Error("the error shows beside the other form's code too")
 	}
-	renewed := v.post("/account/mfa/recovery-codes", url.Values{"code": {totpCode(t, secret, e.clock.Now())}})
+	renewed := v.post("/account/mfa/recovery-codes", url.Values{"code": {totpgen.MustCode(t, secret, e.clock.Now())}})
 	wantPage(t, renewed, http.StatusOK, "Save your recovery codes")
 	if fresh := recoveryCodes.FindAllStringSubmatch(renewed.Body, -1); len(fresh) != domain.RecoveryCodeCount || fresh[0][1] == list[0][1] {
 		t.Error("no new codes")
@@ -116,7 +117,7 @@ func TestAccount_totp_set_up_renew_and_turn_off(t *testing.T) {
 	offBad := v.post("/account/mfa/totp/disable", url.Values{"code": {""}})
 	wantPage(t, offBad, http.StatusBadRequest, "Two-step verification")
 	wantField(t, offBad, "disable-code", "The code must not be empty.")
-	wantDone(t, v, v.post("/account/mfa/totp/disable", url.Values{"code": {totpCode(t, secret, e.clock.Now())}}),
+	wantDone(t, v, v.post("/account/mfa/totp/disable", url.Values{"code": {totpgen.MustCode(t, secret, e.clock.Now())}}),
 		"/account/mfa", "totp-off", "Two-step verification", "The authenticator app is turned off")
 	if e.user("ada@example.com").MFAEnabled || !strings.Contains(v.get("/account/mfa").Body, `id="totp-set-up"`) {
 		t.Error("still on")

@@ -14,6 +14,7 @@ import (
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/test/softauthn"
+	"github.com/userd/userd/test/totpgen"
 )
 
 // signInWithPasskey signs in at the area's sign-in page with a passkey
@@ -82,7 +83,7 @@ func TestConsole_signing_in_again_ends_the_session_of_the_cookie_it_replaces(t *
 					t.Fatalf("no second step:\n%s", step.Body)
 				}
 				return s.v.post("/admin/login/code", url.Values{"mfaToken": {m[1]},
-					"code": {totpCode(t, s.secret, s.e.clock.Now())}})
+					"code": {totpgen.MustCode(t, s.secret, s.e.clock.Now())}})
 			}},
 		{name: "passkey", want: "/account/",
 			prepare: func(t *testing.T, s *signInAgain) {

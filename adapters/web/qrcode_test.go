@@ -14,21 +14,8 @@ import (
 
 	"github.com/userd/userd/adapters/totp"
 	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/test/kit"
 )
-
-// zbarimg returns the path of ZBar's zbarimg, an independent QR code
-// reader. Skipped without it, except in CI.
-func zbarimg(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("zbarimg")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("zbarimg is required in CI (.ci/run installs zbar-tools): %v", err)
-		}
-		t.Skip("zbarimg is not installed: the QR codes are not read back (apt-get install zbar-tools)")
-	}
-	return bin
-}
 
 // totpURIs are otpauth URIs as the TOTP adapter makes them, of a plain and
 // of a long issuer and account.
@@ -56,7 +43,8 @@ func totpURIs(t *testing.T) []string {
 // exactly its URI.
 func TestTOTPQRCode_zbarimg(t *testing.T) {
 	t.Parallel()
-	bin := zbarimg(t)
+	// ZBar's zbarimg, an independent QR code reader.
+	bin := kit.Tool(t, "zbarimg", "zbar-tools", "the QR codes are not read back")
 	dir := t.TempDir()
 	for i, uri := range totpURIs(t) {
 		img, err := web.TOTPQRCode(uri)

@@ -13,19 +13,19 @@ import (
 // defaultMemoryLimit is the Go runtime's soft memory limit when GOMEMLIMIT
 // is not set. Each password hash allocates 19 MiB that is garbage a moment
 // later; with only the default GOGC the heap target doubles that churn, and
-// RSS under logins sits near 150 MiB although little is live. Near the
-// limit the collector runs sooner instead. It is soft: a larger live heap
-// is never refused, only collected more eagerly.
+// RSS under logins sits far above what is live. Near the limit the
+// collector runs sooner instead (docs/performance.md, "What the tuning
+// changed"). It is soft: a larger live heap is never refused, only
+// collected more eagerly.
 const defaultMemoryLimit = 96 << 20
 
 // defaultGCPercent is the collector's GOGC when the GOGC variable is not
 // set. The argon2id memory of the hasher (19 MiB a hash slot) is reused
 // from hash to hash and so counts as live heap; with GOGC's default of
-// 100 the collector let as much garbage again pile up before a cycle,
-// and the RSS under mixed load stayed near 140 MiB. Those blocks hold no
-// pointers, so a cycle costs what the small live heap costs: at 25 the
-// mixed load's peak RSS fell to 111 MiB with the same req/s (755 vs 751
-// at c=16, docs/performance.md).
+// 100 the collector let as much garbage again pile up before a cycle.
+// Those blocks hold no pointers, so a cycle costs what the small live heap
+// costs: at 25 the mixed load's peak RSS fell and its req/s did not
+// (docs/performance.md, "Login and memory").
 const defaultGCPercent = 25
 
 func (r *root) serveCommand() *cobra.Command {

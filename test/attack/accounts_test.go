@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -18,11 +19,11 @@ func TestAttack_invisible_formatting_characters_in_names(t *testing.T) {
 	n := userdproc.New(t, binary, baseEnv(t.TempDir()))
 	n.Start()
 	for i, name := range []string{"Ada \u202eecalevoL", "admin\u200b", "\ufeffRoot", "Ada\u2066King\u2069"} {
-		r := send(t, http.MethodPost, n.Base+"/api/users", map[string]any{
+		r := kit.Send(t, http.MethodPost, n.Base+"/api/users", map[string]any{
 			"name": name, "email": "user" + string(rune('a'+i)) + "@example.com", "password": userPassword,
 		}, "")
-		if r.status != http.StatusBadRequest || r.code() != "validation_failed" || !strings.Contains(string(r.body), `"field":"name"`) {
-			t.Errorf("name %q: %d %s, want 400 validation_failed on name", name, r.status, r.body)
+		if r.Status != http.StatusBadRequest || r.Code() != "validation_failed" || !strings.Contains(string(r.Body), `"field":"name"`) {
+			t.Errorf("name %q: %d %s, want 400 validation_failed on name", name, r.Status, r.Body)
 		}
 	}
 }
@@ -39,9 +40,9 @@ func TestAttack_bootstrap_admin_email_taken_by_a_customer(t *testing.T) {
 	open := userdproc.New(t, binary, env)
 	open.Start()
 	const boss = "boss@example.com"
-	if r := send(t, http.MethodPost, open.Base+"/api/users", map[string]any{
-		"name": "Squatter", "email": boss, "password": userPassword}, ""); r.status != http.StatusCreated {
-		t.Fatalf("register: %d %s", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, open.Base+"/api/users", map[string]any{
+		"name": "Squatter", "email": boss, "password": userPassword}, ""); r.Status != http.StatusCreated {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
 	}
 	open.Stop()
 
@@ -65,23 +66,23 @@ func TestAttack_admin_token_changes_its_own_password(t *testing.T) {
 	env["USERD_REQUIRE_CURRENT_PASSWORD"] = "true"
 	n := userdproc.New(t, binary, env)
 	n.Start()
-	admin := login(t, n.Base, adminEmail, adminPassword)
+	admin := kit.Login(t, n.Base, adminEmail, adminPassword)
 	url := n.Base + "/api/users/" + admin.User.ID
 	for _, body := range []map[string]any{
 		{"password": "stolen-Token-Passphrase-1"},
 		{"email": "attacker@example.com"},
 	} {
-		r := send(t, http.MethodPut, url, body, admin.AccessToken)
+		r := kit.Send(t, http.MethodPut, url, body, admin.AccessToken)
 		var p struct {
 			Errors []struct{ Field string } `json:"errors"`
 		}
-		_ = json.Unmarshal(r.body, &p) // checked below
-		if r.status != http.StatusBadRequest || len(p.Errors) == 0 || p.Errors[0].Field != "currentPassword" {
-			t.Errorf("PUT %v without currentPassword: %d %s, want 400 on currentPassword", body, r.status, r.body)
+		_ = json.Unmarshal(r.Body, &p) // checked below
+		if r.Status != http.StatusBadRequest || len(p.Errors) == 0 || p.Errors[0].Field != "currentPassword" {
+			t.Errorf("PUT %v without currentPassword: %d %s, want 400 on currentPassword", body, r.Status, r.Body)
 		}
 	}
-	r := send(t, http.MethodPut, url, map[string]any{"password": "new-Admin-Passphrase-2", "currentPassword": adminPassword}, admin.AccessToken)
-	if r.status != http.StatusOK {
-		t.Fatalf("PUT with the current password: %d %s", r.status, r.body)
+	r := kit.Send(t, http.MethodPut, url, map[string]any{"password": "new-Admin-Passphrase-2", "currentPassword": adminPassword}, admin.AccessToken)
+	if r.Status != http.StatusOK {
+		t.Fatalf("PUT with the current password: %d %s", r.Status, r.Body)
 	}
 }

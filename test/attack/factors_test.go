@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/softauthn"
 	"github.com/userd/userd/test/totpgen"
 	"github.com/userd/userd/test/userdproc"
@@ -34,26 +35,26 @@ func TestAttack_stolen_token_cannot_add_a_passkey(t *testing.T) {
 	stolen := signUp(t, n.Base, "victim@example.com", nil) // what the thief holds
 	begin := n.Base + "/api/users/me/passkeys/registration"
 
-	if r := send(t, http.MethodPost, begin, map[string]string{}, stolen.AccessToken); r.status != http.StatusBadRequest ||
-		r.code() != "validation_failed" {
-		t.Fatalf("registration with the token alone: %d %s, want 400 validation_failed", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, begin, map[string]string{}, stolen.AccessToken); r.Status != http.StatusBadRequest ||
+		r.Code() != "validation_failed" {
+		t.Fatalf("registration with the token alone: %d %s, want 400 validation_failed", r.Status, r.Body)
 	}
 	for i := range 5 {
-		r := send(t, http.MethodPost, begin, map[string]string{"currentPassword": "a guess"}, stolen.AccessToken)
-		if r.status != http.StatusUnauthorized || r.code() != "invalid_credentials" {
-			t.Fatalf("guess %d: %d %s, want 401 invalid_credentials", i+1, r.status, r.body)
+		r := kit.Send(t, http.MethodPost, begin, map[string]string{"currentPassword": "a guess"}, stolen.AccessToken)
+		if r.Status != http.StatusUnauthorized || r.Code() != "invalid_credentials" {
+			t.Fatalf("guess %d: %d %s, want 401 invalid_credentials", i+1, r.Status, r.Body)
 		}
 	}
 	// Five guesses lock the email: the right password is refused unchecked.
-	if r := send(t, http.MethodPost, begin, map[string]string{"currentPassword": userPassword}, stolen.AccessToken); r.status != http.StatusTooManyRequests ||
-		r.code() != "too_many_attempts" {
-		t.Fatalf("after five guesses: %d %s, want 429 too_many_attempts", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, begin, map[string]string{"currentPassword": userPassword}, stolen.AccessToken); r.Status != http.StatusTooManyRequests ||
+		r.Code() != "too_many_attempts" {
+		t.Fatalf("after five guesses: %d %s, want 429 too_many_attempts", r.Status, r.Body)
 	}
 	// Nothing was added.
 	var p []json.RawMessage
-	r := send(t, http.MethodGet, n.Base+"/api/users/me/passkeys", nil, stolen.AccessToken)
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &p) != nil || len(p) != 0 {
-		t.Errorf("the victim's passkeys: %d %s, want none", r.status, r.body)
+	r := kit.Send(t, http.MethodGet, n.Base+"/api/users/me/passkeys", nil, stolen.AccessToken)
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &p) != nil || len(p) != 0 {
+		t.Errorf("the victim's passkeys: %d %s, want none", r.Status, r.Body)
 	}
 }
 
@@ -61,19 +62,19 @@ func TestAttack_stolen_token_cannot_add_a_passkey(t *testing.T) {
 // returns the secret.
 func enrolTOTP(t *testing.T, base, tok string) string {
 	t.Helper()
-	r := send(t, http.MethodPost, base+"/api/users/me/mfa/totp", map[string]string{"currentPassword": userPassword}, tok)
+	r := kit.Send(t, http.MethodPost, base+"/api/users/me/mfa/totp", map[string]string{"currentPassword": userPassword}, tok)
 	var e struct {
 		Secret string `json:"secret"`
 	}
-	if r.status != http.StatusCreated || json.Unmarshal(r.body, &e) != nil {
-		t.Fatalf("begin TOTP: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &e) != nil {
+		t.Fatalf("begin TOTP: %d %s", r.Status, r.Body)
 	}
 	code, err := totpgen.Code(e.Secret, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := send(t, http.MethodPost, base+"/api/users/me/mfa/totp/confirm", map[string]string{"code": code}, tok); r.status != http.StatusOK {
-		t.Fatalf("confirm TOTP: %d %s", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, base+"/api/users/me/mfa/totp/confirm", map[string]string{"code": code}, tok); r.Status != http.StatusOK {
+		t.Fatalf("confirm TOTP: %d %s", r.Status, r.Body)
 	}
 	return e.Secret
 }
@@ -96,15 +97,15 @@ func TestAttack_totp_codes_cannot_be_guessed_through_the_account_routes(t *testi
 			enrolTOTP(t, n.Base, stolen.AccessToken)
 			var got []int
 			for range 8 {
-				r := send(t, route.method, n.Base+route.path, map[string]string{"code": "000000"}, stolen.AccessToken)
-				got = append(got, r.status)
+				r := kit.Send(t, route.method, n.Base+route.path, map[string]string{"code": "000000"}, stolen.AccessToken)
+				got = append(got, r.Status)
 			}
 			if got[4] != http.StatusBadRequest || got[5] != http.StatusTooManyRequests || got[7] != http.StatusTooManyRequests {
 				t.Errorf("eight wrong codes answered %v, want five 400 then 429", got)
 			}
-			r := send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, "")
-			if r.status != http.StatusTooManyRequests || r.code() != "too_many_attempts" {
-				t.Errorf("the owner's login after the guesses: %d %s, want 429 too_many_attempts", r.status, r.body)
+			r := kit.Send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, "")
+			if r.Status != http.StatusTooManyRequests || r.Code() != "too_many_attempts" {
+				t.Errorf("the owner's login after the guesses: %d %s, want 429 too_many_attempts", r.Status, r.Body)
 			}
 		})
 	}
@@ -119,8 +120,8 @@ func TestAttack_totp_codes_cannot_be_guessed_through_the_account_routes(t *testi
 		thief := from("198.51.100.7")
 		var got []int
 		for range 5 {
-			r := sendWith(t, http.MethodDelete, n.Base+"/api/users/me/mfa/totp", map[string]string{"code": "000000"}, stolen.AccessToken, thief)
-			got = append(got, r.status)
+			r := kit.Send(t, http.MethodDelete, n.Base+"/api/users/me/mfa/totp", map[string]string{"code": "000000"}, stolen.AccessToken, thief...)
+			got = append(got, r.Status)
 		}
 		if got[4] != http.StatusTooManyRequests {
 			t.Errorf("five guesses from one address with an allowance of 4: %v, want the fifth 429 rate_limited", got)
@@ -140,38 +141,38 @@ func TestAttack_stolen_token_cannot_remove_the_last_passkey(t *testing.T) {
 	// signing in; a build from before the fix takes no password, and
 	// refuses the field).
 	begin := n.Base + "/api/users/me/passkeys/registration"
-	r := send(t, http.MethodPost, begin, map[string]string{"currentPassword": userPassword}, stolen.AccessToken)
-	if r.status == http.StatusBadRequest && r.code() == "unknown_field" {
-		r = send(t, http.MethodPost, begin, nil, stolen.AccessToken)
+	r := kit.Send(t, http.MethodPost, begin, map[string]string{"currentPassword": userPassword}, stolen.AccessToken)
+	if r.Status == http.StatusBadRequest && r.Code() == "unknown_field" {
+		r = kit.Send(t, http.MethodPost, begin, nil, stolen.AccessToken)
 	}
 	var c struct {
 		CeremonyID string          `json:"ceremonyId"`
 		PublicKey  json.RawMessage `json:"publicKey"`
 	}
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &c) != nil {
-		t.Fatalf("begin registration: %d %s", r.status, r.body)
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &c) != nil {
+		t.Fatalf("begin registration: %d %s", r.Status, r.Body)
 	}
 	cred, err := softauthn.New(passkeyOrigin).Create(c.PublicKey, softauthn.Faults{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = send(t, http.MethodPost, begin+"/finish", map[string]any{"ceremonyId": c.CeremonyID, "credential": cred}, stolen.AccessToken)
+	r = kit.Send(t, http.MethodPost, begin+"/finish", map[string]any{"ceremonyId": c.CeremonyID, "credential": cred}, stolen.AccessToken)
 	var pk struct {
 		ID string `json:"id"`
 	}
-	if r.status != http.StatusCreated || json.Unmarshal(r.body, &pk) != nil {
-		t.Fatalf("finish registration: %d %s", r.status, r.body)
+	if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &pk) != nil {
+		t.Fatalf("finish registration: %d %s", r.Status, r.Body)
 	}
 
 	// The thief, with the same access token, tries to take it away.
 	for _, body := range []any{nil, map[string]string{}} {
-		r := send(t, http.MethodDelete, n.Base+"/api/users/me/passkeys/"+pk.ID, body, stolen.AccessToken)
-		if r.status != http.StatusBadRequest || r.code() != "validation_failed" {
-			t.Errorf("removal with the token alone (%v): %d %s, want 400 validation_failed", body, r.status, r.body)
+		r := kit.Send(t, http.MethodDelete, n.Base+"/api/users/me/passkeys/"+pk.ID, body, stolen.AccessToken)
+		if r.Status != http.StatusBadRequest || r.Code() != "validation_failed" {
+			t.Errorf("removal with the token alone (%v): %d %s, want 400 validation_failed", body, r.Status, r.Body)
 		}
 	}
-	if r := send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, ""); r.status != http.StatusUnauthorized ||
-		r.code() != "mfa_required" {
-		t.Errorf("the password alone after the attempts: %d %s, want 401 mfa_required (the passkey still guards it)", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, ""); r.Status != http.StatusUnauthorized ||
+		r.Code() != "mfa_required" {
+		t.Errorf("the password alone after the attempts: %d %s, want 401 mfa_required (the passkey still guards it)", r.Status, r.Body)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -57,7 +58,7 @@ func TestAttack_import_refuses_hashes_costlier_than_the_configured_one(t *testin
 	}
 	// Nothing of a refused file is imported.
 	n.Start()
-	if r := send(t, "POST", n.Base+"/auth/login", map[string]string{"email": "cheap@example.com", "password": userPassword}, ""); r.status != 401 {
-		t.Errorf("a line of the refused file signs in: %d %s", r.status, r.body)
+	if r := kit.Send(t, "POST", n.Base+"/auth/login", map[string]string{"email": "cheap@example.com", "password": userPassword}, ""); r.Status != 401 {
+		t.Errorf("a line of the refused file signs in: %d %s", r.Status, r.Body)
 	}
 }

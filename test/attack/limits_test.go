@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -31,8 +32,8 @@ func TestAttack_request_id_is_kept_only_when_short_and_plain(t *testing.T) {
 		{"<script>", false},
 		{`"},{"admin":true`, false},
 	} {
-		r := sendWith(t, http.MethodGet, n.Base+"/healthz", nil, "", map[string]string{"X-Request-Id": tc.sent})
-		got := r.header.Get("X-Request-Id")
+		r := kit.Send(t, http.MethodGet, n.Base+"/healthz", nil, "", "X-Request-Id", tc.sent)
+		got := r.Header.Get("X-Request-Id")
 		if tc.kept && got != tc.sent || !tc.kept && !generated.MatchString(got) {
 			t.Errorf("X-Request-Id %q answered with %q; want it kept: %v", tc.sent, got, tc.kept)
 		}
@@ -45,17 +46,17 @@ func TestAttack_query_that_does_not_parse_is_refused(t *testing.T) {
 	t.Parallel()
 	n := userdproc.New(t, binary, baseEnv(t.TempDir()))
 	n.Start()
-	admin := login(t, n.Base, adminEmail, adminPassword).AccessToken
+	admin := kit.Login(t, n.Base, adminEmail, adminPassword).AccessToken
 	for _, path := range []string{"/api/users?limit=1;DROP", "/api/users?email=%zz", "/api/audit?limit=1;DROP", "/api/users/me?a;b"} {
-		if r := send(t, http.MethodGet, n.Base+path, nil, admin); r.status != http.StatusBadRequest || r.code() != "invalid_query" {
-			t.Errorf("GET %s: %d %s, want 400 invalid_query", path, r.status, r.body)
+		if r := kit.Send(t, http.MethodGet, n.Base+path, nil, admin); r.Status != http.StatusBadRequest || r.Code() != "invalid_query" {
+			t.Errorf("GET %s: %d %s, want 400 invalid_query", path, r.Status, r.Body)
 		}
 	}
-	if r := send(t, http.MethodPost, n.Base+"/auth/login?x;y", map[string]string{"email": adminEmail, "password": adminPassword}, ""); r.code() != "invalid_query" {
-		t.Errorf("POST /auth/login?x;y: %d %s, want 400 invalid_query", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, n.Base+"/auth/login?x;y", map[string]string{"email": adminEmail, "password": adminPassword}, ""); r.Code() != "invalid_query" {
+		t.Errorf("POST /auth/login?x;y: %d %s, want 400 invalid_query", r.Status, r.Body)
 	}
-	if r := send(t, http.MethodGet, n.Base+"/api/users?limit=1", nil, admin); r.status != http.StatusOK {
-		t.Errorf("a query that parses: %d %s", r.status, r.body)
+	if r := kit.Send(t, http.MethodGet, n.Base+"/api/users?limit=1", nil, admin); r.Status != http.StatusOK {
+		t.Errorf("a query that parses: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -69,18 +70,18 @@ func TestAttack_metrics_are_not_for_the_public(t *testing.T) {
 	env["USERD_TRUSTED_PROXIES"] = "127.0.0.1/32"
 	n := userdproc.New(t, binary, env)
 	n.Start()
-	unknown := sendWith(t, http.MethodGet, n.Base+"/no-such-path", nil, "", from("203.0.113.9"))
+	unknown := kit.Send(t, http.MethodGet, n.Base+"/no-such-path", nil, "", from("203.0.113.9")...)
 	for client, allowed := range map[string]bool{
 		"192.168.1.20": true, "10.1.2.3": true, "fd00::7": true,
 		"203.0.113.9": false, "2001:db8::1": false,
 	} {
-		r := sendWith(t, http.MethodGet, n.Base+"/metrics", nil, "", from(client))
+		r := kit.Send(t, http.MethodGet, n.Base+"/metrics", nil, "", from(client)...)
 		switch {
-		case allowed && r.status != http.StatusOK:
-			t.Errorf("/metrics for %s: %d, want 200", client, r.status)
-		case !allowed && (r.status != http.StatusNotFound || r.code() != "not_found" ||
-			strings.Replace(string(unknown.body), "/no-such-path", "/metrics", 1) != string(r.body)):
-			t.Errorf("/metrics for %s: %d %s, want the 404 of an unknown path", client, r.status, r.body)
+		case allowed && r.Status != http.StatusOK:
+			t.Errorf("/metrics for %s: %d, want 200", client, r.Status)
+		case !allowed && (r.Status != http.StatusNotFound || r.Code() != "not_found" ||
+			strings.Replace(string(unknown.Body), "/no-such-path", "/metrics", 1) != string(r.Body)):
+			t.Errorf("/metrics for %s: %d %s, want the 404 of an unknown path", client, r.Status, r.Body)
 		}
 	}
 }
@@ -96,11 +97,11 @@ func TestAttack_metrics_on_their_own_address(t *testing.T) {
 		env[setting] = metricsAddr
 		n := userdproc.New(t, binary, env)
 		n.Start()
-		if r := send(t, http.MethodGet, n.Base+"/metrics", nil, ""); r.status != http.StatusNotFound {
-			t.Errorf("%s set: /metrics on the main listener: %d, want 404", setting, r.status)
+		if r := kit.Send(t, http.MethodGet, n.Base+"/metrics", nil, ""); r.Status != http.StatusNotFound {
+			t.Errorf("%s set: /metrics on the main listener: %d, want 404", setting, r.Status)
 		}
-		if _, ok := metric(t, "http://"+metricsAddr, passwordChecks); !ok {
-			t.Errorf("%s set: /metrics on %s lacks %s", setting, metricsAddr, passwordChecks)
+		if _, ok := passwordChecks(t, "http://"+metricsAddr); !ok {
+			t.Errorf("%s set: /metrics on %s lacks the password checks", setting, metricsAddr)
 		}
 		n.Stop()
 	}
@@ -118,13 +119,13 @@ func TestAttack_ipv6_client_cannot_rotate_addresses_within_its_64(t *testing.T) 
 	guess := map[string]string{"email": "nobody@example.com", "password": "wrong-Guess-123"}
 	var got []string
 	for _, client := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3", "2001:db8:1:2:abcd::4"} {
-		r := sendWith(t, http.MethodPost, n.Base+"/auth/login", guess, "", from(client))
-		got = append(got, r.code())
+		r := kit.Send(t, http.MethodPost, n.Base+"/auth/login", guess, "", from(client)...)
+		got = append(got, r.Code())
 	}
 	if strings.Join(got, ",") != "invalid_credentials,invalid_credentials,rate_limited,rate_limited" {
 		t.Errorf("four addresses of one /64 against an allowance of 2: %v", got)
 	}
-	if r := sendWith(t, http.MethodPost, n.Base+"/auth/login", guess, "", from("2001:db8:1:3::1")); r.code() != "invalid_credentials" {
-		t.Errorf("another /64: %d %s", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, n.Base+"/auth/login", guess, "", from("2001:db8:1:3::1")...); r.Code() != "invalid_credentials" {
+		t.Errorf("another /64: %d %s", r.Status, r.Body)
 	}
 }

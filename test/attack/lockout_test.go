@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -20,13 +21,13 @@ func TestAttack_concurrent_guesses_for_one_email_check_at_most_five_passwords(t 
 	n.Start()
 	register(t, n.Base, "victim@example.com", nil)
 	before, _ := checksCounter(t, n.Base)
-	replies := race(60, func(int) reply {
-		return send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": "wrong-Guess-123"}, "")
+	replies := kit.Race(60, func(int) kit.Reply {
+		return kit.Send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": "wrong-Guess-123"}, "")
 	})
 	wantAtMostBudgetChecked(t, "one node", replies, before, n.Base)
 	// Locked, even for the right password, which is not checked either.
-	if r := send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, ""); r.code() != "too_many_attempts" {
-		t.Errorf("the right password after the race: %d %s, want 429 too_many_attempts", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, ""); r.Code() != "too_many_attempts" {
+		t.Errorf("the right password after the race: %d %s, want 429 too_many_attempts", r.Status, r.Body)
 	}
 }
 
@@ -45,20 +46,20 @@ func TestAttack_concurrent_guesses_across_two_postgres_nodes_check_at_most_five_
 	}
 	register(t, nodes[0].Base, "victim@example.com", nil)
 	before, _ := checksCounter(t, nodes[0].Base, nodes[1].Base)
-	replies := race(60, func(i int) reply {
-		return send(t, http.MethodPost, nodes[i%2].Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": "wrong-Guess-123"}, "")
+	replies := kit.Race(60, func(i int) kit.Reply {
+		return kit.Send(t, http.MethodPost, nodes[i%2].Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": "wrong-Guess-123"}, "")
 	})
 	wantAtMostBudgetChecked(t, "two PostgreSQL nodes", replies, before, nodes[0].Base, nodes[1].Base)
 	for i, n := range nodes {
-		if r := send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, ""); r.code() != "too_many_attempts" {
-			t.Errorf("node %d, the right password after the race: %d %s", i, r.status, r.body)
+		if r := kit.Send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim@example.com", "password": userPassword}, ""); r.Code() != "too_many_attempts" {
+			t.Errorf("node %d, the right password after the race: %d %s", i, r.Status, r.Body)
 		}
 	}
 }
 
 // wantAtMostBudgetChecked checks the answers to 60 wrong guesses, and the
 // passwords the nodes checked for them: the budget at most.
-func wantAtMostBudgetChecked(t *testing.T, where string, replies []reply, before float64, nodes ...string) {
+func wantAtMostBudgetChecked(t *testing.T, where string, replies []kit.Reply, before float64, nodes ...string) {
 	t.Helper()
 	got := tally(replies)
 	after, counted := checksCounter(t, nodes...)
@@ -68,7 +69,7 @@ func wantAtMostBudgetChecked(t *testing.T, where string, replies []reply, before
 	}
 	switch {
 	case !counted:
-		t.Errorf("the nodes do not count password checks (%s)", passwordChecks)
+		t.Error("the nodes do not count password checks (userd_password_hashing_total{op=\"verify\",result=\"done\"})")
 	case after-before > budget:
 		t.Errorf("%v passwords checked for %d concurrent guesses, want at most %d", after-before, len(replies), budget)
 	}
@@ -96,15 +97,15 @@ func TestAttack_current_password_guesses_from_one_ip_are_rate_limited(t *testing
 	guess := map[string]string{"password": "new-Passphrase-99", "currentPassword": "wrong-Guess-123"}
 	var got []string
 	for i := range 6 {
-		r := sendWith(t, http.MethodPut, n.Base+"/api/users/"+ids[i%2], guess, bearers[i%2], thief)
-		got = append(got, fmt.Sprintf("%d %s", r.status, r.code()))
-		if i >= 3 && (r.status != http.StatusTooManyRequests || r.code() != "rate_limited" || r.header.Get("Retry-After") == "") {
-			t.Errorf("guess %d from one address past its allowance of 3: %d %s, want 429 rate_limited with Retry-After", i+1, r.status, r.body)
+		r := kit.Send(t, http.MethodPut, n.Base+"/api/users/"+ids[i%2], guess, bearers[i%2], thief...)
+		got = append(got, fmt.Sprintf("%d %s", r.Status, r.Code()))
+		if i >= 3 && (r.Status != http.StatusTooManyRequests || r.Code() != "rate_limited" || r.Header.Get("Retry-After") == "") {
+			t.Errorf("guess %d from one address past its allowance of 3: %d %s, want 429 rate_limited with Retry-After", i+1, r.Status, r.Body)
 		}
 	}
 	t.Logf("currentPassword guesses from one address: %v", got)
 	// The same allowance as login's.
-	if r := sendWith(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim0@example.com", "password": userPassword}, "", thief); r.code() != "rate_limited" {
-		t.Errorf("login from the thief's address: %d %s, want 429 rate_limited", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": "victim0@example.com", "password": userPassword}, "", thief...); r.Code() != "rate_limited" {
+		t.Errorf("login from the thief's address: %d %s, want 429 rate_limited", r.Status, r.Body)
 	}
 }

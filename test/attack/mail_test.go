@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/smtpserver"
 	"github.com/userd/userd/test/userdproc"
 )
@@ -63,25 +64,25 @@ func TestAttack_email_changed_back_and_forth_mails_a_stranger_within_the_budget(
 	n := userdproc.New(t, binary, baseEnv(dir))
 	n.Start()
 	const mallory, victim = "mallory@example.com", "victim@example.net"
-	if r := send(t, http.MethodPost, n.Base+"/api/users", map[string]string{
-		"name": hostileName, "email": mallory, "password": userPassword}, ""); r.status != http.StatusCreated {
-		t.Fatalf("register: %d %s", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, n.Base+"/api/users", map[string]string{
+		"name": hostileName, "email": mallory, "password": userPassword}, ""); r.Status != http.StatusCreated {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
 	}
-	session := login(t, n.Base, mallory, userPassword)
+	session := kit.Login(t, n.Base, mallory, userPassword)
 	addresses := []string{victim, mallory}
 	var got []string
 	changed := 0
 	for i := range 10 {
-		r := send(t, http.MethodPut, n.Base+"/api/users/"+session.User.ID,
+		r := kit.Send(t, http.MethodPut, n.Base+"/api/users/"+session.User.ID,
 			map[string]string{"email": addresses[changed%2]}, session.AccessToken)
-		got = append(got, fmt.Sprintf("%d %s", r.status, r.code()))
-		if r.status == http.StatusOK {
+		got = append(got, fmt.Sprintf("%d %s", r.Status, r.Code()))
+		if r.Status == http.StatusOK {
 			// The change ended the session.
-			session = login(t, n.Base, addresses[changed%2], userPassword)
+			session = kit.Login(t, n.Base, addresses[changed%2], userPassword)
 			changed++
 		}
-		if i > 0 && (r.status != http.StatusTooManyRequests || r.code() != "mail_budget_spent" || r.header.Get("Retry-After") == "") {
-			t.Errorf("change %d within the minute: %d %s, want 429 mail_budget_spent with Retry-After", i+1, r.status, r.body)
+		if i > 0 && (r.Status != http.StatusTooManyRequests || r.Code() != "mail_budget_spent" || r.Header.Get("Retry-After") == "") {
+			t.Errorf("change %d within the minute: %d %s, want 429 mail_budget_spent with Retry-After", i+1, r.Status, r.Body)
 		}
 	}
 	t.Logf("ten changes of email at once: %v", got)
@@ -115,10 +116,10 @@ func TestAttack_email_taken_probe_by_update_is_held_to_the_registration_allowanc
 	register(t, n.Base, "grace@example.com", from("203.0.113.30"))
 	prober := from("198.51.100.30")
 	tok := signUp(t, n.Base, "prober@example.com", prober)
-	replies := make([]reply, 40)
+	replies := make([]kit.Reply, 40)
 	for i := range replies {
-		replies[i] = sendWith(t, http.MethodPut, n.Base+"/api/users/"+tok.User.ID,
-			map[string]string{"email": "grace@example.com"}, tok.AccessToken, prober)
+		replies[i] = kit.Send(t, http.MethodPut, n.Base+"/api/users/"+tok.User.ID,
+			map[string]string{"email": "grace@example.com"}, tok.AccessToken, prober...)
 	}
 	counts := tally(replies)
 	t.Logf("40 probes of a taken email by PUT: %v", counts)
@@ -137,8 +138,8 @@ func TestAttack_reset_link_dies_with_a_change_of_password(t *testing.T) {
 	n.Start()
 	const ada = "ada@example.com"
 	register(t, n.Base, ada, nil)
-	if r := send(t, http.MethodPost, n.Base+"/auth/password-reset", map[string]string{"email": ada}, ""); r.status != http.StatusAccepted {
-		t.Fatalf("reset request: %d %s", r.status, r.body)
+	if r := kit.Send(t, http.MethodPost, n.Base+"/auth/password-reset", map[string]string{"email": ada}, ""); r.Status != http.StatusAccepted {
+		t.Fatalf("reset request: %d %s", r.Status, r.Body)
 	}
 	var link string
 	for _, m := range mails(t, dir, 2) {
@@ -150,16 +151,16 @@ func TestAttack_reset_link_dies_with_a_change_of_password(t *testing.T) {
 	if link == "" || !ok {
 		t.Fatalf("no reset link in the messages to %s: %q", ada, link)
 	}
-	session := login(t, n.Base, ada, userPassword)
-	r := send(t, http.MethodPut, n.Base+"/api/users/"+session.User.ID,
+	session := kit.Login(t, n.Base, ada, userPassword)
+	r := kit.Send(t, http.MethodPut, n.Base+"/api/users/"+session.User.ID,
 		map[string]string{"password": "owner-New-Passphrase-1", "currentPassword": userPassword}, session.AccessToken)
-	if r.status != http.StatusOK {
-		t.Fatalf("change of password: %d %s", r.status, r.body)
+	if r.Status != http.StatusOK {
+		t.Fatalf("change of password: %d %s", r.Status, r.Body)
 	}
-	r = send(t, http.MethodPost, n.Base+"/auth/password-reset/confirm",
+	r = kit.Send(t, http.MethodPost, n.Base+"/auth/password-reset/confirm",
 		map[string]string{"token": token, "password": "thief-Passphrase-99"}, "")
-	if r.status != http.StatusBadRequest || r.code() != "invalid_token" {
-		t.Errorf("the reset link after the change of password: %d %s, want 400 invalid_token", r.status, r.body)
+	if r.Status != http.StatusBadRequest || r.Code() != "invalid_token" {
+		t.Errorf("the reset link after the change of password: %d %s, want 400 invalid_token", r.Status, r.Body)
 	}
-	login(t, n.Base, ada, "owner-New-Passphrase-1")
+	kit.Login(t, n.Base, ada, "owner-New-Passphrase-1")
 }

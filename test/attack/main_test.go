@@ -6,13 +6,10 @@
 package attack
 
 import (
-	"encoding/json"
-	"net/http"
 	"os"
 	"testing"
-	"time"
 
-	"github.com/userd/userd/test/userdbin"
+	"github.com/userd/userd/test/userdproc"
 )
 
 // binary is the userd binary built once for the package.
@@ -32,7 +29,7 @@ func TestMain(m *testing.M) {
 		binary = bin
 		os.Exit(m.Run())
 	}
-	os.Exit(userdbin.RunTests(m, "userd-attack-", &binary))
+	os.Exit(userdproc.RunTests(m, "userd-attack-", &binary))
 }
 
 // baseEnv is the configuration a test starts from: a bootstrap admin,
@@ -49,52 +46,4 @@ func baseEnv(dir string) map[string]string {
 		// in the package's directory, where they would hold live links.
 		"USERD_MAIL_DIR": dir + "/mail",
 	}
-}
-
-// reply is an HTTP answer with its body read.
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// code is the problem code of a problem+json answer, "" otherwise.
-func (r reply) code() string {
-	var p struct {
-		Code string `json:"code"`
-	}
-	_ = json.Unmarshal(r.body, &p) // not a problem: no code
-	return p.Code
-}
-
-var client = &http.Client{Timeout: 30 * time.Second}
-
-// send makes a request with a JSON body (nil for none) and an optional
-// bearer token.
-func send(t testing.TB, method, url string, body any, token string) reply {
-	t.Helper()
-	return sendWith(t, method, url, body, token, nil)
-}
-
-// tokens is the part of a token response the tests use.
-type tokens struct {
-	AccessToken  string `json:"accessToken"`
-	RefreshToken string `json:"refreshToken"`
-	User         struct {
-		ID string `json:"id"`
-	} `json:"user"`
-}
-
-// login signs in and fails the test unless it succeeds.
-func login(t testing.TB, base, email, password string) tokens {
-	t.Helper()
-	r := send(t, http.MethodPost, base+"/auth/login", map[string]string{"email": email, "password": password}, "")
-	if r.status != http.StatusOK {
-		t.Fatalf("login %s: %d %s", email, r.status, r.body)
-	}
-	var tok tokens
-	if err := json.Unmarshal(r.body, &tok); err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }

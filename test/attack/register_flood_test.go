@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -43,19 +44,19 @@ func TestAttack_registration_flood_does_not_starve_login(t *testing.T) {
 			)
 			for i := range 200 {
 				wg.Go(func() {
-					r := sendWith(t, http.MethodPost, n.Base+"/api/users",
-						map[string]string{"name": "Flood", "email": fmt.Sprintf("flood%d@example.com", i), "password": userPassword}, "", flooder)
+					r := kit.Send(t, http.MethodPost, n.Base+"/api/users",
+						map[string]string{"name": "Flood", "email": fmt.Sprintf("flood%d@example.com", i), "password": userPassword}, "", flooder...)
 					mu.Lock()
-					statuses[r.status]++
+					statuses[r.Status]++
 					mu.Unlock()
 				})
 			}
 			var slow []string
 			for try := range 9 {
 				start := time.Now()
-				r := sendWith(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": adminEmail, "password": adminPassword}, "", admin)
-				if took := time.Since(start); r.status != http.StatusOK || took > 2*time.Second {
-					slow = append(slow, fmt.Sprintf("try %d: %d %s in %v", try+1, r.status, r.code(), took.Round(time.Millisecond)))
+				r := kit.Send(t, http.MethodPost, n.Base+"/auth/login", map[string]string{"email": adminEmail, "password": adminPassword}, "", admin...)
+				if took := time.Since(start); r.Status != http.StatusOK || took > 2*time.Second {
+					slow = append(slow, fmt.Sprintf("try %d: %d %s in %v", try+1, r.Status, r.Code(), took.Round(time.Millisecond)))
 				}
 			}
 			wg.Wait()

@@ -1,83 +1,27 @@
 package attack
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver that makes the test schemas
+
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
-// sendWith is send with extra request headers (X-Forwarded-For through a
-// trusted proxy, X-Request-Id).
-func sendWith(t testing.TB, method, url string, body any, token string, headers map[string]string) reply {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer func() { _ = res.Body.Close() }() // read whole below
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{status: res.StatusCode, header: res.Header, body: b}
-}
-
 // from makes the request come from client through the trusted proxy
-// 127.0.0.1 (USERD_TRUSTED_PROXIES=127.0.0.1/32).
-func from(client string) map[string]string { return map[string]string{"X-Forwarded-For": client} }
+// 127.0.0.1 (USERD_TRUSTED_PROXIES=127.0.0.1/32): its X-Forwarded-For, as
+// the name, value pair of kit.Send's headers.
+func from(client string) []string { return []string{"X-Forwarded-For", client} }
 
-// metric reads one sample of the node's /metrics (asked from loopback,
-// which the default USERD_METRICS_ALLOW admits): the series whose name
-// and labels, in the exposition's order, start the line. ok is false when
-// there is none.
-func metric(t testing.TB, base, series string) (v float64, ok bool) {
+// passwordChecks reads the number of passwords the node at base compared
+// (logins, current passwords, the dummy check of unknown emails); ok is
+// false when it does not count them.
+func passwordChecks(t testing.TB, base string) (v float64, ok bool) {
 	t.Helper()
-	r := send(t, http.MethodGet, base+"/metrics", nil, "")
-	if r.status != http.StatusOK {
-		t.Fatalf("GET /metrics: %d %s", r.status, r.body)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(r.body))
-	for sc.Scan() {
-		if text, found := strings.CutPrefix(sc.Text(), series+" "); found {
-			f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-			if err != nil {
-				t.Fatalf("%s: %v", sc.Text(), err)
-			}
-			return f, true
-		}
-	}
-	return 0, false
+	return kit.Metric(t, base, "userd_password_hashing_total", "op", "verify", "result", "done")
 }
 
 // checksCounter reads the password checks of the nodes, summed; ok is
@@ -85,7 +29,7 @@ func metric(t testing.TB, base, series string) (v float64, ok bool) {
 func checksCounter(t testing.TB, nodes ...string) (sum float64, ok bool) {
 	t.Helper()
 	for _, base := range nodes {
-		v, found := metric(t, base, passwordChecks)
+		v, found := passwordChecks(t, base)
 		if !found {
 			return 0, false
 		}
@@ -94,53 +38,26 @@ func checksCounter(t testing.TB, nodes ...string) (sum float64, ok bool) {
 	return sum, true
 }
 
-// passwordChecks is the number of passwords a node compared (logins,
-// current passwords, the dummy check of unknown emails).
-const passwordChecks = `userd_password_hashing_total{op="verify",result="done"}`
-
-// register creates a customer through open registration.
-func register(t testing.TB, base, email string, headers map[string]string) {
+// register creates a customer through open registration, with headers
+// (nil, or from(client)).
+func register(t testing.TB, base, email string, headers []string) {
 	t.Helper()
-	r := sendWith(t, http.MethodPost, base+"/api/users", map[string]string{"name": "Victim", "email": email, "password": userPassword}, "", headers)
-	if r.status != http.StatusCreated {
-		t.Fatalf("register %s: %d %s", email, r.status, r.body)
-	}
+	kit.Register(t, base, "Victim", email, userPassword, headers...)
 }
 
 // signUp registers a customer and signs it in, both with headers (nil,
 // or from(client)), and returns the tokens of its password sign-in.
-func signUp(t testing.TB, base, email string, headers map[string]string) tokens {
+func signUp(t testing.TB, base, email string, headers []string) kit.Tokens {
 	t.Helper()
 	register(t, base, email, headers)
-	r := sendWith(t, http.MethodPost, base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "", headers)
-	var tok tokens
-	if r.status != http.StatusOK || jsonInto(r.body, &tok) != nil {
-		t.Fatalf("login %s: %d %s", email, r.status, r.body)
-	}
-	return tok
-}
-
-// race sends n requests at once and returns the replies.
-func race(n int, do func(i int) reply) []reply {
-	out := make([]reply, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			out[i] = do(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-	return out
+	return kit.Login(t, base, email, userPassword, headers...)
 }
 
 // tally counts replies by status and problem code.
-func tally(replies []reply) map[string]int {
+func tally(replies []kit.Reply) map[string]int {
 	m := map[string]int{}
 	for _, r := range replies {
-		m[strconv.Itoa(r.status)+" "+r.code()]++
+		m[strconv.Itoa(r.Status)+" "+r.Code()]++
 	}
 	return m
 }
@@ -164,5 +81,3 @@ func postgresEnv(dir, dsn string) map[string]string {
 
 // suiteSecretKey is the secret key of the suite's PostgreSQL nodes.
 var suiteSecretKey = secretbox.EncodeKey(secretbox.NewKey())
-
-func jsonInto(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -14,7 +14,6 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -31,6 +30,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"    // database/sql driver "sqlite3": the attacker's view of the SQLite file
 
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -54,18 +54,18 @@ type trueKey struct {
 // useNode does what a deployment does with its keys: the admin signs in,
 // the operator rotates the signing key with the CLI, the session refreshes.
 // It returns the tokens of the refresh.
-func useNode(t *testing.T, n *userdproc.Node) tokens {
+func useNode(t *testing.T, n *userdproc.Node) kit.Tokens {
 	t.Helper()
-	admin := login(t, n.Base, adminEmail, adminPassword)
+	admin := kit.Login(t, n.Base, adminEmail, adminPassword)
 	if code, out, errOut := n.Run("", "keys", "rotate"); code != 0 {
 		t.Fatalf("keys rotate: code %d: %s%s", code, out, errOut)
 	}
-	r := send(t, http.MethodPost, n.Base+"/auth/refresh-token", map[string]string{"refreshToken": admin.RefreshToken}, "")
-	if r.status != http.StatusOK {
-		t.Fatalf("refresh: %d %s", r.status, r.body)
+	r := kit.Send(t, http.MethodPost, n.Base+"/auth/refresh-token", map[string]string{"refreshToken": admin.RefreshToken}, "")
+	if r.Status != http.StatusOK {
+		t.Fatalf("refresh: %d %s", r.Status, r.Body)
 	}
-	var tok tokens
-	if err := json.Unmarshal(r.body, &tok); err != nil {
+	var tok kit.Tokens
+	if err := json.Unmarshal(r.Body, &tok); err != nil {
 		t.Fatal(err)
 	}
 	return tok
@@ -224,20 +224,9 @@ type template struct {
 
 func parseTemplate(t *testing.T, token string) template {
 	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("access token %q is not a JWS", token)
-	}
 	var tp template
-	for i, dst := range []*map[string]any{&tp.header, &tp.claims} {
-		b, err := base64.RawURLEncoding.DecodeString(parts[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, dst); err != nil {
-			t.Fatal(err)
-		}
-	}
+	kit.DecodePart(t, token, 0, &tp.header)
+	kit.DecodePart(t, token, 1, &tp.claims)
 	return tp
 }
 
@@ -320,9 +309,9 @@ func checkForgeriesRefused(t *testing.T, base string, tp template, rows []stored
 	fs := forgeries(t, tp, rows)
 	accepted := 0
 	for _, f := range fs {
-		if r := send(t, http.MethodGet, base+"/api/users", nil, f.token); r.status != http.StatusUnauthorized {
+		if r := kit.Send(t, http.MethodGet, base+"/api/users", nil, f.token); r.Status != http.StatusUnauthorized {
 			accepted++
-			t.Errorf("forged admin token (%s): GET /api/users = %d, want 401", f.how, r.status)
+			t.Errorf("forged admin token (%s): GET /api/users = %d, want 401", f.how, r.Status)
 		}
 	}
 	t.Logf("%d forged tokens tried, %d accepted", len(fs), accepted)
@@ -337,8 +326,8 @@ func checkForgeriesRefused(t *testing.T, base string, tp template, rows []stored
 			t.Fatalf("true key %s: %v", kid, err)
 		}
 		method := map[bool]jwt.SigningMethod{true: jwt.SigningMethodEdDSA, false: jwt.SigningMethodES256}[isEd25519(priv)]
-		if r := send(t, http.MethodGet, base+"/api/users", nil, tp.forge(t, method, kid, priv)); r.status != http.StatusOK {
-			t.Errorf("a token signed the same way with the true key %s: %d %s, want 200 (the forgeries prove nothing)", kid, r.status, r.body)
+		if r := kit.Send(t, http.MethodGet, base+"/api/users", nil, tp.forge(t, method, kid, priv)); r.Status != http.StatusOK {
+			t.Errorf("a token signed the same way with the true key %s: %d %s, want 200 (the forgeries prove nothing)", kid, r.Status, r.Body)
 		}
 		return
 	}
@@ -441,7 +430,7 @@ func TestSecrets_upgrade_seals_clear_keys_and_keeps_tokens(t *testing.T) {
 	env := baseEnv(dir)
 	before := userdproc.New(t, old, env)
 	before.Start()
-	admin := login(t, before.Base, adminEmail, adminPassword)
+	admin := kit.Login(t, before.Base, adminEmail, adminPassword)
 	before.Stop()
 	// The signing key and the refresh key.
 	inClear := readKeyRows(t, "sqlite3", filepath.Join(dir, "userd.db"), 2)
@@ -480,15 +469,15 @@ func TestSecrets_upgrade_seals_clear_keys_and_keeps_tokens(t *testing.T) {
 	// wrote typ JWT, which another finding of issue 12 refuses on purpose,
 	// whatever the key; what sealing must keep is the key.
 	issued.header["typ"] = "at+jwt"
-	if r := send(t, http.MethodGet, after.Base+"/api/users/me", nil, issued.forge(t, jwt.SigningMethodEdDSA, kid, signingKey)); r.status != http.StatusOK {
-		t.Errorf("a token signed by the key of before the upgrade: %d %s, want 200", r.status, r.body)
+	if r := kit.Send(t, http.MethodGet, after.Base+"/api/users/me", nil, issued.forge(t, jwt.SigningMethodEdDSA, kid, signingKey)); r.Status != http.StatusOK {
+		t.Errorf("a token signed by the key of before the upgrade: %d %s, want 200", r.Status, r.Body)
 	}
-	r := send(t, http.MethodPost, after.Base+"/auth/refresh-token", map[string]string{"refreshToken": admin.RefreshToken}, "")
-	if r.status != http.StatusOK {
-		t.Fatalf("a refresh token issued before the upgrade: %d %s, want 200", r.status, r.body)
+	r := kit.Send(t, http.MethodPost, after.Base+"/auth/refresh-token", map[string]string{"refreshToken": admin.RefreshToken}, "")
+	if r.Status != http.StatusOK {
+		t.Fatalf("a refresh token issued before the upgrade: %d %s, want 200", r.Status, r.Body)
 	}
-	var refreshed tokens
-	if err := json.Unmarshal(r.body, &refreshed); err != nil {
+	var refreshed kit.Tokens
+	if err := json.Unmarshal(r.Body, &refreshed); err != nil {
 		t.Fatal(err)
 	}
 	if want := successor(hmacKey, admin.RefreshToken); refreshed.RefreshToken != want {
@@ -535,20 +524,13 @@ func successor(key []byte, token string) string {
 // clone) the test is skipped, except in CI.
 func buildCommit(t *testing.T, commit string) string {
 	t.Helper()
-	skip := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
 	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
-		skip("no git repository to build %s from: %v", commit, err)
+		kit.Missing(t, "no git repository to build %s from: %v", commit, err)
 	}
 	root := strings.TrimSpace(string(out))
 	if err := exec.Command("git", "-C", root, "cat-file", "-e", commit+"^{commit}").Run(); err != nil { //nolint:gosec // G204: git with this test's own constant commit
-		skip("commit %s is not in the repository (a shallow clone?): %v", commit, err)
+		kit.Missing(t, "commit %s is not in the repository (a shallow clone?): %v", commit, err)
 	}
 	src := t.TempDir()
 	archive := exec.Command("git", "-C", root, "archive", "--format=tar", commit) //nolint:gosec // G204: git with this test's own constant commit

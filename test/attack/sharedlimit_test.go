@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -54,16 +55,16 @@ func TestAttack_two_nodes_share_one_per_ip_budget_through_redis(t *testing.T) {
 			// A new email each time: the per-email lock-out stays out of it.
 			admitted, refused := 0, 0
 			for i := range sent {
-				r := sendWith(t, http.MethodPost, nodes[i%2].Base+"/auth/login",
+				r := kit.Send(t, http.MethodPost, nodes[i%2].Base+"/auth/login",
 					map[string]string{"email": fmt.Sprintf("nobody%d@example.com", i), "password": "a wrong guess"}, "",
-					map[string]string{"X-Forwarded-For": client})
+					"X-Forwarded-For", client)
 				switch {
-				case r.status == http.StatusUnauthorized:
+				case r.Status == http.StatusUnauthorized:
 					admitted++
-				case r.status == http.StatusTooManyRequests && r.code() == "rate_limited":
+				case r.Status == http.StatusTooManyRequests && r.Code() == "rate_limited":
 					refused++
 				default:
-					t.Fatalf("request %d: %d %s", i+1, r.status, r.body)
+					t.Fatalf("request %d: %d %s", i+1, r.Status, r.Body)
 				}
 			}
 			if admitted != tc.admitted || refused != sent-tc.admitted {

@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"crypto/x509"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the SQLite file the node left behind
 
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -69,18 +69,8 @@ func stolenSigningKey(t *testing.T, n *userdproc.Node, db string) (string, ed255
 // tokenPart decodes part n (0 header, 1 claims) of a JWT.
 func tokenPart(t *testing.T, token string, n int) map[string]any {
 	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("token has %d parts", len(parts))
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[n])
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := map[string]any{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	kit.DecodePart(t, token, n, &m)
 	return m
 }
 
@@ -111,13 +101,13 @@ func TestAttack_forged_token_with_another_typ_or_a_long_life_is_refused(t *testi
 	dir := t.TempDir()
 	n := userdproc.New(t, binary, baseEnv(dir))
 	n.Start()
-	admin := login(t, n.Base, adminEmail, adminPassword)
+	admin := kit.Login(t, n.Base, adminEmail, adminPassword)
 	kid, key := stolenSigningKey(t, n, dir+"/userd.db")
 	if got := tokenPart(t, admin.AccessToken, 0)["kid"]; got != kid {
 		t.Fatalf("the stolen key %s is not the one that signs (%v)", kid, got)
 	}
 	genuine := jwt.MapClaims(tokenPart(t, admin.AccessToken, 1))
-	me := func(token string) int { return send(t, http.MethodGet, n.Base+"/api/users/me", nil, token).status }
+	me := func(token string) int { return kit.Send(t, http.MethodGet, n.Base+"/api/users/me", nil, token).Status }
 
 	if got := me(forge(t, key, kid, "at+jwt", genuine)); got != http.StatusOK {
 		t.Fatalf("a faithful re-signing of a genuine token: %d, want 200 (the forgery is broken)", got)
@@ -150,45 +140,45 @@ func TestAttack_expired_rotated_refresh_token_revokes_its_family(t *testing.T) {
 	env["USERD_REFRESH_TTL"] = "1m"
 	n := userdproc.New(t, binary, env)
 	n.Start()
-	first := login(t, n.Base, adminEmail, adminPassword)
+	first := kit.Login(t, n.Base, adminEmail, adminPassword)
 	loggedIn := time.Now()
-	refresh := func(token string) reply {
-		return send(t, http.MethodPost, n.Base+"/auth/refresh-token", map[string]string{"refreshToken": token}, "")
+	refresh := func(token string) kit.Reply {
+		return kit.Send(t, http.MethodPost, n.Base+"/auth/refresh-token", map[string]string{"refreshToken": token}, "")
 	}
 
 	// Rotate once, 10 s in: the successor lives until 70 s, first until 60 s.
 	time.Sleep(10 * time.Second)
 	r := refresh(first.RefreshToken)
-	if r.status != http.StatusOK {
-		t.Fatalf("refresh: %d %s", r.status, r.body)
+	if r.Status != http.StatusOK {
+		t.Fatalf("refresh: %d %s", r.Status, r.Body)
 	}
-	var next tokens
-	if err := json.Unmarshal(r.body, &next); err != nil {
+	var next kit.Tokens
+	if err := json.Unmarshal(r.Body, &next); err != nil {
 		t.Fatal(err)
 	}
 
 	time.Sleep(time.Until(loggedIn.Add(62 * time.Second)))
-	if r := refresh(first.RefreshToken); r.status != http.StatusUnauthorized || r.code() != "invalid_refresh_token" {
-		t.Fatalf("the expired rotated token: %d %s, want 401 invalid_refresh_token", r.status, r.body)
+	if r := refresh(first.RefreshToken); r.Status != http.StatusUnauthorized || r.Code() != "invalid_refresh_token" {
+		t.Fatalf("the expired rotated token: %d %s, want 401 invalid_refresh_token", r.Status, r.Body)
 	}
-	if r := refresh(next.RefreshToken); r.status != http.StatusUnauthorized {
-		t.Fatalf("its live successor after the reuse: %d %s, want 401 (family revoked)", r.status, r.body)
+	if r := refresh(next.RefreshToken); r.Status != http.StatusUnauthorized {
+		t.Fatalf("its live successor after the reuse: %d %s, want 401 (family revoked)", r.Status, r.Body)
 	}
 	if time.Since(loggedIn) > 69*time.Second {
 		t.Fatal("too slow: the successor may have expired on its own; the test proves nothing")
 	}
 	// The audit trail tells the operator what happened, read from a new
 	// session: the revoked one's access tokens are refused too.
-	if r := send(t, http.MethodGet, n.Base+"/api/users/me", nil, first.AccessToken); r.status != http.StatusUnauthorized {
-		t.Errorf("an access token of the revoked session: %d, want 401", r.status)
+	if r := kit.Send(t, http.MethodGet, n.Base+"/api/users/me", nil, first.AccessToken); r.Status != http.StatusUnauthorized {
+		t.Errorf("an access token of the revoked session: %d, want 401", r.Status)
 	}
-	again := login(t, n.Base, adminEmail, adminPassword)
-	r = send(t, http.MethodGet, n.Base+"/api/audit?limit=100", nil, again.AccessToken)
+	again := kit.Login(t, n.Base, adminEmail, adminPassword)
+	r = kit.Send(t, http.MethodGet, n.Base+"/api/audit?limit=100", nil, again.AccessToken)
 	var events []struct {
 		Type string `json:"type"`
 	}
-	if err := json.Unmarshal(r.body, &events); err != nil || r.status != http.StatusOK {
-		t.Fatalf("audit: %d %s", r.status, r.body)
+	if err := json.Unmarshal(r.Body, &events); err != nil || r.Status != http.StatusOK {
+		t.Fatalf("audit: %d %s", r.Status, r.Body)
 	}
 	var seen []string
 	for _, e := range events {
@@ -209,10 +199,10 @@ func TestAttack_rotated_key_is_published_before_it_signs(t *testing.T) {
 	n := userdproc.New(t, binary, baseEnv(t.TempDir()))
 	n.Start()
 	kidOf := func(token string) any { return tokenPart(t, token, 0)["kid"] }
-	oldKID := kidOf(login(t, n.Base, adminEmail, adminPassword).AccessToken)
+	oldKID := kidOf(kit.Login(t, n.Base, adminEmail, adminPassword).AccessToken)
 	jwks := func() []any {
-		r := send(t, http.MethodGet, n.Base+"/.well-known/jwks.json", nil, "")
-		if cc := r.header.Get("Cache-Control"); cc != "public, max-age=300" {
+		r := kit.Send(t, http.MethodGet, n.Base+"/.well-known/jwks.json", nil, "")
+		if cc := r.Header.Get("Cache-Control"); cc != "public, max-age=300" {
 			t.Errorf("JWKS Cache-Control = %q", cc)
 		}
 		var set struct {
@@ -220,7 +210,7 @@ func TestAttack_rotated_key_is_published_before_it_signs(t *testing.T) {
 				Kid string `json:"kid"`
 			} `json:"keys"`
 		}
-		if err := json.Unmarshal(r.body, &set); err != nil {
+		if err := json.Unmarshal(r.Body, &set); err != nil {
 			t.Fatal(err)
 		}
 		var kids []any
@@ -246,14 +236,14 @@ func TestAttack_rotated_key_is_published_before_it_signs(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	if got := kidOf(login(t, n.Base, adminEmail, adminPassword).AccessToken); got != oldKID {
+	if got := kidOf(kit.Login(t, n.Base, adminEmail, adminPassword).AccessToken); got != oldKID {
 		t.Errorf("right after the rotation a token is signed by %v, want the old key %v: verifiers holding a cached JWK set cannot find the new one", got, oldKID)
 	}
 
 	nowKID := rotate("--now")
 	n.Stop()
 	n.Start()
-	if got := kidOf(login(t, n.Base, adminEmail, adminPassword).AccessToken); got != nowKID {
+	if got := kidOf(kit.Login(t, n.Base, adminEmail, adminPassword).AccessToken); got != nowKID {
 		t.Errorf("after keys rotate --now a token is signed by %v, want %s", got, nowKID)
 	}
 	if got := jwks(); !slices.Contains(got, oldKID) || !slices.Contains(got, any(newKID)) || !slices.Contains(got, any(nowKID)) {
@@ -268,20 +258,20 @@ func TestAttack_access_token_of_an_ended_session_stays_refused_after_a_restart(t
 	t.Parallel()
 	n := userdproc.New(t, binary, baseEnv(t.TempDir()))
 	n.Start()
-	s := login(t, n.Base, adminEmail, adminPassword)
-	if r := send(t, http.MethodPost, n.Base+"/auth/logout", map[string]string{"refreshToken": s.RefreshToken}, ""); r.status != http.StatusNoContent {
-		t.Fatalf("logout: %d %s", r.status, r.body)
+	s := kit.Login(t, n.Base, adminEmail, adminPassword)
+	if r := kit.Send(t, http.MethodPost, n.Base+"/auth/logout", map[string]string{"refreshToken": s.RefreshToken}, ""); r.Status != http.StatusNoContent {
+		t.Fatalf("logout: %d %s", r.Status, r.Body)
 	}
-	if r := send(t, http.MethodGet, n.Base+"/api/users/me", nil, s.AccessToken); r.status != http.StatusUnauthorized {
-		t.Fatalf("the logged-out session's access token: %d, want 401", r.status)
+	if r := kit.Send(t, http.MethodGet, n.Base+"/api/users/me", nil, s.AccessToken); r.Status != http.StatusUnauthorized {
+		t.Fatalf("the logged-out session's access token: %d, want 401", r.Status)
 	}
 	n.Stop()
 	n.Start()
-	if r := send(t, http.MethodGet, n.Base+"/api/users/me", nil, s.AccessToken); r.status != http.StatusUnauthorized {
-		t.Errorf("after a restart, the logged-out session's access token: %d, want 401", r.status)
+	if r := kit.Send(t, http.MethodGet, n.Base+"/api/users/me", nil, s.AccessToken); r.Status != http.StatusUnauthorized {
+		t.Errorf("after a restart, the logged-out session's access token: %d, want 401", r.Status)
 	}
-	again := login(t, n.Base, adminEmail, adminPassword)
-	if r := send(t, http.MethodGet, n.Base+"/api/users/me", nil, again.AccessToken); r.status != http.StatusOK {
-		t.Errorf("a new session after the restart: %d, want 200", r.status)
+	again := kit.Login(t, n.Base, adminEmail, adminPassword)
+	if r := kit.Send(t, http.MethodGet, n.Base+"/api/users/me", nil, again.AccessToken); r.Status != http.StatusOK {
+		t.Errorf("a new session after the restart: %d, want 200", r.Status)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/userd/userd/test/kit"
 )
 
 // StepTimeout bounds one step of a test in the browser (a navigation, a
@@ -73,13 +74,7 @@ type Browser struct {
 // Only 127.0.0.1 and localhost resolve: nothing comes from the network.
 func Start(t testing.TB) *Browser {
 	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required in CI (.ci/run installs it): %v", err)
-		}
-		t.Skip("chromium is not installed: the pages are not checked in a browser (apt-get install chromium)")
-	}
+	bin := kit.Tool(t, "chromium", "chromium", "the pages are not checked in a browser")
 	profile, err := os.MkdirTemp("", "userd-chromium-")
 	if err != nil {
 		t.Fatal(err)

@@ -215,3 +215,18 @@ func TestModuleRoot(t *testing.T) {
 		t.Errorf("the module root %s: %v", root, err)
 	}
 }
+
+// TestDumpDOM: the DOM of a page is returned after its scripts ran, and a
+// refusal of the page's Content-Security-Policy is in the console.
+func TestDumpDOM(t *testing.T) {
+	t.Parallel()
+	srv := server(t)
+	dom, _ := DumpDOM(t, srv.URL+"/script")
+	if !strings.Contains(dom, `<pre id="result">done</pre>`) {
+		t.Errorf("the script's text is not in the DOM:\n%s", LastLines(dom, 5))
+	}
+	_, console := DumpDOM(t, srv.URL+"/inline")
+	if !strings.Contains(console, "Content Security Policy") {
+		t.Errorf("the inline style's refusal is not in the console:\n%s", LastLines(console, 10))
+	}
+}

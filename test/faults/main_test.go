@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/userd/userd/test/userdbin"
+	"github.com/userd/userd/test/userdproc"
 )
 
 var (
@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 				fmt.Fprintln(os.Stderr, "faults:", err)
 			}
 		}()
-		if binary, err = userdbin.Build(dir); err != nil {
+		if binary, err = userdproc.Build(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

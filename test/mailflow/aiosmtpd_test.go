@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/smtpserver"
 )
 
@@ -35,7 +36,7 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 	var seenTokens []string
 
 	const adaEmail = "ada@example.com"
-	ada := register(t, base, "Ada Lovelace", adaEmail)
+	ada := kit.Register(t, base, "Ada Lovelace", adaEmail, userPassword)
 	if ada.EmailVerified {
 		t.Fatal("a new account starts verified")
 	}
@@ -54,39 +55,39 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 	// The link's page, twice (a mail scanner first): neither uses the token.
 	page := onNode(t, base, verify.link)
 	for range 2 {
-		r := send(t, http.MethodGet, page, nil, "")
-		expect(t, "GET the verification page", r, http.StatusOK, "")
+		r := kit.Send(t, http.MethodGet, page, nil, "")
+		kit.Expect(t, "GET the verification page", r, http.StatusOK, "")
 		checkPage(t, r)
-		if !strings.Contains(string(r.body), `name="token" value="`+verifyToken+`"`) {
-			t.Fatalf("the verification page has no form with the token:\n%s", r.body)
+		if !strings.Contains(string(r.Body), `name="token" value="`+verifyToken+`"`) {
+			t.Fatalf("the verification page has no form with the token:\n%s", r.Body)
 		}
 	}
-	if me := getMe(t, base, login(t, base, adaEmail, userPassword).AccessToken); me.EmailVerified {
+	if me := getMe(t, base, kit.Login(t, base, adaEmail, userPassword).AccessToken); me.EmailVerified {
 		t.Fatal("following the link (GET) verified the email")
 	}
 	// The form, posted from another site, is refused and uses nothing;
 	// posted from the page, it verifies.
 	r := postForm(t, base+"/account/verify-email", url.Values{"token": {verifyToken}}, "cross-site")
-	expect(t, "the verification form from another site", r, http.StatusForbidden, "")
+	kit.Expect(t, "the verification form from another site", r, http.StatusForbidden, "")
 	r = postForm(t, base+"/account/verify-email", url.Values{"token": {verifyToken}}, "same-origin")
-	expect(t, "the verification form", r, http.StatusOK, "")
+	kit.Expect(t, "the verification form", r, http.StatusOK, "")
 	checkPage(t, r)
-	if !strings.Contains(string(r.body), "verified") {
-		t.Errorf("the verification form's answer does not say the email is verified:\n%s", r.body)
+	if !strings.Contains(string(r.Body), "verified") {
+		t.Errorf("the verification form's answer does not say the email is verified:\n%s", r.Body)
 	}
-	session := login(t, base, adaEmail, userPassword)
+	session := kit.Login(t, base, adaEmail, userPassword)
 	if me := getMe(t, base, session.AccessToken); !me.EmailVerified {
 		t.Fatal("GET /api/users/me after the verification form: emailVerified false")
 	}
 	r = postForm(t, base+"/account/verify-email", url.Values{"token": {verifyToken}}, "same-origin")
-	expect(t, "the verification form a second time", r, http.StatusBadRequest, "")
-	r = send(t, http.MethodPost, base+"/auth/email-verification/confirm", map[string]string{"token": verifyToken}, "")
-	expect(t, "confirm with the used verification token", r, http.StatusBadRequest, "invalid_token")
+	kit.Expect(t, "the verification form a second time", r, http.StatusBadRequest, "")
+	r = kit.Send(t, http.MethodPost, base+"/auth/email-verification/confirm", map[string]string{"token": verifyToken}, "")
+	kit.Expect(t, "confirm with the used verification token", r, http.StatusBadRequest, "invalid_token")
 
 	// A reset asked for in German: the message is in German.
-	r = send(t, http.MethodPost, base+"/auth/password-reset", map[string]string{"email": adaEmail}, "",
+	r = kit.Send(t, http.MethodPost, base+"/auth/password-reset", map[string]string{"email": adaEmail}, "",
 		"Accept-Language", "de-CH, de;q=0.9, en;q=0.5")
-	expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
+	kit.Expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
 	reset := waitMail(t, smtp, mailWait, "German reset message", to(adaEmail, "Passwort zurücksetzen"))
 	checkMessage(t, reset, adaEmail)
 	if !strings.Contains(reset.Text, "Passwort") || !strings.Contains(reset.HTML, `lang="de"`) {
@@ -94,29 +95,29 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 	}
 	resetToken := linkToken(t, reset, "/account/reset-password")
 	seenTokens = append(seenTokens, resetToken)
-	r = send(t, http.MethodGet, onNode(t, base, reset.link), nil, "")
-	expect(t, "GET the reset page", r, http.StatusOK, "")
+	r = kit.Send(t, http.MethodGet, onNode(t, base, reset.link), nil, "")
+	kit.Expect(t, "GET the reset page", r, http.StatusOK, "")
 	checkPage(t, r)
-	if !strings.Contains(string(r.body), `value="`+resetToken+`"`) || !strings.Contains(string(r.body), `type="password"`) {
-		t.Fatalf("the reset page has no form with the token and a password field:\n%s", r.body)
+	if !strings.Contains(string(r.Body), `value="`+resetToken+`"`) || !strings.Contains(string(r.Body), `type="password"`) {
+		t.Fatalf("the reset page has no form with the token and a password field:\n%s", r.Body)
 	}
 
 	// A weak password is refused and leaves the token usable; a good one
 	// is set, once.
 	const newPassword = "lovelace-Engine-1843"
-	r = send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": "short"}, "")
-	expect(t, "reset to a weak password", r, http.StatusBadRequest, "validation_failed")
-	r = send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": newPassword}, "")
-	expect(t, "reset after the weak password", r, http.StatusNoContent, "")
-	r = send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": newPassword + "x"}, "")
-	expect(t, "reset with the used token", r, http.StatusBadRequest, "invalid_token")
+	r = kit.Send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": "short"}, "")
+	kit.Expect(t, "reset to a weak password", r, http.StatusBadRequest, "validation_failed")
+	r = kit.Send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": newPassword}, "")
+	kit.Expect(t, "reset after the weak password", r, http.StatusNoContent, "")
+	r = kit.Send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": newPassword + "x"}, "")
+	kit.Expect(t, "reset with the used token", r, http.StatusBadRequest, "invalid_token")
 
 	// The old password and the old session are over.
-	r = send(t, http.MethodPost, base+"/auth/login", map[string]string{"email": adaEmail, "password": userPassword}, "")
-	expect(t, "login with the old password", r, http.StatusUnauthorized, "invalid_credentials")
-	r = send(t, http.MethodPost, base+"/auth/refresh-token", map[string]string{"refreshToken": session.RefreshToken}, "")
-	expect(t, "refresh with the refresh token from before the reset", r, http.StatusUnauthorized, "")
-	session = login(t, base, adaEmail, newPassword)
+	r = kit.Send(t, http.MethodPost, base+"/auth/login", map[string]string{"email": adaEmail, "password": userPassword}, "")
+	kit.Expect(t, "login with the old password", r, http.StatusUnauthorized, "invalid_credentials")
+	r = kit.Send(t, http.MethodPost, base+"/auth/refresh-token", map[string]string{"refreshToken": session.RefreshToken}, "")
+	kit.Expect(t, "refresh with the refresh token from before the reset", r, http.StatusUnauthorized, "")
+	session = kit.Login(t, base, adaEmail, newPassword)
 
 	notice := waitMail(t, smtp, mailWait, "password-changed notice", func(m mail) bool {
 		return m.To == adaEmail && (m.Subject == subjectPasswordChanged || m.Subject == "Ihr Passwort wurde geändert")
@@ -129,9 +130,9 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 	// A change of email: a verification to the new address, a notice to
 	// the old one; the account is unverified until the new link is used.
 	const adaNew = "ada.lovelace@example.org"
-	r = send(t, http.MethodPut, base+"/api/users/"+ada.ID, map[string]string{"email": adaNew}, session.AccessToken)
-	expect(t, "change of email", r, http.StatusOK, "")
-	if me := getMe(t, base, login(t, base, adaNew, newPassword).AccessToken); me.EmailVerified || me.Email != adaNew {
+	r = kit.Send(t, http.MethodPut, base+"/api/users/"+ada.ID, map[string]string{"email": adaNew}, session.AccessToken)
+	kit.Expect(t, "change of email", r, http.StatusOK, "")
+	if me := getMe(t, base, kit.Login(t, base, adaNew, newPassword).AccessToken); me.EmailVerified || me.Email != adaNew {
 		t.Fatalf("after the change of email: %+v, want %s unverified", me, adaNew)
 	}
 	changed := waitMail(t, smtp, mailWait, "email-changed notice to the old address", to(adaEmail, subjectEmailChanged))
@@ -144,10 +145,10 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 	seenTokens = append(seenTokens, linkToken(t, first, "/account/verify-email"))
 
 	// Asked for again through the API route, and confirmed through it.
-	r = send(t, http.MethodPost, base+"/auth/email-verification", map[string]string{"email": adaNew}, "")
-	expect(t, "POST /auth/email-verification", r, http.StatusAccepted, "")
+	r = kit.Send(t, http.MethodPost, base+"/auth/email-verification", map[string]string{"email": adaNew}, "")
+	kit.Expect(t, "POST /auth/email-verification", r, http.StatusAccepted, "")
 	var again mail
-	eventually(t, mailWait, "a second verification message to the new address", func() bool {
+	kit.Eventually(t, mailWait, "a second verification message to the new address", func() bool {
 		ms := parseAll(t, smtp.Received())
 		ms = slices.DeleteFunc(ms, func(m mail) bool { return !to(adaNew, subjectVerify)(m) })
 		if len(ms) < 2 {
@@ -158,10 +159,10 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 	})
 	againToken := linkToken(t, again, "/account/verify-email")
 	seenTokens = append(seenTokens, againToken)
-	r = send(t, http.MethodPost, base+"/auth/email-verification/confirm", map[string]string{"token": againToken}, "")
-	expect(t, "confirm the new address", r, http.StatusOK, "")
-	if !strings.Contains(string(r.body), `"emailVerified":true`) || !strings.Contains(string(r.body), adaNew) {
-		t.Fatalf("confirm the new address: %s", r.body)
+	r = kit.Send(t, http.MethodPost, base+"/auth/email-verification/confirm", map[string]string{"token": againToken}, "")
+	kit.Expect(t, "confirm the new address", r, http.StatusOK, "")
+	if !strings.Contains(string(r.Body), `"emailVerified":true`) || !strings.Contains(string(r.Body), adaNew) {
+		t.Fatalf("confirm the new address: %s", r.Body)
 	}
 
 	// Six messages in all, each once.
@@ -174,7 +175,7 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 	}
 
 	// The audit trail has each step, and no token.
-	admin := login(t, base, adminEmail, adminPassword)
+	admin := kit.Login(t, base, adminEmail, adminPassword)
 	events, raw := auditTrail(t, base, admin.AccessToken)
 	for _, typ := range []string{
 		"email_verification.requested", "email_verification.completed",
@@ -195,12 +196,12 @@ func TestAiosmtpdAccountLifecycle(t *testing.T) {
 }
 
 // getMe reads GET /api/users/me.
-func getMe(t testing.TB, base, accessToken string) user {
+func getMe(t testing.TB, base, accessToken string) kit.User {
 	t.Helper()
-	r := send(t, http.MethodGet, base+"/api/users/me", nil, accessToken)
-	expect(t, "GET /api/users/me", r, http.StatusOK, "")
-	var u user
-	if err := json.Unmarshal(r.body, &u); err != nil {
+	r := kit.Send(t, http.MethodGet, base+"/api/users/me", nil, accessToken)
+	kit.Expect(t, "GET /api/users/me", r, http.StatusOK, "")
+	var u kit.User
+	if err := json.Unmarshal(r.Body, &u); err != nil {
 		t.Fatal(err)
 	}
 	return u
@@ -208,7 +209,7 @@ func getMe(t testing.TB, base, accessToken string) user {
 
 // postForm posts a form as a browser does from a page of site
 // (Sec-Fetch-Site: same-origin, cross-site, ...).
-func postForm(t testing.TB, target string, form url.Values, site string) reply {
+func postForm(t testing.TB, target string, form url.Values, site string) kit.Reply {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -216,20 +217,20 @@ func postForm(t testing.TB, target string, form url.Values, site string) reply {
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Sec-Fetch-Site", site)
-	return do(t, req)
+	return kit.Do(t, req)
 }
 
 // checkPage fails the test unless r is an HTML page with a content
 // security policy and no referrer.
-func checkPage(t testing.TB, r reply) {
+func checkPage(t testing.TB, r kit.Reply) {
 	t.Helper()
-	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
 		t.Errorf("page: Content-Type %q", ct)
 	}
-	if r.header.Get("Referrer-Policy") != "no-referrer" {
-		t.Errorf("page: Referrer-Policy %q, want no-referrer", r.header.Get("Referrer-Policy"))
+	if r.Header.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("page: Referrer-Policy %q, want no-referrer", r.Header.Get("Referrer-Policy"))
 	}
-	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+	if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("page: Content-Security-Policy %q", csp)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/smtpserver"
 )
 
@@ -39,14 +40,14 @@ func TestAiosmtpdEmailChangeMailsNoChosenTextToStrangers(t *testing.T) {
 	)
 	// The attacker proves its own address, then moves the account to the
 	// victim's.
-	u := register(t, base, hostileName, mallory)
+	u := kit.Register(t, base, hostileName, mallory, userPassword)
 	own := waitMail(t, smtp, mailWait, "verification of the attacker's address", to(mallory, subjectVerify))
-	r := send(t, http.MethodPost, base+"/auth/email-verification/confirm",
+	r := kit.Send(t, http.MethodPost, base+"/auth/email-verification/confirm",
 		map[string]string{"token": linkToken(t, own, "/account/verify-email")}, "")
-	expect(t, "confirm the attacker's address", r, http.StatusOK, "")
-	session := login(t, base, mallory, userPassword)
-	r = send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]string{"email": victim}, session.AccessToken)
-	expect(t, "move the account to the victim's address", r, http.StatusOK, "")
+	kit.Expect(t, "confirm the attacker's address", r, http.StatusOK, "")
+	session := kit.Login(t, base, mallory, userPassword)
+	r = kit.Send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]string{"email": victim}, session.AccessToken)
+	kit.Expect(t, "move the account to the victim's address", r, http.StatusOK, "")
 
 	toVictim := waitMail(t, smtp, mailWait, "verification to the victim", to(victim, subjectVerify))
 	checkMessage(t, toVictim, victim)
@@ -58,22 +59,22 @@ func TestAiosmtpdEmailChangeMailsNoChosenTextToStrangers(t *testing.T) {
 	}
 
 	// The link's page names the address it verifies, and not the name.
-	r = send(t, http.MethodGet, onNode(t, base, toVictim.link), nil, "")
-	expect(t, "GET the victim's verification page", r, http.StatusOK, "")
-	if body := string(r.body); !strings.Contains(body, victim) || strings.Contains(body, "555") {
+	r = kit.Send(t, http.MethodGet, onNode(t, base, toVictim.link), nil, "")
+	kit.Expect(t, "GET the victim's verification page", r, http.StatusOK, "")
+	if body := string(r.Body); !strings.Contains(body, victim) || strings.Contains(body, "555") {
 		t.Errorf("the verification page does not name %s, or names the account:\n%s", victim, body)
 	}
 
 	// Back at once: refused by the account's budget, nothing sent.
-	session = login(t, base, victim, userPassword)
-	r = send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]string{"email": mallory}, session.AccessToken)
-	expect(t, "move the account back at once", r, http.StatusTooManyRequests, "mail_budget_spent")
-	if got := r.header.Get("Retry-After"); got == "" || got == "0" {
+	session = kit.Login(t, base, victim, userPassword)
+	r = kit.Send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]string{"email": mallory}, session.AccessToken)
+	kit.Expect(t, "move the account back at once", r, http.StatusTooManyRequests, "mail_budget_spent")
+	if got := r.Header.Get("Retry-After"); got == "" || got == "0" {
 		t.Errorf("Retry-After %q", got)
 	}
 
 	// A registration with a stranger's address: nameless too.
-	register(t, base, hostileName, stranger)
+	kit.Register(t, base, hostileName, stranger, userPassword)
 	toStranger := waitMail(t, smtp, mailWait, "verification to the stranger", to(stranger, subjectVerify))
 	wantNothingChosen(t, toStranger)
 

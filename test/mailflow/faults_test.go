@@ -13,6 +13,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3" // the driver that reads the node's outbox in TestRestartBetweenClaimAndSend
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/smtpserver"
 	"github.com/userd/userd/test/userdproc"
 )
@@ -42,9 +43,9 @@ func TestTransientFailureRetried(t *testing.T) {
 			smtp.SetMode(tc.mode)
 			node := startNode(t, smtpEnv(t.TempDir(), smtp.URL()))
 			const email = "grace@example.com"
-			u := register(t, node.Base, "Grace Hopper", email)
+			u := kit.Register(t, node.Base, "Grace Hopper", email, userPassword)
 
-			eventually(t, retryWait, "a retry counted (userd_outbox_messages_total{result=retried})", func() bool {
+			kit.Eventually(t, retryWait, "a retry counted (userd_outbox_messages_total{result=retried})", func() bool {
 				return mailCounter(t, node.Base, "retried") >= 1
 			})
 			if n := backlog(t, node.Base); n < 1 {
@@ -61,14 +62,14 @@ func TestTransientFailureRetried(t *testing.T) {
 			m := waitMail(t, smtp, retryWait, "the verification after the server recovered", to(email, subjectVerify))
 			checkMessage(t, m, email)
 			token := linkToken(t, m, "/account/verify-email")
-			eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+			kit.Eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
 			if got := len(smtp.Messages()); got != 1 {
 				t.Errorf("%d messages arrived, want the one, once", got)
 			}
-			r := send(t, http.MethodPost, node.Base+"/auth/email-verification/confirm", map[string]string{"token": token}, "")
-			expect(t, "confirm with the retried message's token", r, http.StatusOK, "")
-			if !strings.Contains(string(r.body), u.ID) {
-				t.Errorf("confirm answered another user: %s", r.body)
+			r := kit.Send(t, http.MethodPost, node.Base+"/auth/email-verification/confirm", map[string]string{"token": token}, "")
+			kit.Expect(t, "confirm with the retried message's token", r, http.StatusOK, "")
+			if !strings.Contains(string(r.Body), u.ID) {
+				t.Errorf("confirm answered another user: %s", r.Body)
 			}
 		})
 	}
@@ -84,13 +85,13 @@ func TestStalledServerRetried(t *testing.T) {
 	smtp.SetMode(smtpserver.Mode{Stage: smtpserver.StageData, Stall: 12 * time.Second})
 	node := startNode(t, smtpEnv(t.TempDir(), smtp.URL()))
 	const email = "stall@example.com"
-	register(t, node.Base, "Stalled", email)
+	kit.Register(t, node.Base, "Stalled", email, userPassword)
 
-	eventually(t, retryWait, "a retry after the timeout", func() bool { return mailCounter(t, node.Base, "retried") >= 1 })
+	kit.Eventually(t, retryWait, "a retry after the timeout", func() bool { return mailCounter(t, node.Base, "retried") >= 1 })
 	smtp.SetMode(smtpserver.Mode{})
 	// Delivered once the sender has seen a 250: the stalled copy, kept by
 	// the server after the sender gave up on it, does not count.
-	eventually(t, 2*retryWait, "the retry delivered", func() bool {
+	kit.Eventually(t, 2*retryWait, "the retry delivered", func() bool {
 		return mailCounter(t, node.Base, "delivered") >= 1 && backlog(t, node.Base) == 0
 	})
 	waitMail(t, smtp, mailWait, "the verification after the stall", to(email, subjectVerify))
@@ -116,20 +117,20 @@ func TestRejectedMailGivenUp(t *testing.T) {
 	smtp.SetMode(smtpserver.Mode{Stage: smtpserver.StageRcpt, Code: 550})
 	node := startNode(t, smtpEnv(t.TempDir(), smtp.URL()))
 	const email = "nobody@example.com"
-	u := register(t, node.Base, "Nobody", email)
+	u := kit.Register(t, node.Base, "Nobody", email, userPassword)
 
-	eventually(t, retryWait, "the message given up (userd_outbox_messages_total{result=given_up})", func() bool {
+	kit.Eventually(t, retryWait, "the message given up (userd_outbox_messages_total{result=given_up})", func() bool {
 		return mailCounter(t, node.Base, "given_up") == 1
 	})
 	if n := mailCounter(t, node.Base, "retried"); n != 0 {
 		t.Errorf("a 550 was retried %v time(s)", n)
 	}
-	eventually(t, 5*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+	kit.Eventually(t, 5*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
 	line := logLine(t, node, "mail given up")
 	if line["level"] != "ERROR" || line["user_id"] != u.ID || line["template"] != "verify_email" {
 		t.Errorf("the log line of the given-up message: %v, want level ERROR, user_id %s, template verify_email", line, u.ID)
 	}
-	admin := login(t, node.Base, adminEmail, adminPassword)
+	admin := kit.Login(t, node.Base, adminEmail, adminPassword)
 	events, _ := auditTrail(t, node.Base, admin.AccessToken)
 	if !hasEvent(events, "mail.given_up", u.ID) {
 		t.Errorf("no mail.given_up event about the account in the audit trail: %v", events)
@@ -138,10 +139,10 @@ func TestRejectedMailGivenUp(t *testing.T) {
 	// The server takes mail again: a new request arrives, the given-up
 	// message does not.
 	smtp.SetMode(smtpserver.Mode{})
-	r := send(t, http.MethodPost, node.Base+"/auth/email-verification", map[string]string{"email": email}, "")
-	expect(t, "POST /auth/email-verification", r, http.StatusAccepted, "")
+	r := kit.Send(t, http.MethodPost, node.Base+"/auth/email-verification", map[string]string{"email": email}, "")
+	kit.Expect(t, "POST /auth/email-verification", r, http.StatusAccepted, "")
 	waitMail(t, smtp, mailWait, "the verification asked for again", to(email, subjectVerify))
-	eventually(t, 5*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+	kit.Eventually(t, 5*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
 	if got := len(smtp.Messages()); got != 1 {
 		t.Errorf("%d messages arrived, want only the one asked for after the server recovered", got)
 	}
@@ -171,21 +172,21 @@ func TestSMTPUnreachableAtStart(t *testing.T) {
 	closed := "smtp://" + userdproc.FreeAddr(t) + "?tls=none" // nothing listens there
 	node := startNode(t, smtpEnv(dir, closed))
 	const email = "lin@example.com"
-	register(t, node.Base, "Lin", email)
-	r := send(t, http.MethodPost, node.Base+"/auth/password-reset", map[string]string{"email": email}, "")
-	expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
-	r = send(t, http.MethodGet, node.Base+"/readyz", nil, "")
-	expect(t, "GET /readyz with the mail server away", r, http.StatusOK, "")
+	kit.Register(t, node.Base, "Lin", email, userPassword)
+	r := kit.Send(t, http.MethodPost, node.Base+"/auth/password-reset", map[string]string{"email": email}, "")
+	kit.Expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
+	r = kit.Send(t, http.MethodGet, node.Base+"/readyz", nil, "")
+	kit.Expect(t, "GET /readyz with the mail server away", r, http.StatusOK, "")
 	// The verification and the reset message wait (once the request is
 	// answered, which needs no mail server).
-	eventually(t, 10*time.Second, "two messages waiting", func() bool {
+	kit.Eventually(t, 10*time.Second, "two messages waiting", func() bool {
 		return backlog(t, node.Base) >= 2 && mailCounter(t, node.Base, "retried") >= 1
 	})
-	if age, ok := metric(t, node.Base, "userd_outbox_oldest_age_seconds"); !ok || age <= 0 {
+	if age, ok := kit.Metric(t, node.Base, "userd_outbox_oldest_age_seconds"); !ok || age <= 0 {
 		t.Errorf("userd_outbox_oldest_age_seconds %v (found %v) while messages wait", age, ok)
 	}
-	r = send(t, http.MethodGet, node.Base+"/readyz", nil, "")
-	expect(t, "GET /readyz with messages waiting", r, http.StatusOK, "")
+	r = kit.Send(t, http.MethodGet, node.Base+"/readyz", nil, "")
+	kit.Expect(t, "GET /readyz with messages waiting", r, http.StatusOK, "")
 	node.Stop()
 	stored := databaseBytes(t, dir)
 
@@ -194,7 +195,7 @@ func TestSMTPUnreachableAtStart(t *testing.T) {
 	again := startNode(t, smtpEnv(dir, smtp.URL()))
 	verify := waitMail(t, smtp, 30*time.Second, "the verification after the restart", to(email, subjectVerify))
 	reset := waitMail(t, smtp, 30*time.Second, "the reset message after the restart", to(email, subjectReset))
-	eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
+	kit.Eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
 	if got := len(smtp.Messages()); got != 2 {
 		t.Errorf("%d messages arrived, want the two, once each", got)
 	}
@@ -203,9 +204,9 @@ func TestSMTPUnreachableAtStart(t *testing.T) {
 			t.Errorf("the database held the link token %s in the clear while its message waited", tok)
 		}
 	}
-	r = send(t, http.MethodPost, again.Base+"/auth/password-reset/confirm",
+	r = kit.Send(t, http.MethodPost, again.Base+"/auth/password-reset/confirm",
 		map[string]string{"token": linkToken(t, reset, "/account/reset-password"), "password": "delivered-Late-2026"}, "")
-	expect(t, "reset with the token delivered after the restart", r, http.StatusNoContent, "")
+	kit.Expect(t, "reset with the token delivered after the restart", r, http.StatusNoContent, "")
 }
 
 // databaseBytes is everything the SQLite database of dir holds on disk.
@@ -253,13 +254,13 @@ func TestRestartBetweenClaimAndSend(t *testing.T) {
 		page string
 	}{
 		{"claimed_messages", func(t *testing.T, base string) {
-			tok := login(t, base, email, userPassword)
-			r := send(t, http.MethodPut, base+"/api/users/"+tok.User.ID, map[string]string{"email": "moved-" + email}, tok.AccessToken)
-			expect(t, "change of email", r, http.StatusOK, "")
+			tok := kit.Login(t, base, email, userPassword)
+			r := kit.Send(t, http.MethodPut, base+"/api/users/"+tok.User.ID, map[string]string{"email": "moved-" + email}, tok.AccessToken)
+			kit.Expect(t, "change of email", r, http.StatusOK, "")
 		}, [][2]string{{email, subjectEmailChanged}, {"moved-" + email, subjectVerify}}, ""},
 		{"requested_link", func(t *testing.T, base string) {
-			r := send(t, http.MethodPost, base+"/auth/password-reset", map[string]string{"email": email}, "")
-			expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
+			r := kit.Send(t, http.MethodPost, base+"/auth/password-reset", map[string]string{"email": email}, "")
+			kit.Expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
 		}, [][2]string{{email, subjectReset}}, "/account/reset-password"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -268,9 +269,9 @@ func TestRestartBetweenClaimAndSend(t *testing.T) {
 			smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
 			env := smtpEnv(dir, smtp.URL())
 			node := startNode(t, env)
-			register(t, node.Base, "Crash", email)
+			kit.Register(t, node.Base, "Crash", email, userPassword)
 			waitMail(t, smtp, mailWait, "the verification", to(email, subjectVerify))
-			eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+			kit.Eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
 
 			// The server reads the whole message, then holds its reply:
 			// the sender waits there, the message taken and not sent.
@@ -280,7 +281,7 @@ func TestRestartBetweenClaimAndSend(t *testing.T) {
 			smtp.CloseConnections()
 			conns := smtp.Connections()
 			tc.cause(t, node.Base)
-			eventually(t, 5*time.Second, "the send under way", func() bool { return smtp.Connections() > conns })
+			kit.Eventually(t, 5*time.Second, "the send under way", func() bool { return smtp.Connections() > conns })
 			time.Sleep(500 * time.Millisecond) // well within the mailer's 10 s timeout
 			node.Kill()
 			passLease(t, filepath.Join(dir, "userd.db"))
@@ -292,12 +293,12 @@ func TestRestartBetweenClaimAndSend(t *testing.T) {
 			for _, w := range tc.want {
 				m = waitMail(t, smtp, mailWait, w[1]+" to "+w[0]+" after the restart", to(w[0], w[1]))
 			}
-			eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
+			kit.Eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
 			if tc.page != "" {
 				token := linkToken(t, m, tc.page)
-				r := send(t, http.MethodPost, again.Base+"/auth/password-reset/confirm",
+				r := kit.Send(t, http.MethodPost, again.Base+"/auth/password-reset/confirm",
 					map[string]string{"token": token, "password": "after-The-Crash-2026"}, "")
-				expect(t, "reset with the token delivered after the crash", r, http.StatusNoContent, "")
+				kit.Expect(t, "reset with the token delivered after the crash", r, http.StatusNoContent, "")
 			}
 		})
 	}
@@ -357,8 +358,8 @@ func TestGracefulStopGivesClaimsBack(t *testing.T) {
 	env := smtpEnv(t.TempDir(), smtp.URL())
 	node := startNode(t, env)
 	const email = "deploy@example.com"
-	register(t, node.Base, "Deploy", email)
-	eventually(t, 5*time.Second, "the sender connected", func() bool { return smtp.Connections() >= 1 })
+	kit.Register(t, node.Base, "Deploy", email, userPassword)
+	kit.Eventually(t, 5*time.Second, "the sender connected", func() bool { return smtp.Connections() >= 1 })
 	time.Sleep(500 * time.Millisecond) // well within the mailer's 10 s timeout
 	node.Stop()
 
@@ -367,5 +368,5 @@ func TestGracefulStopGivesClaimsBack(t *testing.T) {
 	again.Start()
 	m := waitMail(t, smtp, mailWait, "the verification after the restart", to(email, subjectVerify))
 	linkToken(t, m, "/account/verify-email")
-	eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
+	kit.Eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, again.Base) == 0 })
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/smtpserver"
 )
 
@@ -23,16 +24,16 @@ func TestMailDirWithoutSMTP(t *testing.T) {
 	mailDir := env["USERD_MAIL_DIR"]
 	node := startNode(t, env)
 	const email = "katherine@example.com"
-	u := register(t, node.Base, "Katherine Johnson", email)
+	u := kit.Register(t, node.Base, "Katherine Johnson", email, userPassword)
 
 	var files []string
-	eventually(t, mailWait, "an .eml file in USERD_MAIL_DIR", func() bool {
+	kit.Eventually(t, mailWait, "an .eml file in USERD_MAIL_DIR", func() bool {
 		files, _ = filepath.Glob(filepath.Join(mailDir, "*.eml"))
 		return len(files) > 0
 	})
 	// Nothing else is coming; anything else in the directory is a
 	// leftover.
-	eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
+	kit.Eventually(t, 10*time.Second, "an empty backlog", func() bool { return backlog(t, node.Base) == 0 })
 	entries, err := os.ReadDir(mailDir)
 	if err != nil {
 		t.Fatal(err)
@@ -76,9 +77,9 @@ func TestMailDirWithoutSMTP(t *testing.T) {
 		}
 	}
 
-	r := send(t, http.MethodPost, node.Base+"/auth/email-verification/confirm", map[string]string{"token": token}, "")
-	expect(t, "confirm with the file's token", r, http.StatusOK, "")
-	if !strings.Contains(string(r.body), u.ID) || !strings.Contains(string(r.body), `"emailVerified":true`) {
-		t.Errorf("confirm: %s", r.body)
+	r := kit.Send(t, http.MethodPost, node.Base+"/auth/email-verification/confirm", map[string]string{"token": token}, "")
+	kit.Expect(t, "confirm with the file's token", r, http.StatusOK, "")
+	if !strings.Contains(string(r.Body), u.ID) || !strings.Contains(string(r.Body), `"emailVerified":true`) {
+		t.Errorf("confirm: %s", r.Body)
 	}
 }

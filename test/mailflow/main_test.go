@@ -8,17 +8,14 @@
 package mailflow
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +23,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver that makes the test schemas
 
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/smtpserver"
-	"github.com/userd/userd/test/userdbin"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -52,7 +49,7 @@ const (
 	subjectEmailChanged    = "Your email address was changed"
 )
 
-func TestMain(m *testing.M) { os.Exit(userdbin.RunTests(m, "userd-mailflow-", &binary)) }
+func TestMain(m *testing.M) { os.Exit(userdproc.RunTests(m, "userd-mailflow-", &binary)) }
 
 // baseEnv is the configuration a test starts from, on SQLite in dir: a
 // bootstrap admin, cheap password hashing, no per-IP limits (every request
@@ -83,121 +80,6 @@ func smtpEnv(dir, smtpURL string) map[string]string {
 	env := baseEnv(dir)
 	env["USERD_SMTP_URL"] = smtpURL
 	return env
-}
-
-// reply is an HTTP answer with its body read.
-type reply struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-// code is the problem code of a problem+json answer, "" otherwise.
-func (r reply) code() string {
-	var p struct {
-		Code string `json:"code"`
-	}
-	_ = json.Unmarshal(r.body, &p) // not a problem: no code
-	return p.Code
-}
-
-func (r reply) String() string { return strconv.Itoa(r.status) + " " + string(r.body) }
-
-var client = &http.Client{
-	Timeout: 30 * time.Second,
-	// A page's answer is the test's to read, never a redirect to follow.
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-}
-
-// do sends req and reads the whole answer.
-func do(t testing.TB, req *http.Request) reply {
-	t.Helper()
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer func() { _ = res.Body.Close() }() // read whole below
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{status: res.StatusCode, header: res.Header, body: b}
-}
-
-// send makes a request with a JSON body (nil for none), an optional bearer
-// token and extra headers given as name, value pairs.
-func send(t testing.TB, method, url string, body any, token string, headers ...string) reply {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	return do(t, req)
-}
-
-// expect fails the test unless r has the status (and, when code is not
-// empty, the problem code).
-func expect(t testing.TB, what string, r reply, status int, code string) {
-	t.Helper()
-	if r.status != status || code != "" && r.code() != code {
-		t.Fatalf("%s: got %s, want %d %s", what, r, status, code)
-	}
-}
-
-// user is the part of the user representation the tests read.
-type user struct {
-	ID            string `json:"id"`
-	Email         string `json:"email"`
-	EmailVerified bool   `json:"emailVerified"`
-}
-
-// register creates a ROLE_CUSTOMER account anonymously.
-func register(t testing.TB, base, name, email string) user {
-	t.Helper()
-	r := send(t, http.MethodPost, base+"/api/users",
-		map[string]string{"name": name, "email": email, "password": userPassword}, "")
-	expect(t, "register "+email, r, http.StatusCreated, "")
-	var u user
-	if err := json.Unmarshal(r.body, &u); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-// tokens is the part of a token response the tests use.
-type tokens struct {
-	AccessToken  string `json:"accessToken"`
-	RefreshToken string `json:"refreshToken"`
-	User         user   `json:"user"`
-}
-
-// login signs in and fails the test unless it succeeds.
-func login(t testing.TB, base, email, password string) tokens {
-	t.Helper()
-	r := send(t, http.MethodPost, base+"/auth/login", map[string]string{"email": email, "password": password}, "")
-	expect(t, "login "+email, r, http.StatusOK, "")
-	var tok tokens
-	if err := json.Unmarshal(r.body, &tok); err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }
 
 // mail is a received message, parsed, with its envelope.
@@ -311,81 +193,22 @@ func onNode(t testing.TB, base, link string) string {
 	return base + u.RequestURI()
 }
 
-// metric reads one sample of /metrics: the series name whose labels
-// include labels (name=value pairs); found is false when no series has
-// them.
-func metric(t testing.TB, base, name string, labels ...string) (value float64, found bool) {
-	t.Helper()
-	r := send(t, http.MethodGet, base+"/metrics", nil, "")
-	expect(t, "GET /metrics", r, http.StatusOK, "")
-	var want []string
-	for i := 0; i+1 < len(labels); i += 2 {
-		want = append(want, labels[i]+`="`+labels[i+1]+`"`)
-	}
-	for line := range strings.Lines(string(r.body)) {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		series, val, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		n, lbls, _ := strings.Cut(series, "{")
-		if n != name {
-			continue
-		}
-		have := strings.Split(strings.TrimSuffix(lbls, "}"), ",")
-		if !containsAll(have, want) {
-			continue
-		}
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			t.Fatalf("metric %s: %v", line, err)
-		}
-		return v, true
-	}
-	return 0, false
-}
-
-func containsAll(have, want []string) bool {
-	for _, w := range want {
-		if !slices.Contains(have, w) {
-			return false
-		}
-	}
-	return true
-}
-
 // mailCounter reads userd_outbox_messages_total of kind mail and result
 // (delivered, retried, given_up).
 func mailCounter(t testing.TB, base, result string) float64 {
 	t.Helper()
-	v, _ := metric(t, base, "userd_outbox_messages_total", "kind", "mail", "result", result)
+	v, _ := kit.Metric(t, base, "userd_outbox_messages_total", "kind", "mail", "result", result)
 	return v
 }
 
 // backlog reads userd_outbox_backlog, failing the test without it.
 func backlog(t testing.TB, base string) float64 {
 	t.Helper()
-	v, ok := metric(t, base, "userd_outbox_backlog")
+	v, ok := kit.Metric(t, base, "userd_outbox_backlog")
 	if !ok {
 		t.Fatal("/metrics has no userd_outbox_backlog")
 	}
 	return v
-}
-
-// eventually polls cond every 50 ms until it holds, or fails the test
-// after timeout, saying what was awaited.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %v", what, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // auditEvent is one entry of GET /api/audit.
@@ -406,16 +229,16 @@ func auditTrail(t testing.TB, base, adminToken string) ([]auditEvent, string) {
 	)
 	next := "/api/audit?limit=200"
 	for next != "" {
-		r := send(t, http.MethodGet, base+next, nil, adminToken)
-		expect(t, "GET "+next, r, http.StatusOK, "")
-		raw.Write(r.body)
+		r := kit.Send(t, http.MethodGet, base+next, nil, adminToken)
+		kit.Expect(t, "GET "+next, r, http.StatusOK, "")
+		raw.Write(r.Body)
 		var page []auditEvent
-		if err := json.Unmarshal(r.body, &page); err != nil {
+		if err := json.Unmarshal(r.Body, &page); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, page...)
 		next = ""
-		if link := r.header.Get("Link"); link != "" {
+		if link := r.Header.Get("Link"); link != "" {
 			if m := regexp.MustCompile(`^<([^>]+)>; rel="next"`).FindStringSubmatch(link); m != nil {
 				next = m[1]
 			}

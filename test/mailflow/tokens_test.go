@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/smtpserver"
 )
 
@@ -25,7 +26,7 @@ func TestEveryTokenErrorIsOneAnswer(t *testing.T) {
 	node := startNode(t, smtpEnv(t.TempDir(), smtp.URL()))
 	base := node.Base
 	const email = "dorothy@example.com"
-	u := register(t, base, "Dorothy Vaughan", email)
+	u := kit.Register(t, base, "Dorothy Vaughan", email, userPassword)
 	verifyToken := linkToken(t, waitMail(t, smtp, mailWait, "verification", to(email, subjectVerify)), "/account/verify-email")
 
 	// Two resets: the second voids the first.
@@ -42,17 +43,17 @@ func TestEveryTokenErrorIsOneAnswer(t *testing.T) {
 		{"too_long", resetToken + "A"},
 	}
 	answers := map[string]string{}
-	confirm := func(route, token string) reply {
+	confirm := func(route, token string) kit.Reply {
 		body := map[string]string{"token": token}
 		if route == "/auth/password-reset/confirm" {
 			body["password"] = "a-Good-Passphrase-1"
 		}
-		return send(t, http.MethodPost, base+route, body, "")
+		return kit.Send(t, http.MethodPost, base+route, body, "")
 	}
 	check := func(name, route, token string) {
 		t.Helper()
 		r := confirm(route, token)
-		expect(t, name+" at "+route, r, http.StatusBadRequest, "invalid_token")
+		kit.Expect(t, name+" at "+route, r, http.StatusBadRequest, "invalid_token")
 		answers[name+" at "+route] = problemText(t, r)
 	}
 	for _, route := range []string{"/auth/email-verification/confirm", "/auth/password-reset/confirm"} {
@@ -65,21 +66,21 @@ func TestEveryTokenErrorIsOneAnswer(t *testing.T) {
 	check("reset_token_voided_by_a_newer_one", "/auth/password-reset/confirm", voided)
 
 	// None of that spent the good tokens; a weak password does not either.
-	r := send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": "1234"}, "")
-	expect(t, "reset to a weak password", r, http.StatusBadRequest, "validation_failed")
-	r = send(t, http.MethodPost, base+"/auth/email-verification/confirm", map[string]string{"token": verifyToken}, "")
-	expect(t, "the verification token after the bad attempts", r, http.StatusOK, "")
+	r := kit.Send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": "1234"}, "")
+	kit.Expect(t, "reset to a weak password", r, http.StatusBadRequest, "validation_failed")
+	r = kit.Send(t, http.MethodPost, base+"/auth/email-verification/confirm", map[string]string{"token": verifyToken}, "")
+	kit.Expect(t, "the verification token after the bad attempts", r, http.StatusOK, "")
 	check("used_verification_token", "/auth/email-verification/confirm", verifyToken)
-	r = send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": "dorothy-Fortran-1961"}, "")
-	expect(t, "the reset token after the bad attempts", r, http.StatusNoContent, "")
+	r = kit.Send(t, http.MethodPost, base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": "dorothy-Fortran-1961"}, "")
+	kit.Expect(t, "the reset token after the bad attempts", r, http.StatusNoContent, "")
 	check("used_reset_token", "/auth/password-reset/confirm", resetToken)
 
 	// Tokens sent to an address the account no longer has.
-	login(t, base, email, "dorothy-Fortran-1961")
+	kit.Login(t, base, email, "dorothy-Fortran-1961")
 	resetToken = requestResets(t, smtp, base, email, 1)[0]
-	admin := login(t, base, adminEmail, adminPassword)
-	r = send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]any{"email": "dorothy.vaughan@example.org"}, admin.AccessToken)
-	expect(t, "an admin changes the email", r, http.StatusOK, "")
+	admin := kit.Login(t, base, adminEmail, adminPassword)
+	r = kit.Send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]any{"email": "dorothy.vaughan@example.org"}, admin.AccessToken)
+	kit.Expect(t, "an admin changes the email", r, http.StatusOK, "")
 	check("reset_token_of_the_former_address", "/auth/password-reset/confirm", resetToken)
 
 	// All the same answer.
@@ -104,16 +105,16 @@ func TestExpiredTokenIsInvalid(t *testing.T) {
 	env["USERD_EMAIL_VERIFICATION_TTL"] = "1s"
 	node := startNode(t, env)
 	const email = "mary@example.com"
-	register(t, node.Base, "Mary Jackson", email)
+	kit.Register(t, node.Base, "Mary Jackson", email, userPassword)
 	verifyToken := linkToken(t, waitMail(t, smtp, mailWait, "verification", to(email, subjectVerify)), "/account/verify-email")
 	resetToken := requestResets(t, smtp, node.Base, email, 1)[0]
 	// The tokens were issued before their messages arrived.
 	time.Sleep(1500 * time.Millisecond)
-	r := send(t, http.MethodPost, node.Base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": "mary-Wind-Tunnel-1958"}, "")
-	expect(t, "an expired reset token", r, http.StatusBadRequest, "invalid_token")
-	r = send(t, http.MethodPost, node.Base+"/auth/email-verification/confirm", map[string]string{"token": verifyToken}, "")
-	expect(t, "an expired verification token", r, http.StatusBadRequest, "invalid_token")
-	login(t, node.Base, email, userPassword)
+	r := kit.Send(t, http.MethodPost, node.Base+"/auth/password-reset/confirm", map[string]string{"token": resetToken, "password": "mary-Wind-Tunnel-1958"}, "")
+	kit.Expect(t, "an expired reset token", r, http.StatusBadRequest, "invalid_token")
+	r = kit.Send(t, http.MethodPost, node.Base+"/auth/email-verification/confirm", map[string]string{"token": verifyToken}, "")
+	kit.Expect(t, "an expired verification token", r, http.StatusBadRequest, "invalid_token")
+	kit.Login(t, node.Base, email, userPassword)
 }
 
 // TestResetEndsTheLockOut: a completed reset clears the per-email login
@@ -123,17 +124,17 @@ func TestResetEndsTheLockOut(t *testing.T) {
 	smtp := smtpserver.StartFaultServer(t, smtpserver.FaultOptions{})
 	node := startNode(t, smtpEnv(t.TempDir(), smtp.URL()))
 	const email = "annie@example.com"
-	register(t, node.Base, "Annie Easley", email)
+	kit.Register(t, node.Base, "Annie Easley", email, userPassword)
 	for range 6 {
-		send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": "wrong-Guess-000"}, "")
+		kit.Send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": "wrong-Guess-000"}, "")
 	}
-	r := send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "")
-	expect(t, "login during the lock-out", r, http.StatusTooManyRequests, "too_many_attempts")
+	r := kit.Send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "")
+	kit.Expect(t, "login during the lock-out", r, http.StatusTooManyRequests, "too_many_attempts")
 	token := requestResets(t, smtp, node.Base, email, 1)[0]
 	const password = "annie-Centaur-Rocket-1"
-	r = send(t, http.MethodPost, node.Base+"/auth/password-reset/confirm", map[string]string{"token": token, "password": password}, "")
-	expect(t, "reset", r, http.StatusNoContent, "")
-	if tok := login(t, node.Base, email, password); !tok.User.EmailVerified {
+	r = kit.Send(t, http.MethodPost, node.Base+"/auth/password-reset/confirm", map[string]string{"token": token, "password": password}, "")
+	kit.Expect(t, "reset", r, http.StatusNoContent, "")
+	if tok := kit.Login(t, node.Base, email, password); !tok.User.EmailVerified {
 		t.Error("after a completed reset the email is not verified")
 	}
 }
@@ -160,15 +161,15 @@ func TestWhoGetsAMessage(t *testing.T) {
 	env["USERD_RESET_PASSWORD_URL"] = resetURL
 	node := startNode(t, env)
 	base := node.Base
-	admin := login(t, base, adminEmail, adminPassword)
+	admin := kit.Login(t, base, adminEmail, adminPassword)
 
 	// An admin registers an account: a verification, with the app's link.
 	const email = "evelyn@example.com"
-	r := send(t, http.MethodPost, base+"/api/users",
+	r := kit.Send(t, http.MethodPost, base+"/api/users",
 		map[string]any{"name": "Evelyn Boyd", "email": email, "password": userPassword, "profiles": []string{"ROLE_CUSTOMER"}}, admin.AccessToken)
-	expect(t, "an admin registers an account", r, http.StatusCreated, "")
-	var u user
-	if err := json.Unmarshal(r.body, &u); err != nil {
+	kit.Expect(t, "an admin registers an account", r, http.StatusCreated, "")
+	var u kit.User
+	if err := json.Unmarshal(r.Body, &u); err != nil {
 		t.Fatal(err)
 	}
 	v := waitMail(t, smtp, mailWait, "verification of the admin's registration", to(email, subjectVerify))
@@ -186,10 +187,10 @@ func TestWhoGetsAMessage(t *testing.T) {
 		{"/auth/password-reset", email},
 		{"/auth/password-reset", email},
 	} {
-		r := send(t, http.MethodPost, base+req.route, map[string]string{"email": req.email}, "")
-		expect(t, req.route+" "+req.email, r, http.StatusAccepted, "")
-		if len(r.body) != 0 {
-			t.Errorf("%s %s: a body %q", req.route, req.email, r.body)
+		r := kit.Send(t, http.MethodPost, base+req.route, map[string]string{"email": req.email}, "")
+		kit.Expect(t, req.route+" "+req.email, r, http.StatusAccepted, "")
+		if len(r.Body) != 0 {
+			t.Errorf("%s %s: a body %q", req.route, req.email, r.Body)
 		}
 	}
 	reset := waitMail(t, smtp, mailWait, "the reset within the budget", to(email, subjectReset))
@@ -199,18 +200,18 @@ func TestWhoGetsAMessage(t *testing.T) {
 	}
 	// The refused second request voided nothing: the link works.
 	link, _ := url.Parse(reset.link)
-	r = send(t, http.MethodPost, base+"/auth/password-reset/confirm",
+	r = kit.Send(t, http.MethodPost, base+"/auth/password-reset/confirm",
 		map[string]string{"token": link.Query().Get("token"), "password": "evelyn-Orbit-1962"}, "")
-	expect(t, "reset with the link sent before the refused request", r, http.StatusNoContent, "")
+	kit.Expect(t, "reset with the link sent before the refused request", r, http.StatusNoContent, "")
 	waitMail(t, smtp, mailWait, "the password-changed notice", to(email, subjectPasswordChanged))
 
 	// A disabled account is sent no reset.
-	r = send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]any{"disabled": true}, admin.AccessToken)
-	expect(t, "disable the account", r, http.StatusOK, "")
-	r = send(t, http.MethodPost, base+"/auth/password-reset", map[string]string{"email": email}, "")
-	expect(t, "reset of a disabled account", r, http.StatusAccepted, "")
+	r = kit.Send(t, http.MethodPut, base+"/api/users/"+u.ID, map[string]any{"disabled": true}, admin.AccessToken)
+	kit.Expect(t, "disable the account", r, http.StatusOK, "")
+	r = kit.Send(t, http.MethodPost, base+"/auth/password-reset", map[string]string{"email": email}, "")
+	kit.Expect(t, "reset of a disabled account", r, http.StatusAccepted, "")
 
-	eventually(t, 10*time.Second, "every request answered", func() bool { return backlog(t, base) == 0 })
+	kit.Eventually(t, 10*time.Second, "every request answered", func() bool { return backlog(t, base) == 0 })
 	var got []string
 	for _, m := range parseAll(t, smtp.Received()) {
 		got = append(got, m.Subject+" → "+m.To)
@@ -228,9 +229,9 @@ func requestResets(t testing.TB, smtp smtpserver.Server, base, email string, n i
 	before := countMail(t, smtp, to(email, subjectReset))
 	var out []string
 	for i := range n {
-		r := send(t, http.MethodPost, base+"/auth/password-reset", map[string]string{"email": email}, "")
-		expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
-		eventually(t, mailWait, "the reset message", func() bool { return countMail(t, smtp, to(email, subjectReset)) > before+i })
+		r := kit.Send(t, http.MethodPost, base+"/auth/password-reset", map[string]string{"email": email}, "")
+		kit.Expect(t, "POST /auth/password-reset", r, http.StatusAccepted, "")
+		kit.Eventually(t, mailWait, "the reset message", func() bool { return countMail(t, smtp, to(email, subjectReset)) > before+i })
 		ms := parseAll(t, smtp.Received())
 		ms = slices.DeleteFunc(ms, func(m mail) bool { return !to(email, subjectReset)(m) })
 		out = append(out, linkToken(t, ms[before+i], "/account/reset-password"))
@@ -251,11 +252,11 @@ func countMail(t testing.TB, smtp smtpserver.Server, match func(mail) bool) int 
 
 // problemText is a problem answer without what differs from one request
 // to the next (its instance and request id).
-func problemText(t testing.TB, r reply) string {
+func problemText(t testing.TB, r kit.Reply) string {
 	t.Helper()
 	var p map[string]any
-	if err := json.Unmarshal(r.body, &p); err != nil {
-		t.Fatalf("not a problem: %s", r.body)
+	if err := json.Unmarshal(r.Body, &p); err != nil {
+		t.Fatalf("not a problem: %s", r.Body)
 	}
 	delete(p, "instance")
 	delete(p, "requestId")
@@ -263,7 +264,7 @@ func problemText(t testing.TB, r reply) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.header.Get("Content-Type") + " " + string(b)
+	return r.Header.Get("Content-Type") + " " + string(b)
 }
 
 // randomToken is a well-formed link token that nobody issued.
@@ -284,20 +285,20 @@ func TestRequireEmailVerification(t *testing.T) {
 	env["USERD_REQUIRE_EMAIL_VERIFICATION"] = "true"
 	node := startNode(t, env)
 	const email = "hedy@example.com"
-	register(t, node.Base, "Hedy Lamarr", email)
-	r := send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "")
-	expect(t, "login before the verification", r, http.StatusForbidden, "email_not_verified")
-	if len(r.body) > 0 && (strings.Contains(string(r.body), "accessToken") || strings.Contains(string(r.body), "refreshToken")) {
-		t.Errorf("the refusal carries a token: %s", r.body)
+	kit.Register(t, node.Base, "Hedy Lamarr", email, userPassword)
+	r := kit.Send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": userPassword}, "")
+	kit.Expect(t, "login before the verification", r, http.StatusForbidden, "email_not_verified")
+	if len(r.Body) > 0 && (strings.Contains(string(r.Body), "accessToken") || strings.Contains(string(r.Body), "refreshToken")) {
+		t.Errorf("the refusal carries a token: %s", r.Body)
 	}
-	r = send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": "wrong-Guess-000"}, "")
-	expect(t, "a wrong password before the verification", r, http.StatusUnauthorized, "invalid_credentials")
+	r = kit.Send(t, http.MethodPost, node.Base+"/auth/login", map[string]string{"email": email, "password": "wrong-Guess-000"}, "")
+	kit.Expect(t, "a wrong password before the verification", r, http.StatusUnauthorized, "invalid_credentials")
 
 	m := waitMail(t, smtp, mailWait, "verification", to(email, subjectVerify))
 	token := linkToken(t, m, "/account/verify-email")
 	r = postForm(t, node.Base+"/account/verify-email", url.Values{"token": {token}}, "same-origin")
-	expect(t, "the verification form", r, http.StatusOK, "")
-	if tok := login(t, node.Base, email, userPassword); !tok.User.EmailVerified {
+	kit.Expect(t, "the verification form", r, http.StatusOK, "")
+	if tok := kit.Login(t, node.Base, email, userPassword); !tok.User.EmailVerified {
 		t.Error("login after the verification: emailVerified false")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/smtpserver"
 )
 
@@ -57,8 +58,8 @@ func TestTwoNodesSendEachResetOnce(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
-				r := send(t, http.MethodPost, nodes[i%2]+"/auth/password-reset", map[string]string{"email": emails[i]}, "")
-				if r.status != http.StatusAccepted {
+				r := kit.Send(t, http.MethodPost, nodes[i%2]+"/auth/password-reset", map[string]string{"email": emails[i]}, "")
+				if r.Status != http.StatusAccepted {
 					failures <- fmt.Sprintf("%s: %s", emails[i], r)
 				}
 			}
@@ -77,7 +78,7 @@ func TestTwoNodesSendEachResetOnce(t *testing.T) {
 	smtp.WaitFor(t, accounts, 60*time.Second)
 	// Once nothing waits in the outbox (of both nodes: they share it),
 	// nothing more can arrive.
-	eventually(t, 30*time.Second, "an empty backlog", func() bool { return backlog(t, nodes[0]) == 0 })
+	kit.Eventually(t, 30*time.Second, "an empty backlog", func() bool { return backlog(t, nodes[0]) == 0 })
 	msgs := parseAll(t, smtp.Received())
 	if len(msgs) != accounts {
 		t.Errorf("%d messages, want %d", len(msgs), accounts)

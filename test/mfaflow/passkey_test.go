@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/webauthn"
 
 	"github.com/userd/userd/test/chromium"
+	"github.com/userd/userd/test/kit"
 )
 
 // passkeyPage is the web app of the test: it signs in with the password
@@ -167,7 +168,7 @@ func TestPasskeys_in_chromium(t *testing.T) {
 	if len(res.AllowCredentials) != 0 {
 		t.Errorf("a discoverable login's options name credentials: %v", res.AllowCredentials)
 	}
-	var tok tokens
+	var tok kit.Tokens
 	if res.PasskeyLogin.Status != http.StatusOK || json.Unmarshal(res.PasskeyLogin.Body, &tok) != nil || tok.AccessToken == "" {
 		t.Fatalf("passkey login: %d %s, want 200 and tokens", res.PasskeyLogin.Status, res.PasskeyLogin.Body)
 	}
@@ -187,7 +188,7 @@ func TestPasskeys_in_chromium(t *testing.T) {
 		ID         string  `json:"id"`
 		LastUsedAt *string `json:"lastUsedAt"`
 	}
-	want(t, "list passkeys", send(t, http.MethodGet, n.Base+"/api/users/me/passkeys", nil, tok.AccessToken), http.StatusOK, &list)
+	kit.Want(t, "list passkeys", kit.Send(t, http.MethodGet, n.Base+"/api/users/me/passkeys", nil, tok.AccessToken), http.StatusOK, &list)
 	if len(list) != 1 || list[0].ID != reg.Body.ID || list[0].LastUsedAt == nil {
 		t.Errorf("the account's passkeys: %+v, want the one registered, used", list)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/test/kit"
 )
 
 // oathCode asks oathtool for the TOTP code of the base32 secret at a
@@ -42,7 +43,7 @@ type mfaRequired struct {
 func passwordStep(t *testing.T, base, email string) mfaRequired {
 	t.Helper()
 	var m mfaRequired
-	want(t, "login with the password", send(t, http.MethodPost, base+"/auth/login",
+	kit.Want(t, "login with the password", kit.Send(t, http.MethodPost, base+"/auth/login",
 		map[string]string{"email": email, "password": userPassword}, ""), http.StatusUnauthorized, &m)
 	if m.Code != "mfa_required" || len(m.MFAToken) != 43 {
 		t.Fatalf("login with the password: code %q, mfaToken %q", m.Code, m.MFAToken)
@@ -58,14 +59,14 @@ func passwordStep(t *testing.T, base, email string) mfaRequired {
 // gave, drawn as userd's QR code, reads back the same through zbarimg.
 func TestTOTP_oathtool(t *testing.T) {
 	t.Parallel()
-	oathtool := tool(t, "oathtool", "oathtool")
-	zbarimg := tool(t, "zbarimg", "zbar-tools")
+	oathtool := kit.Tool(t, "oathtool", "oathtool", "the codes are not made by OATH Toolkit")
+	zbarimg := kit.Tool(t, "zbarimg", "zbar-tools", "the QR code is not read back")
 	n := startUserd(t, map[string]string{"USERD_TOTP_ISSUER": "userd e2e"})
 	base := n.Base
 	const email = "totp@example.com"
 	register(t, base, email)
-	var tok tokens
-	want(t, "login", send(t, http.MethodPost, base+"/auth/login",
+	var tok kit.Tokens
+	kit.Want(t, "login", kit.Send(t, http.MethodPost, base+"/auth/login",
 		map[string]string{"email": email, "password": userPassword}, ""), http.StatusOK, &tok)
 	wantSignIn(t, "password login", tok.AccessToken, []string{"pwd"}, "aal1")
 
@@ -73,7 +74,7 @@ func TestTOTP_oathtool(t *testing.T) {
 		Secret     string `json:"secret"`
 		OTPAuthURI string `json:"otpauthUri"`
 	}
-	want(t, "enrol TOTP", send(t, http.MethodPost, base+"/api/users/me/mfa/totp",
+	kit.Want(t, "enrol TOTP", kit.Send(t, http.MethodPost, base+"/api/users/me/mfa/totp",
 		map[string]string{"currentPassword": userPassword}, tok.AccessToken), http.StatusCreated, &enrol)
 	uri, err := url.Parse(enrol.OTPAuthURI)
 	if err != nil {
@@ -113,12 +114,12 @@ func TestTOTP_oathtool(t *testing.T) {
 	var rc struct {
 		RecoveryCodes []string `json:"recoveryCodes"`
 	}
-	want(t, "confirm", send(t, http.MethodPost, base+"/api/users/me/mfa/totp/confirm",
+	kit.Want(t, "confirm", kit.Send(t, http.MethodPost, base+"/api/users/me/mfa/totp/confirm",
 		map[string]string{"code": oathCode(t, oathtool, enrol.Secret, now)}, tok.AccessToken), http.StatusOK, &rc)
 	if len(rc.RecoveryCodes) != 10 {
 		t.Errorf("%d recovery codes, want 10", len(rc.RecoveryCodes))
 	}
-	want(t, "log out", send(t, http.MethodPost, base+"/auth/logout",
+	kit.Want(t, "log out", kit.Send(t, http.MethodPost, base+"/auth/logout",
 		map[string]string{"refreshToken": tok.RefreshToken}, ""), http.StatusNoContent, nil)
 
 	// The password alone no longer signs in.
@@ -129,26 +130,26 @@ func TestTOTP_oathtool(t *testing.T) {
 	// The step of now is used by the confirmation: the next step's code,
 	// within the window of one step either side, finishes the sign-in.
 	next := oathCode(t, oathtool, enrol.Secret, now.Add(30*time.Second))
-	var mfaTok tokens
-	want(t, "second step with oathtool's code", send(t, http.MethodPost, base+"/auth/login/mfa",
+	var mfaTok kit.Tokens
+	kit.Want(t, "second step with oathtool's code", kit.Send(t, http.MethodPost, base+"/auth/login/mfa",
 		map[string]string{"mfaToken": m.MFAToken, "code": next}, ""), http.StatusOK, &mfaTok)
 	wantSignIn(t, "TOTP login", mfaTok.AccessToken, []string{"pwd", "otp", "mfa"}, "aal2")
 	var me struct {
 		MFAEnabled bool `json:"mfaEnabled"`
 	}
-	want(t, "me", send(t, http.MethodGet, base+"/api/users/me", nil, mfaTok.AccessToken), http.StatusOK, &me)
+	kit.Want(t, "me", kit.Send(t, http.MethodGet, base+"/api/users/me", nil, mfaTok.AccessToken), http.StatusOK, &me)
 	if !me.MFAEnabled {
 		t.Error("mfaEnabled is false after the confirmation")
 	}
 
 	// The same code again, on a fresh mfaToken: a replay.
 	m = passwordStep(t, base, email)
-	r := send(t, http.MethodPost, base+"/auth/login/mfa", map[string]string{"mfaToken": m.MFAToken, "code": next}, "")
-	if r.status != http.StatusUnauthorized || r.code() != "invalid_mfa_code" {
-		t.Errorf("a reused code: %d %s, want 401 invalid_mfa_code", r.status, r.body)
+	r := kit.Send(t, http.MethodPost, base+"/auth/login/mfa", map[string]string{"mfaToken": m.MFAToken, "code": next}, "")
+	if r.Status != http.StatusUnauthorized || r.Code() != "invalid_mfa_code" {
+		t.Errorf("a reused code: %d %s, want 401 invalid_mfa_code", r.Status, r.Body)
 	}
 	// The token survives one wrong code: a recovery code finishes.
-	want(t, "second step with a recovery code", send(t, http.MethodPost, base+"/auth/login/mfa",
+	kit.Want(t, "second step with a recovery code", kit.Send(t, http.MethodPost, base+"/auth/login/mfa",
 		map[string]string{"mfaToken": m.MFAToken, "recoveryCode": rc.RecoveryCodes[0]}, ""), http.StatusOK, &mfaTok)
 	wantSignIn(t, "recovery-code login", mfaTok.AccessToken, []string{"pwd", "otp", "mfa"}, "aal2")
 }

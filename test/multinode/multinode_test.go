@@ -5,7 +5,6 @@
 package multinode
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -20,7 +19,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,8 +26,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/userd/userd/adapters/secretbox"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/logbuf"
-	"github.com/userd/userd/test/userdbin"
 	"github.com/userd/userd/test/userdproc"
 )
 
@@ -61,7 +59,7 @@ func TestMain(m *testing.M) {
 				fmt.Fprintln(os.Stderr, "multinode:", err)
 			}
 		}()
-		if binary, err = userdbin.Build(dir); err != nil {
+		if binary, err = userdproc.Build(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -215,6 +213,11 @@ func (c *cluster) waitReady(i int, base string) {
 
 // stop ends every node with SIGTERM and checks each exits cleanly.
 func (c *cluster) stop() {
+	// The client hangs up first, as a client that is done does: a kept
+	// connection that never carried a request (a dial the pool did not
+	// need) counts as active to the server's graceful shutdown for 5 s,
+	// the test's whole USERD_SHUTDOWN_TIMEOUT.
+	client.CloseIdleConnections()
 	for i, cmd := range c.procs {
 		if cmd.Process == nil {
 			continue
@@ -232,76 +235,37 @@ func (c *cluster) stop() {
 	}
 }
 
-// reply is an HTTP answer.
-type reply struct {
-	status int
-	body   []byte
-}
-
 var client = &http.Client{
 	Timeout:   20 * time.Second,
 	Transport: &http.Transport{MaxIdleConnsPerHost: 64},
 }
 
-func (c *cluster) post(node int, path string, body any, token string) reply {
+// post sends a JSON body to the node, with an optional bearer token. It
+// reports a failure to send with Errorf and returns a zero Reply, so that
+// it may run in the goroutines of a race.
+func (c *cluster) post(node int, path string, body any, token string) kit.Reply {
 	c.t.Helper()
-	enc, err := json.Marshal(body)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req, err := http.NewRequest(http.MethodPost, c.urls[node]+path, bytes.NewReader(enc))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := client.Do(req)
+	r, err := kit.DoWith(client, kit.NewRequest(c.t, http.MethodPost, c.urls[node]+path, body, token))
 	if err != nil {
 		c.t.Errorf("POST %s on node %d: %v", path, node, err)
-		return reply{}
 	}
-	defer func() { _ = res.Body.Close() }()
-	b, _ := io.ReadAll(res.Body)
-	return reply{status: res.StatusCode, body: b}
+	return r
 }
 
 // race sends n requests at once, spread over the nodes round robin, and
 // returns the replies in request order.
-func (c *cluster) race(n int, send func(i, node int) reply) []reply {
-	out := make([]reply, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			out[i] = send(i, i%nodeCount)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return out
+func (c *cluster) race(n int, send func(i, node int) kit.Reply) []kit.Reply {
+	return kit.Race(n, func(i int) kit.Reply { return send(i, i%nodeCount) })
 }
 
-type tokenResponse struct {
-	AccessToken  string `json:"accessToken"`
-	RefreshToken string `json:"refreshToken"`
-	User         struct {
-		ID string `json:"id"`
-	} `json:"user"`
-}
-
-func (c *cluster) login(node int, email, password string) tokenResponse {
+func (c *cluster) login(node int, email, password string) kit.Tokens {
 	c.t.Helper()
 	r := c.post(node, "/auth/login", map[string]string{"email": email, "password": password}, "")
-	if r.status != http.StatusOK {
-		c.t.Fatalf("login %s on node %d: %d %s", email, node, r.status, r.body)
+	if r.Status != http.StatusOK {
+		c.t.Fatalf("login %s on node %d: %d %s", email, node, r.Status, r.Body)
 	}
-	var tr tokenResponse
-	if err := json.Unmarshal(r.body, &tr); err != nil {
+	var tr kit.Tokens
+	if err := json.Unmarshal(r.Body, &tr); err != nil {
 		c.t.Fatal(err)
 	}
 	return tr
@@ -310,8 +274,8 @@ func (c *cluster) login(node int, email, password string) tokenResponse {
 func (c *cluster) register(node int, email string) {
 	c.t.Helper()
 	r := c.post(node, "/api/users", map[string]string{"name": "Racer", "email": email, "password": userPassword}, "")
-	if r.status != http.StatusCreated {
-		c.t.Fatalf("register %s: %d %s", email, r.status, r.body)
+	if r.Status != http.StatusCreated {
+		c.t.Fatalf("register %s: %d %s", email, r.Status, r.Body)
 	}
 }
 
@@ -350,16 +314,16 @@ func threeNodes(t *testing.T, c *cluster) {
 		c.register(0, "refresh@example.com")
 		first := c.login(1, "refresh@example.com", userPassword)
 		n := nodeCount * perNode
-		replies := c.race(n, func(_, node int) reply {
+		replies := c.race(n, func(_, node int) kit.Reply {
 			return c.post(node, "/auth/refresh-token", map[string]string{"refreshToken": first.RefreshToken}, "")
 		})
 		successors := map[string]int{}
 		for i, r := range replies {
-			if r.status != http.StatusOK {
-				t.Fatalf("refresh %d on node %d: %d %s (a repeat within the grace window must succeed)", i, i%nodeCount, r.status, r.body)
+			if r.Status != http.StatusOK {
+				t.Fatalf("refresh %d on node %d: %d %s (a repeat within the grace window must succeed)", i, i%nodeCount, r.Status, r.Body)
 			}
-			var tr tokenResponse
-			if err := json.Unmarshal(r.body, &tr); err != nil {
+			var tr kit.Tokens
+			if err := json.Unmarshal(r.Body, &tr); err != nil {
 				t.Fatal(err)
 			}
 			successors[tr.RefreshToken]++
@@ -381,15 +345,15 @@ func threeNodes(t *testing.T, c *cluster) {
 		}
 		// The one successor works on any node.
 		for s := range successors {
-			if r := c.post(2, "/auth/refreshtoken", map[string]string{"refreshToken": s}, ""); r.status != http.StatusOK {
-				t.Fatalf("successor refused: %d %s", r.status, r.body)
+			if r := c.post(2, "/auth/refreshtoken", map[string]string{"refreshToken": s}, ""); r.Status != http.StatusOK {
+				t.Fatalf("successor refused: %d %s", r.Status, r.Body)
 			}
 		}
 	})
 
 	t.Run("concurrent_creates_of_one_email_give_one_201", func(t *testing.T) {
 		n := nodeCount * perNode
-		replies := c.race(n, func(i, node int) reply {
+		replies := c.race(n, func(i, node int) kit.Reply {
 			// Letter case varies: the address is one all the same.
 			email := "Twin@Example.com"
 			if i%2 == 1 {
@@ -399,7 +363,7 @@ func threeNodes(t *testing.T, c *cluster) {
 		})
 		counts := map[int]int{}
 		for _, r := range replies {
-			counts[r.status]++
+			counts[r.Status]++
 		}
 		var rows int
 		if err := c.db.QueryRow("SELECT COUNT(*) FROM users WHERE email = 'twin@example.com'").Scan(&rows); err != nil {
@@ -414,12 +378,12 @@ func threeNodes(t *testing.T, c *cluster) {
 	t.Run("concurrent_login_failures_are_all_counted", func(t *testing.T) {
 		c.register(2, "guessed@example.com")
 		n := nodeCount * perNode
-		replies := c.race(n, func(_, node int) reply {
+		replies := c.race(n, func(_, node int) kit.Reply {
 			return c.post(node, "/auth/login", map[string]string{"email": "guessed@example.com", "password": "wrong-guess-123"}, "")
 		})
 		counts := map[int]int{}
 		for _, r := range replies {
-			counts[r.status]++
+			counts[r.Status]++
 		}
 		var failures int
 		if err := c.db.QueryRow("SELECT failures FROM login_attempts WHERE email = 'guessed@example.com'").Scan(&failures); err != nil {
@@ -438,8 +402,8 @@ func threeNodes(t *testing.T, c *cluster) {
 		// Locked on every node now, even with the right password.
 		for node := range nodeCount {
 			r := c.post(node, "/auth/login", map[string]string{"email": "guessed@example.com", "password": userPassword}, "")
-			if r.status != http.StatusTooManyRequests {
-				t.Fatalf("node %d after the race: %d, want 429", node, r.status)
+			if r.Status != http.StatusTooManyRequests {
+				t.Fatalf("node %d after the race: %d, want 429", node, r.Status)
 			}
 		}
 	})

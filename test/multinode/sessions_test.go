@@ -1,52 +1,36 @@
 package multinode
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/userd/userd/test/kit"
 )
 
-// send sends a bodiless request with a bearer token and returns the status.
+// send sends a bodiless request with a bearer token and returns the
+// status, 0 when it could not be sent.
 func (c *cluster) send(node int, method, path, token string) int {
 	c.t.Helper()
-	req, err := http.NewRequest(method, c.urls[node]+path, nil)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := client.Do(req)
+	r, err := kit.DoWith(client, kit.NewRequest(c.t, method, c.urls[node]+path, nil, token))
 	if err != nil {
 		c.t.Errorf("%s %s on node %d: %v", method, path, node, err)
-		return 0
 	}
-	_ = res.Body.Close()
-	return res.StatusCode
+	return r.Status
 }
 
 // sidOf reads the sid claim of an access token.
 func sidOf(t *testing.T, token string) string {
 	t.Helper()
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a JWT: %q", token)
+	sid := kit.ClaimsOf(t, token).SID
+	if sid == "" {
+		t.Fatalf("no sid in %s", token)
 	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var claims struct {
-		Sid string `json:"sid"`
-	}
-	if err := json.Unmarshal(payload, &claims); err != nil || claims.Sid == "" {
-		t.Fatalf("no sid in %s: %v", payload, err)
-	}
-	return claims.Sid
+	return sid
 }
 
 // parallel runs f(i) for i in [0, n) on workers goroutines.
@@ -100,17 +84,17 @@ func sessionEndsOnEveryNode(t *testing.T, c *cluster) {
 	// admin, one request each on A, at once.
 	const users, perUser, n = 100, 10, 1000
 	admin := c.login(a, adminEmail, adminPassword).AccessToken
-	tokens := make([]tokenResponse, n)
+	tokens := make([]kit.Tokens, n)
 	parallel(users, 16, func(u int) {
 		e := fmt.Sprintf("burst%03d@example.com", u)
-		if r := c.post(a, "/api/users", map[string]string{"name": "Burst", "email": e, "password": userPassword}, ""); r.status != http.StatusCreated {
-			t.Errorf("register %s: %d %s", e, r.status, r.body)
+		if r := c.post(a, "/api/users", map[string]string{"name": "Burst", "email": e, "password": userPassword}, ""); r.Status != http.StatusCreated {
+			t.Errorf("register %s: %d %s", e, r.Status, r.Body)
 			return
 		}
 		for k := range perUser {
 			r := c.post(a, "/auth/login", map[string]string{"email": e, "password": userPassword}, "")
-			if r.status != http.StatusOK || json.Unmarshal(r.body, &tokens[u*perUser+k]) != nil {
-				t.Errorf("login %s: %d %s", e, r.status, r.body)
+			if r.Status != http.StatusOK || json.Unmarshal(r.Body, &tokens[u*perUser+k]) != nil {
+				t.Errorf("login %s: %d %s", e, r.Status, r.Body)
 				return
 			}
 		}

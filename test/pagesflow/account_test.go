@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/userd/userd/test/chromium"
+	"github.com/userd/userd/test/kit"
+	"github.com/userd/userd/test/totpgen"
 )
 
 // TestAccountPage_in_chromium: a user signs in to the account page, turns
@@ -26,7 +28,7 @@ import (
 // and the API shows what was done.
 func TestAccountPage_in_chromium(t *testing.T) {
 	t.Parallel()
-	zbarimg := tool(t, "zbarimg", "zbar-tools")
+	zbarimg := kit.Tool(t, "zbarimg", "zbar-tools", "the QR code is not read back")
 	b := chromium.Start(t)
 	s := startUserd(t)
 	const email = "carol@example.com"
@@ -57,7 +59,7 @@ func TestAccountPage_in_chromium(t *testing.T) {
 	if shown := strings.ReplaceAll(b.Text(t, "#totp-secret"), " ", ""); shown != secret {
 		t.Errorf("the key in text %q differs from the QR code's %q", shown, secret)
 	}
-	b.Do(t, chromedp.SendKeys("#code", totpCode(t, secret, time.Now())))
+	b.Do(t, chromedp.SendKeys("#code", totpgen.MustCode(t, secret, time.Now())))
 	b.Submit(t, chromedp.Click("#totp-confirm"), http.StatusOK)
 	codes := b.Text(t, "#recovery-codes")
 	if n := len(strings.Fields(codes)); n != 10 {
@@ -65,9 +67,9 @@ func TestAccountPage_in_chromium(t *testing.T) {
 	}
 	b.CheckPage(t, "account-recovery-codes")
 	// A password alone no longer signs in.
-	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": email, "password": userPassword}, ""); r.status != http.StatusUnauthorized ||
-		!strings.Contains(string(r.body), `"mfa_required"`) {
-		t.Errorf("a password login after TOTP: %d %s, want 401 mfa_required", r.status, r.body)
+	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": email, "password": userPassword}, ""); r.Status != http.StatusUnauthorized ||
+		!strings.Contains(string(r.Body), `"mfa_required"`) {
+		t.Errorf("a password login after TOTP: %d %s, want 401 mfa_required", r.Status, r.Body)
 	}
 
 	// A passkey, from the virtual authenticator.
@@ -87,7 +89,7 @@ func TestAccountPage_in_chromium(t *testing.T) {
 	var passkeys []struct {
 		Name string `json:"name"`
 	}
-	want(t, "the API's passkeys", s.api(t, http.MethodGet, "/api/users/me/passkeys", nil, other.AccessToken), http.StatusOK, &passkeys)
+	kit.Want(t, "the API's passkeys", s.api(t, http.MethodGet, "/api/users/me/passkeys", nil, other.AccessToken), http.StatusOK, &passkeys)
 	if len(passkeys) != 1 || passkeys[0].Name != "Chromium" {
 		t.Errorf("the account's passkeys: %+v, want the one added", passkeys)
 	}
@@ -95,13 +97,13 @@ func TestAccountPage_in_chromium(t *testing.T) {
 	// Sign the other device out.
 	b.Open(t, s.origin+"/account/sessions", http.StatusOK)
 	b.CheckPage(t, "account-sessions")
-	sid := claimsOf(t, other.AccessToken).SID
+	sid := kit.ClaimsOf(t, other.AccessToken).SID
 	b.Submit(t, chromedp.Click("#sign-out-"+sid), http.StatusOK)
-	if r := s.api(t, http.MethodPost, "/auth/refresh-token", map[string]string{"refreshToken": other.RefreshToken}, ""); r.status != http.StatusUnauthorized {
-		t.Errorf("the signed-out device's refresh: %d %s, want 401", r.status, r.body)
+	if r := s.api(t, http.MethodPost, "/auth/refresh-token", map[string]string{"refreshToken": other.RefreshToken}, ""); r.Status != http.StatusUnauthorized {
+		t.Errorf("the signed-out device's refresh: %d %s, want 401", r.Status, r.Body)
 	}
-	if r := s.api(t, http.MethodGet, "/api/users/me", nil, other.AccessToken); r.status != http.StatusUnauthorized {
-		t.Errorf("the signed-out device's access token: %d, want 401", r.status)
+	if r := s.api(t, http.MethodGet, "/api/users/me", nil, other.AccessToken); r.Status != http.StatusUnauthorized {
+		t.Errorf("the signed-out device's access token: %d, want 401", r.Status)
 	}
 	// The page's own session lives on.
 	b.Open(t, s.origin+"/account/", http.StatusOK)

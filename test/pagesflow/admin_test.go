@@ -7,12 +7,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/userd/userd/test/chromium"
+	"github.com/userd/userd/test/kit"
 )
 
 // signInTOTP signs in at the sign-in page of prefix ("/admin/" or
@@ -70,10 +70,10 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 	// Bob mistypes his password until he is locked out; "Unlock sign-in"
 	// lets his right password in at once.
 	for range 5 {
-		want(t, "a wrong password", s.api(t, http.MethodPost, "/auth/login",
+		kit.Want(t, "a wrong password", s.api(t, http.MethodPost, "/auth/login",
 			map[string]string{"email": bobEmail, "password": "not his password"}, ""), http.StatusUnauthorized, nil)
 	}
-	want(t, "the right password while locked out", s.api(t, http.MethodPost, "/auth/login",
+	kit.Want(t, "the right password while locked out", s.api(t, http.MethodPost, "/auth/login",
 		map[string]string{"email": bobEmail, "password": userPassword}, ""), http.StatusTooManyRequests, nil)
 	b.Submit(t, chromedp.Click("#unlock"), http.StatusOK)
 	if notice := b.Text(t, ".notice"); !strings.Contains(notice, "Failed sign-in attempts are cleared") {
@@ -83,14 +83,14 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 
 	// Revoke the phone's session: the phone is signed out, the laptop not.
 	// With the keyboard: the button focused, its focus ring shown, Enter.
-	revoke := "#revoke-" + claimsOf(t, phone.AccessToken).SID
+	revoke := "#revoke-" + kit.ClaimsOf(t, phone.AccessToken).SID
 	b.WantFocusVisible(t, revoke)
 	b.Submit(t, chromedp.KeyEvent(kb.Enter), http.StatusOK)
-	if r := s.api(t, http.MethodPost, "/auth/refresh-token", map[string]string{"refreshToken": phone.RefreshToken}, ""); r.status != http.StatusUnauthorized {
-		t.Errorf("the revoked session's refresh: %d %s, want 401", r.status, r.body)
+	if r := s.api(t, http.MethodPost, "/auth/refresh-token", map[string]string{"refreshToken": phone.RefreshToken}, ""); r.Status != http.StatusUnauthorized {
+		t.Errorf("the revoked session's refresh: %d %s, want 401", r.Status, r.Body)
 	}
-	if r := s.api(t, http.MethodGet, "/api/users/me", nil, laptop.AccessToken); r.status != http.StatusOK {
-		t.Errorf("the other session: %d, want 200", r.status)
+	if r := s.api(t, http.MethodGet, "/api/users/me", nil, laptop.AccessToken); r.Status != http.StatusOK {
+		t.Errorf("the other session: %d, want 200", r.Status)
 	}
 
 	// Disable Bob: his password no longer signs in, his sessions end.
@@ -98,12 +98,12 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 	if notice := b.Text(t, ".notice"); !strings.Contains(notice, "disabled") {
 		t.Errorf("the notice after disabling: %q", notice)
 	}
-	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": bobEmail, "password": userPassword}, ""); r.status != http.StatusForbidden ||
-		!strings.Contains(string(r.body), `"account_disabled"`) {
-		t.Errorf("a disabled account's login: %d %s, want 403 account_disabled", r.status, r.body)
+	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": bobEmail, "password": userPassword}, ""); r.Status != http.StatusForbidden ||
+		!strings.Contains(string(r.Body), `"account_disabled"`) {
+		t.Errorf("a disabled account's login: %d %s, want 403 account_disabled", r.Status, r.Body)
 	}
-	if r := s.api(t, http.MethodGet, "/api/users/me", nil, laptop.AccessToken); r.status != http.StatusUnauthorized {
-		t.Errorf("a disabled account's session: %d, want 401", r.status)
+	if r := s.api(t, http.MethodGet, "/api/users/me", nil, laptop.AccessToken); r.Status != http.StatusUnauthorized {
+		t.Errorf("a disabled account's session: %d, want 401", r.Status)
 	}
 
 	// Rotate the signing key: the list gains the new one, which the
@@ -141,8 +141,8 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 	t.Cleanup(evil.Close)
 	b.Open(t, evil.URL, http.StatusOK)
 	b.Submit(t, chromedp.Click("#go"), http.StatusForbidden)
-	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": bobEmail, "password": userPassword}, ""); r.status != http.StatusForbidden {
-		t.Errorf("after the cross-site post, Bob's login: %d, want 403 (still disabled)", r.status)
+	if r := s.api(t, http.MethodPost, "/auth/login", map[string]string{"email": bobEmail, "password": userPassword}, ""); r.Status != http.StatusForbidden {
+		t.Errorf("after the cross-site post, Bob's login: %d, want 403 (still disabled)", r.Status)
 	}
 }
 
@@ -157,8 +157,7 @@ func keyRows(t *testing.T, b *chromium.Browser) int {
 func TestAdminConsole_off(t *testing.T) {
 	t.Parallel()
 	s := startUserd(t, map[string]string{"USERD_ADMIN_CONSOLE": "false"})
-	noRedirect := &http.Client{Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	noRedirect := kit.Client
 	for _, path := range []string{"/admin/", "/admin/login", "/admin/users", "/admin/keys", "/admin/assets/passkey.js"} {
 		res, err := noRedirect.Get(s.node.Base + path)
 		if err != nil {

@@ -12,48 +12,28 @@
 package pagesflow
 
 import (
-	"bytes" //nolint:gosec // G505: RFC 6238's TOTP is HMAC-SHA-1, as authenticator apps compute it
-	"encoding/base64"
-	"encoding/json"
-	"io"
 	"maps"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/totpgen"
-	"github.com/userd/userd/test/userdbin"
 	"github.com/userd/userd/test/userdproc"
 )
 
-// binary is the userd binary built once for the package.
+// userdBinary is the userd binary built once for the package.
 var userdBinary string
 
-func TestMain(m *testing.M) { os.Exit(userdbin.RunTests(m, "userd-pagesflow-", &userdBinary)) }
+func TestMain(m *testing.M) { os.Exit(userdproc.RunTests(m, "userd-pagesflow-", &userdBinary)) }
 
 const (
 	adminEmail    = "root@example.com"
 	adminPassword = "console-Admin-Passphrase-3"
 	userPassword  = "account-Page-Passphrase-5"
 )
-
-// tool returns the path of an external program the test needs: skipped
-// without it, failed in CI, where .ci/run installs it.
-func tool(t *testing.T, name, pkg string) string {
-	t.Helper()
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (.ci/run installs it): %v", name, err)
-		}
-		t.Skipf("%s is not installed: test skipped (apt-get install %s)", name, pkg)
-	}
-	return bin
-}
 
 // server is a running userd and the origin the browser reaches it at.
 type server struct {
@@ -99,100 +79,23 @@ func startUserd(t *testing.T, extra ...map[string]string) server {
 	return server{node: n, origin: origin}
 }
 
-// reply is an HTTP answer with its body read.
-type reply struct {
-	status int
-	body   []byte
-}
-
-var client = &http.Client{Timeout: 30 * time.Second}
-
 // api makes a request to the API with a JSON body (nil for none) and an
 // optional bearer token.
-func (s server) api(t *testing.T, method, path string, body any, token string) reply {
+func (s server) api(t *testing.T, method, path string, body any, token string) kit.Reply {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, s.node.Base+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer func() { _ = res.Body.Close() }() // read to the end below
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{status: res.StatusCode, body: b}
-}
-
-// want fails the test unless r has the status, and decodes its body into
-// v (when not nil).
-func want(t *testing.T, what string, r reply, status int, v any) {
-	t.Helper()
-	if r.status != status {
-		t.Fatalf("%s: %d %s, want %d", what, r.status, r.body, status)
-	}
-	if v != nil {
-		if err := json.Unmarshal(r.body, v); err != nil {
-			t.Fatalf("%s: %v in %s", what, err, r.body)
-		}
-	}
-}
-
-// tokens is the part of a token response the tests use.
-type tokens struct {
-	AccessToken  string `json:"accessToken"`
-	RefreshToken string `json:"refreshToken"`
-	MFAToken     string `json:"mfaToken"`
+	return kit.Send(t, method, s.node.Base+path, body, token)
 }
 
 // login signs in through the API and returns the tokens.
-func (s server) login(t *testing.T, email, password string) tokens {
+func (s server) login(t *testing.T, email, password string) kit.Tokens {
 	t.Helper()
-	var tok tokens
-	want(t, "login "+email, s.api(t, http.MethodPost, "/auth/login",
-		map[string]string{"email": email, "password": password}, ""), http.StatusOK, &tok)
-	return tok
+	return kit.Login(t, s.node.Base, email, password)
 }
 
 // register creates a customer through open registration and returns its id.
 func (s server) register(t *testing.T, name, email string) string {
 	t.Helper()
-	var u struct {
-		ID string `json:"id"`
-	}
-	want(t, "register "+email, s.api(t, http.MethodPost, "/api/users",
-		map[string]string{"name": name, "email": email, "password": userPassword}, ""), http.StatusCreated, &u)
-	return u.ID
-}
-
-// totpCode is the test's own RFC 6238 generator (HMAC-SHA-1, 6 digits,
-// 30 s steps), sharing nothing with userd's: the code an authenticator
-// app shows at a time.
-func totpCode(t *testing.T, secret string, at time.Time) string {
-	t.Helper()
-	code, err := totpgen.Code(secret, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return code
+	return kit.Register(t, s.node.Base, name, email, userPassword).ID
 }
 
 // totpFactor is a confirmed TOTP factor: its secret, and when the code
@@ -207,7 +110,7 @@ type totpFactor struct {
 // confirmation until a minute after it.
 func (f totpFactor) nextCode(t *testing.T) string {
 	t.Helper()
-	return totpCode(t, f.secret, f.confirmedAt.Add(30*time.Second))
+	return totpgen.MustCode(t, f.secret, f.confirmedAt.Add(30*time.Second))
 }
 
 // enrolTOTP gives the account a TOTP factor through the API.
@@ -217,35 +120,10 @@ func (s server) enrolTOTP(t *testing.T, email, password string) totpFactor {
 	var enrol struct {
 		Secret string `json:"secret"`
 	}
-	want(t, "begin TOTP", s.api(t, http.MethodPost, "/api/users/me/mfa/totp",
+	kit.Want(t, "begin TOTP", s.api(t, http.MethodPost, "/api/users/me/mfa/totp",
 		map[string]string{"currentPassword": password}, tok.AccessToken), http.StatusCreated, &enrol)
 	now := time.Now()
-	want(t, "confirm TOTP", s.api(t, http.MethodPost, "/api/users/me/mfa/totp/confirm",
-		map[string]string{"code": totpCode(t, enrol.Secret, now)}, tok.AccessToken), http.StatusOK, nil)
+	kit.Want(t, "confirm TOTP", s.api(t, http.MethodPost, "/api/users/me/mfa/totp/confirm",
+		map[string]string{"code": totpgen.MustCode(t, enrol.Secret, now)}, tok.AccessToken), http.StatusOK, nil)
 	return totpFactor{secret: enrol.Secret, confirmedAt: now}
-}
-
-// claims are the access token's claims the tests read.
-type claims struct {
-	Sub string `json:"sub"`
-	SID string `json:"sid"`
-}
-
-// claimsOf reads the payload of a JWT; userd checks the signature, the
-// test reads what it says.
-func claimsOf(t *testing.T, jwt string) claims {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		t.Fatalf("not a JWT: %q", jwt)
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatalf("JWT payload: %v", err)
-	}
-	var c claims
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatalf("JWT payload: %v in %s", err, b)
-	}
-	return c
 }

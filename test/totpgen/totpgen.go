@@ -12,6 +12,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -32,4 +33,15 @@ func Code(secret string, at time.Time) (string, error) {
 	off := sum[len(sum)-1] & 0x0f
 	v := binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff
 	return fmt.Sprintf("%06d", v%1_000_000), nil
+}
+
+// MustCode is Code for a test: the code of the base32 secret at the time
+// at, failing t when the secret is not base32.
+func MustCode(t testing.TB, secret string, at time.Time) string {
+	t.Helper()
+	code, err := Code(secret, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code
 }

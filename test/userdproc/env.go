@@ -3,6 +3,8 @@ package userdproc
 import (
 	"os"
 	"testing"
+
+	"github.com/userd/userd/test/kit"
 )
 
 // RequiredEnv returns the environment variable name, which points the
@@ -13,10 +15,7 @@ func RequiredEnv(t testing.TB, name, what string) string {
 	t.Helper()
 	v := os.Getenv(name)
 	if v == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s not set in CI: the %s tests must run", name, what)
-		}
-		t.Skipf("%s not set: %s tests skipped", name, what)
+		kit.Missing(t, "%s not set: the %s tests need it", name, what)
 	}
 	return v
 }

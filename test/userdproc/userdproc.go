@@ -1,14 +1,15 @@
-// Package userdproc runs the real userd binary as a child process for the
-// suites that test it from outside (test/attack): start it with a given
-// configuration, wait until it is ready, run its commands, stop it, and
-// read its log when something goes wrong.
+// Package userdproc is the real userd binary for the suites that test it
+// from outside (test/attack, test/mailflow, test/multinode, …): built once
+// a suite (build.go), started as a child process with a given
+// configuration, waited for until it is ready, its commands run, stopped,
+// and its log read when something goes wrong; and the databases and
+// services its nodes use (postgres.go, mysql.go, redis.go).
 package userdproc
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -193,11 +194,4 @@ func FreeAddr(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return addr
-}
-
-// Discard reads and closes a response body, so that its connection can be
-// reused.
-func Discard(body io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, body) // the bytes are not wanted
-	_ = body.Close()                 // a read-only body: nothing is lost
 }

@@ -6,7 +6,6 @@
 package webhookflow
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -20,14 +19,14 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/userd/userd/test/userdbin"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/userdproc"
 )
 
 // binary is the userd binary built once for the package.
 var binary string
 
-func TestMain(m *testing.M) { os.Exit(userdbin.RunTests(m, "userd-webhookflow-", &binary)) }
+func TestMain(m *testing.M) { os.Exit(userdproc.RunTests(m, "userd-webhookflow-", &binary)) }
 
 var secret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("webhookflow test secret, 32 b..."))
 
@@ -97,29 +96,11 @@ func serve(t *testing.T, addr string, rc *receiver) {
 	t.Cleanup(func() { _ = srv.Close() })
 }
 
+// register creates the i-th customer on node n, whose creation is an
+// event of the receiver's.
 func register(t *testing.T, n *userdproc.Node, i int) {
 	t.Helper()
-	body := fmt.Sprintf(`{"name":"Hook %d","email":"hook-%d@example.com","password":"webhook-Flow-Passphrase-9"}`, i, i)
-	res, err := http.Post(n.Base+"/api/users", "application/json", bytes.NewBufferString(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	userdproc.Discard(res.Body)
-	if res.StatusCode != http.StatusCreated {
-		t.Fatalf("register %d on %s: %d", i, n.Addr, res.StatusCode)
-	}
-}
-
-// waitFor polls until cond holds or the time is up.
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	kit.Register(t, n.Base, fmt.Sprintf("Hook %d", i), fmt.Sprintf("hook-%d@example.com", i), "webhook-Flow-Passphrase-9")
 }
 
 func hookEnv(url string) map[string]string {
@@ -150,7 +131,7 @@ func TestWebhooks_survive_a_restart_while_the_receiver_is_down(t *testing.T) {
 	rc := newReceiver(t)
 	serve(t, addr, rc)
 	node.Start()
-	waitFor(t, 45*time.Second, "every event delivered after the restart", func() bool {
+	kit.Eventually(t, 45*time.Second, "every event delivered after the restart", func() bool {
 		n, _ := rc.distinct("user.created")
 		return n == users
 	})
@@ -178,7 +159,7 @@ func TestWebhooks_two_nodes_deliver_each_event_once(t *testing.T) {
 	for i := range users {
 		register(t, []*userdproc.Node{a, b}[i%2], i)
 	}
-	waitFor(t, 30*time.Second, "every event delivered", func() bool {
+	kit.Eventually(t, 30*time.Second, "every event delivered", func() bool {
 		n, _ := rc.distinct("user.created")
 		return n == users
 	})

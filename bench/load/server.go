@@ -79,58 +79,82 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, 
 		s.metricsBase = "http://" + metricsAddr
 		env = append(env, "USERD_METRICS_ADDR="+metricsAddr, "USERD_PPROF=true")
 	}
-	env = append(env,
-		"USERD_HTTP_ADDR="+addr,
+	env = append(env, loadEnv(addr, dir, smtpURL, argon)...)
+	dbEnv, err := s.databaseEnv(ctx, backend, dsn, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.launch(binary, append(env, dbEnv...)); err != nil {
+		s.stop()
+		return nil, err
+	}
+	if err := s.waitReady(ctx, 60*time.Second); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadEnv is the configuration of a server under load, its database
+// apart: listening on addr, sending its messages to the loader's sink,
+// with the bootstrap admin, the argon2id parameters of the run and the
+// relying party of the passkey scenario.
+func loadEnv(addr, dir, smtpURL string, argon argonParams) []string {
+	return []string{
+		"USERD_HTTP_ADDR=" + addr,
 		"USERD_AUTH_IP_LIMIT=0", // all load comes from 127.0.0.1
 		// The mail scenarios ask for many links for few accounts: the
 		// per-account budget off, every message goes to the loader's sink.
 		"USERD_MAIL_MIN_INTERVAL=0", "USERD_MAIL_MAX_PER_HOUR=0",
-		"USERD_SMTP_URL="+smtpURL,
-		"USERD_MAIL_DIR="+filepath.Join(dir, "mail"), // unused with the sink; never the checkout
+		"USERD_SMTP_URL=" + smtpURL,
+		"USERD_MAIL_DIR=" + filepath.Join(dir, "mail"), // unused with the sink; never the checkout
 		"USERD_LOG_LEVEL=warn",
-		"USERD_BOOTSTRAP_ADMIN_EMAIL="+bootstrapEmail,
-		"USERD_BOOTSTRAP_ADMIN_PASSWORD="+bootstrapPassword,
+		"USERD_BOOTSTRAP_ADMIN_EMAIL=" + bootstrapEmail,
+		"USERD_BOOTSTRAP_ADMIN_PASSWORD=" + bootstrapPassword,
 		fmt.Sprintf("USERD_ARGON2_MEMORY_KIB=%d", argon.MemoryKiB),
 		fmt.Sprintf("USERD_ARGON2_ITERATIONS=%d", argon.Iterations),
 		fmt.Sprintf("USERD_ARGON2_PARALLELISM=%d", argon.Parallelism),
 		// The passkey scenario's software authenticator claims this page.
-		"USERD_WEBAUTHN_RP_ID="+passkeyRPID, "USERD_WEBAUTHN_ORIGINS="+passkeyOrigin,
-	)
+		"USERD_WEBAUTHN_RP_ID=" + passkeyRPID, "USERD_WEBAUTHN_ORIGINS=" + passkeyOrigin,
+	}
+}
+
+// databaseEnv is the database configuration of the backend: a file in dir
+// for SQLite; a fresh schema (PostgreSQL) or database (MySQL) beside dsn,
+// dropped when s stops, and a secret key for the run, which userd needs
+// on either.
+func (s *server) databaseEnv(ctx context.Context, backend, dsn, dir string) ([]string, error) {
+	fresh := freshSchema
 	switch backend {
 	case "sqlite":
-		env = append(env, "USERD_DB_DRIVER=sqlite", "USERD_DB_DSN="+filepath.Join(dir, "userd-load.db"))
+		return []string{"USERD_DB_DRIVER=sqlite", "USERD_DB_DSN=" + filepath.Join(dir, "userd-load.db")}, nil
 	case "postgres":
-		scoped, drop, err := freshSchema(ctx, dsn)
-		if err != nil {
-			return nil, err
-		}
-		s.cleanup = append(s.cleanup, drop)
-		// userd refuses PostgreSQL without a secret key; one for the run.
-		env = append(env, "USERD_DB_DRIVER=postgres", "USERD_DB_DSN="+scoped,
-			"USERD_SECRET_KEY="+secretbox.EncodeKey(secretbox.NewKey()))
 	case "mysql":
-		scoped, drop, err := freshMySQLDatabase(ctx, dsn)
-		if err != nil {
-			return nil, err
-		}
-		s.cleanup = append(s.cleanup, drop)
-		env = append(env, "USERD_DB_DRIVER=mysql", "USERD_DB_DSN="+scoped,
-			"USERD_SECRET_KEY="+secretbox.EncodeKey(secretbox.NewKey()))
+		fresh = freshMySQLDatabase
 	default:
 		return nil, fmt.Errorf("unknown backend %q", backend)
 	}
+	scoped, drop, err := fresh(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	s.cleanup = append(s.cleanup, drop)
+	return []string{"USERD_DB_DRIVER=" + backend, "USERD_DB_DSN=" + scoped,
+		"USERD_SECRET_KEY=" + secretbox.EncodeKey(secretbox.NewKey())}, nil
+}
+
+// launch starts `binary serve` with env, its output into s's log file.
+func (s *server) launch(binary string, env []string) error {
 	logFile, err := os.Create(s.logPath)
 	if err != nil {
-		s.stop()
-		return nil, err
+		return err
 	}
 	s.cmd = exec.Command(binary, "serve")
 	s.cmd.Env = env
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
 		_ = logFile.Close() // nothing was written to it
-		s.stop()
-		return nil, fmt.Errorf("start userd: %w", err)
+		return fmt.Errorf("start userd: %w", err)
 	}
 	go func() {
 		s.waitErr = s.cmd.Wait()
@@ -139,11 +163,7 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, 
 		_ = logFile.Close()
 		close(s.exited)
 	}()
-	if err := s.waitReady(ctx, 60*time.Second); err != nil {
-		s.stop()
-		return nil, err
-	}
-	return s, nil
+	return nil
 }
 
 func (s *server) waitReady(ctx context.Context, limit time.Duration) error {

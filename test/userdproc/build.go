@@ -1,6 +1,4 @@
-// Package userdbin builds the real userd binary for the suites that start
-// it as a separate process (test/multinode, test/faults).
-package userdbin
+package userdproc
 
 import (
 	"fmt"

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"net"
 	"net/url"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -157,153 +155,6 @@ func (c *config) dsnFor(backend string) string {
 		return c.mysqlDSN
 	}
 	return ""
-}
-
-// runBackend starts (or targets) one userd, seeds it and runs every
-// scenario at every concurrency level.
-func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, machine Machine, bare *Reference, logf func(string, ...any)) (*Report, error) {
-	ref := &Reference{Argon2: cfg.argon}
-	rep := &Report{
-		StartedAt: time.Now().UTC(),
-		Backend:   backend,
-		Machine:   machine,
-		Settings: Settings{
-			Users: cfg.users, Pool: cfg.pool, SeedConcurrency: cfg.seedConc,
-			Scenarios: cfg.scenarios, Concurrency: cfg.concurrency,
-			DurationSeconds: cfg.duration.Seconds(), WarmupSeconds: cfg.warmup.Seconds(),
-			MaxRequests: cfg.maxRequests, Argon2: cfg.argon, Quick: cfg.quick,
-			QuietWait: cfg.quietWait.Seconds(),
-		},
-		Reference:    ref,
-		LoadAvgStart: loadAverage(),
-	}
-	if slices.Contains(cfg.scenarios, "mfa") {
-		rep.Settings.MFASteps = cfg.mfaSteps
-	}
-	if slices.Contains(cfg.scenarios, "read-many") {
-		rep.Settings.ManyTokens = cfg.manyTokens
-	}
-	if slices.Contains(cfg.scenarios, "passkey") {
-		rep.Settings.PasskeySteps = cfg.passkeySteps
-	}
-	base, pid, metricsBase := cfg.target, cfg.pid, ""
-	adminEmail, adminPassword := cfg.adminEmail, cfg.adminPass
-	var sink *smtpSink
-	if cfg.target == "" {
-		var err error
-		if sink, err = startSMTPSink(); err != nil {
-			return nil, fmt.Errorf("SMTP sink: %w", err)
-		}
-		defer sink.close()
-		logf("%s: starting userd", backend)
-		srv, err := startUserd(ctx, binary, backend, cfg.dsnFor(backend), tmp, sink.url(), cfg.argon, cfg.profile != "")
-		if err != nil {
-			return nil, err
-		}
-		defer srv.stop()
-		base, pid, metricsBase = srv.base, srv.pid(), srv.metricsBase
-		adminEmail, adminPassword = bootstrapEmail, bootstrapPassword
-		defer func() {
-			if rep.hasErrors() {
-				logf("%s: errors during the run; the server's last log lines:\n%s", backend, srv.logTail(15))
-			}
-		}()
-	} else {
-		rep.Target = cfg.target
-	}
-	mon := newProcMon(pid)
-	defer mon.close()
-
-	maxConc := slices.Max(cfg.concurrency)
-	hc := newHTTPClient(max(maxConc, cfg.seedConc), cfg.timeout)
-	defer hc.CloseIdleConnections()
-	t, err := newTarget(hc, base)
-	if err != nil {
-		return nil, err
-	}
-	var prof *profiler
-	if metricsBase != "" {
-		// The metrics (the outbox backlog) moved with the profiles.
-		if t.metricsURL, err = url.Parse(metricsBase + "/metrics"); err != nil {
-			return nil, err
-		}
-		prof = &profiler{dir: cfg.profile, base: metricsBase, backend: backend, logf: logf,
-			concurrency: profileConcurrency(cfg.concurrency)}
-	}
-	if err := t.adminLoginWait(ctx, adminEmail, adminPassword, cfg.target == ""); err != nil {
-		return nil, err
-	}
-
-	start := time.Now()
-	if err := t.seed(ctx, cfg.users, cfg.seedConc); err != nil {
-		return nil, err
-	}
-	rep.Seed.Users = cfg.users
-	rep.Seed.Seconds = round(time.Since(start).Seconds(), 2)
-	rep.Seed.UsersPerSec = round(float64(cfg.users)/time.Since(start).Seconds(), 1)
-	logf("%s: seeded %d users in %.1f s (%.0f/s, seed concurrency %d)", backend, cfg.users, rep.Seed.Seconds, rep.Seed.UsersPerSec, cfg.seedConc)
-
-	start = time.Now()
-	if err := t.loginPool(ctx, cfg.pool, cfg.seedConc); err != nil {
-		return nil, err
-	}
-	rep.Seed.PoolLogins = cfg.pool
-	rep.Seed.PoolSeconds = round(time.Since(start).Seconds(), 2)
-	logf("%s: logged in a pool of %d sessions in %.1f s", backend, cfg.pool, rep.Seed.PoolSeconds)
-
-	if cfg.reference && bare.Bare == nil {
-		if err := measureBare(ctx, cfg, t, tmp, bare, logf); err != nil {
-			return nil, err
-		}
-	}
-	ref.Bare, ref.BodyBytes = bare.Bare, bare.BodyBytes
-
-	for _, sc := range cfg.scenarios {
-		if cfg.reference && ref.HashesPerSec == 0 && (sc == "create" || sc == "login" || sc == "mixed") {
-			measureArgon(ctx, cfg, ref, mon, logf)
-		}
-		for _, conc := range cfg.concurrency {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if err := t.refreshAccess(ctx, cfg.seedConc, adminEmail, adminPassword); err != nil {
-				return nil, err
-			}
-			if sc == "read-many" {
-				if err := t.mintMany(ctx, cfg.manyTokens, cfg.seedConc); err != nil {
-					return nil, err
-				}
-			}
-			var p Point
-			switch sc {
-			case "mfa", "passkey":
-				if p, err = t.measurePrepared(ctx, cfg, sc, backend, conc, mon, logf); err != nil {
-					return nil, err
-				}
-			default:
-				p = measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon, prof)
-			}
-			rep.Results = append(rep.Results, p)
-			logf("%s: %-7s c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d  RSS %.0f MiB",
-				backend, sc, conc, p.RPS, p.P50, p.P99, p.Errors, p.RSSEndMiB)
-			if p.ErrorSample != "" {
-				logf("%s: %s c=%d first error: %s", backend, sc, conc, p.ErrorSample)
-			}
-		}
-	}
-	if cfg.reference && ref.HashesPerSec == 0 {
-		measureArgon(ctx, cfg, ref, mon, logf)
-	}
-	if sink != nil && (slices.Contains(cfg.scenarios, "reset") || slices.Contains(cfg.scenarios, "verify")) {
-		rep.MailDrain = measureDrain(ctx, t, sink, drainLimit)
-		logf("%s: the sender sent %d messages in %.1f s after the load: %.0f messages/s (outbox backlog %d at the start, %d at the end)",
-			backend, rep.MailDrain.Messages, rep.MailDrain.Seconds, rep.MailDrain.PerSec, rep.MailDrain.BacklogStart, rep.MailDrain.BacklogEnd)
-	}
-	rep.ServerPeakRSSMiB = round(mon.hwmMiB(), 1)
-	rep.LoadAvgEnd = loadAverage()
-	rep.BackendSeconds = round(time.Since(rep.StartedAt).Seconds(), 1)
-	rep.Goals = goals(rep)
-	return rep, nil
 }
 
 // drainLimit bounds the drain measurement: enough for thousands of

@@ -31,9 +31,8 @@ func dbMsPerRequest(p Point) float64 {
 // finish under 5 ms. Latency stands for server time at concurrency 1,
 // where no request waits for another; at every level the server's CPU
 // time per request is the other reading of it.
-func secondFactorGoals(r *Report, noisy func(...Point) bool) []Goal {
+func secondFactorGoals(r *Report) []Goal {
 	var gs []Goal
-	yes := func(b bool) *bool { return &b }
 	for _, p := range r.Results {
 		read, hasRead := r.point("read", p.Concurrency)
 		cpu, readCPU := srvMsPerRequest(p), srvMsPerRequest(read)

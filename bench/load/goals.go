@@ -1,0 +1,170 @@
+package main
+
+import "math"
+
+// Peer figures from the performance issue (PostgreSQL, same machine).
+const (
+	peerReadRPS    = 1600
+	peerRefreshRPS = 400
+)
+
+// goals computes the ratios and targets of the performance issue, in the
+// order of the report's table.
+func goals(r *Report) []Goal {
+	var gs []Goal
+	gs = append(gs, bareGoals(r)...)
+	gs = append(gs, mailGoals(r)...)
+	if p, ok := r.point("read", 16); ok {
+		gs = append(gs, Goal{Name: "read p99", Concurrency: 16, Value: p.P99, Unit: "ms", Target: "< 10 ms", Met: yes(p.P99 < 10), Noisy: noisy(p)})
+	}
+	gs = append(gs, hashGoals(r)...)
+	if p, ok := r.best("refresh"); ok {
+		g := Goal{Name: "refresh req/s (best level)", Concurrency: p.Concurrency, Value: p.RPS, Unit: "req/s", Noisy: noisy(p)}
+		switch r.Backend {
+		case "sqlite":
+			g.Target, g.Met = "≥ 4000", yes(p.RPS >= 4000)
+		case "postgres", "mysql":
+			g.Target, g.Met = "≥ 2000", yes(p.RPS >= 2000)
+		}
+		gs = append(gs, g)
+	}
+	gs = append(gs, secondFactorGoals(r)...)
+	var mixedPeak float64
+	for _, p := range r.Results {
+		if p.Scenario == "mixed" {
+			mixedPeak = math.Max(mixedPeak, p.RSSPeakMiB)
+		}
+	}
+	if mixedPeak > 0 {
+		gs = append(gs, Goal{Name: "server peak RSS under mixed load", Value: mixedPeak, Unit: "MiB", Target: "< 100 MiB", Met: yes(mixedPeak < 100)})
+	}
+	return append(gs, peerGoals(r)...)
+}
+
+// yes is b as a goal's Met.
+func yes(b bool) *bool { return &b }
+
+// noisy reports whether other processes kept more than noisyCores busy
+// while any of the points was taken.
+func noisy(ps ...Point) bool {
+	for _, p := range ps {
+		if p.OtherCPU > noisyCores {
+			return true
+		}
+	}
+	return false
+}
+
+// bareGoals are the reads (plain, many tokens, /me) against the bare
+// handler at each concurrency level.
+func bareGoals(r *Report) []Goal {
+	ref := r.Reference
+	if ref == nil {
+		return nil
+	}
+	var gs []Goal
+	for _, b := range ref.Bare {
+		if p, ok := r.point("read", b.Concurrency); ok && b.RPS > 0 {
+			v := p.RPS / b.RPS
+			gs = append(gs, Goal{Name: "read req/s ÷ bare handler req/s", Concurrency: b.Concurrency,
+				Value: round(v, 3), Target: "≥ 0.5", Met: yes(v >= 0.5), Noisy: noisy(p, b)})
+		}
+	}
+	for _, sc := range []string{"read-many", "me"} {
+		for _, b := range ref.Bare {
+			if p, ok := r.point(sc, b.Concurrency); ok && b.RPS > 0 {
+				gs = append(gs, Goal{Name: sc + " req/s ÷ bare handler req/s", Concurrency: b.Concurrency,
+					Value: round(p.RPS/b.RPS, 3), Noisy: noisy(p, b)})
+			}
+		}
+	}
+	return gs
+}
+
+// mailGoals are the mail requests against a read, and the sender's rate
+// after the load.
+func mailGoals(r *Report) []Goal {
+	var gs []Goal
+	for _, sc := range []string{"reset", "verify"} {
+		for _, p := range r.Results {
+			if read, ok := r.point("read", p.Concurrency); ok && p.Scenario == sc && read.RPS > 0 {
+				v := p.RPS / read.RPS
+				gs = append(gs, Goal{Name: sc + " request req/s ÷ read req/s", Concurrency: p.Concurrency,
+					Value: round(v, 3), Target: "≥ 0.5", Met: yes(v >= 0.5), Noisy: noisy(p, read)})
+			}
+		}
+	}
+	if d := r.MailDrain; d != nil && d.Messages > 0 {
+		gs = append(gs, Goal{Name: "mail sent to a local SMTP server after the load", Value: d.PerSec, Unit: "msg/s",
+			Target: "≥ 100", Met: yes(d.PerSec >= 100)})
+	}
+	return gs
+}
+
+// hashGoals are the scenarios that hash a password against the raw
+// argon2id rate.
+func hashGoals(r *Report) []Goal {
+	ref := r.Reference
+	if ref == nil || ref.HashesPerSec <= 0 {
+		return nil
+	}
+	var gs []Goal
+	hashNoisy := ref.HashOtherCPU > noisyCores
+	if p, ok := r.best("login"); ok {
+		v := p.RPS / ref.HashesPerSec
+		gs = append(gs, Goal{Name: "login req/s ÷ raw argon2id hashes/s (best level)", Concurrency: p.Concurrency,
+			Value: round(v, 3), Target: "≥ 0.9", Met: yes(v >= 0.9), Noisy: hashNoisy || noisy(p)})
+	}
+	if p, ok := r.best("create"); ok {
+		gs = append(gs, Goal{Name: "create req/s ÷ raw argon2id hashes/s (best level)", Concurrency: p.Concurrency,
+			Value: round(p.RPS/ref.HashesPerSec, 3), Noisy: hashNoisy || noisy(p)})
+	}
+	return gs
+}
+
+// peerGoals hold PostgreSQL's read and refresh rates to the peer's.
+func peerGoals(r *Report) []Goal {
+	if r.Backend != "postgres" {
+		return nil
+	}
+	var gs []Goal
+	if p, ok := r.best("read"); ok {
+		v := p.RPS / peerReadRPS
+		gs = append(gs, Goal{Name: "read req/s ÷ peer's 1,600 (best level)", Concurrency: p.Concurrency,
+			Value: round(v, 2), Target: "≥ 10", Met: yes(v >= 10), Noisy: noisy(p)})
+	}
+	if p, ok := r.best("refresh"); ok {
+		v := p.RPS / peerRefreshRPS
+		gs = append(gs, Goal{Name: "refresh req/s ÷ peer's 400 (best level)", Concurrency: p.Concurrency,
+			Value: round(v, 2), Target: "≥ 5", Met: yes(v >= 5), Noisy: noisy(p)})
+	}
+	return gs
+}
+
+// crossRefreshGoal names the goal of crossGoals.
+const crossRefreshGoal = "refresh req/s ÷ PostgreSQL's (best levels, same run)"
+
+// crossGoals compares a report with those of the backends run before it
+// in the same run: MySQL's refresh rate with PostgreSQL's (issue 17: at
+// least 0.8 of it), the best level of each, on the same machine and
+// build. None when PostgreSQL did not run first.
+func crossGoals(r *Report, before []*Report) []Goal {
+	if r.Backend != "mysql" {
+		return nil
+	}
+	mine, ok := r.best("refresh")
+	if !ok {
+		return nil
+	}
+	for _, pg := range before {
+		theirs, ok := pg.best("refresh")
+		if pg.Backend != "postgres" || !ok || theirs.RPS <= 0 {
+			continue
+		}
+		v := mine.RPS / theirs.RPS
+		met := v >= 0.8
+		return []Goal{{Name: crossRefreshGoal, Concurrency: mine.Concurrency,
+			Value: round(v, 2), Target: "≥ 0.8", Met: &met, Noisy: mine.OtherCPU > noisyCores || theirs.OtherCPU > noisyCores}}
+	}
+	return nil
+}
