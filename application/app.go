@@ -9,45 +9,26 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// Deps are the ports the application drives. Audit, Metrics and Log may be
-// nil: events are then not stored, not counted, and nothing is logged.
+// Deps are the ports the application drives. Metrics, OutboxMetrics,
+// PurgeMetrics and Log may be nil: events are then not counted, and
+// nothing is logged.
 type Deps struct {
-	Users    ports.UserRepository
-	Tokens   ports.RefreshTokenStore
-	Attempts ports.LoginAttemptStore
-	Hasher   ports.PasswordHasher
-	Issuer   ports.TokenIssuer
-	Codec    ports.RefreshTokenCodec
-	Keys     ports.AccessTokenKeys
-	// Tx runs a change and the messages it causes as one transaction.
-	Tx     ports.Transactor
-	Outbox ports.Outbox
-	Links  ports.LinkTokenStore
+	// Stores are the store ports, filled by one store adapter.
+	Stores ports.Stores
+	Hasher ports.PasswordHasher
+	Issuer ports.TokenIssuer
+	Codec  ports.RefreshTokenCodec
+	Keys   ports.AccessTokenKeys
 	Mailer ports.Mailer
-	// MFA, Challenges and Passkeys keep second factors, the logins waiting
-	// for one, and passkeys with their ceremonies; OTP checks TOTP codes
-	// and RelyingParty runs WebAuthn ceremonies.
-	MFA          ports.MFAStore
-	Challenges   ports.MFAChallengeStore
-	Passkeys     ports.PasskeyStore
+	// OTP checks TOTP codes and RelyingParty runs WebAuthn ceremonies.
 	OTP          ports.OneTimePasswords
 	RelyingParty ports.PasskeyRelyingParty
 	// Webhooks, when set, receives the events (USERD_WEBHOOK_URL); nil
 	// queues none.
 	Webhooks ports.WebhookSender
-	Audit    ports.AuditLog
-	// SessionEndings, when set, carries the sessions this node ends to
-	// the other nodes of the store, and theirs to this one; nil for a
-	// single node.
-	SessionEndings ports.SessionEndings
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
-	// Purger deletes the rows nothing can use any more; nil leaves
-	// Housekeeping with nothing to do. Lock, when set, keeps housekeeping
-	// to one node at a time (nil: this node is the only one);
-	// PurgeMetrics, when set, counts the rows deleted.
-	Purger       ports.Purger
-	Lock         ports.Lock
+	// PurgeMetrics, when set, counts the rows housekeeping deleted.
 	PurgeMetrics ports.PurgeMetrics
 	Metrics      ports.SecurityMetrics
 	Clock        ports.Clock
@@ -167,15 +148,16 @@ type base struct {
 // behind the ports are opened and loaded by whoever runs the application,
 // before it serves.
 func New(deps Deps, cfg Config) (*Services, error) {
+	st := deps.Stores
 	required := []struct {
 		name string
 		set  bool
 	}{
-		{"Users", deps.Users != nil}, {"Tokens", deps.Tokens != nil}, {"Attempts", deps.Attempts != nil},
+		{"Stores.Users", st.Users != nil}, {"Stores.Tokens", st.Tokens != nil}, {"Stores.Attempts", st.Attempts != nil},
+		{"Stores.Tx", st.Tx != nil}, {"Stores.Outbox", st.Outbox != nil}, {"Stores.Links", st.Links != nil},
+		{"Stores.MFA", st.MFA != nil}, {"Stores.Challenges", st.Challenges != nil}, {"Stores.Passkeys", st.Passkeys != nil},
 		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
-		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Tx", deps.Tx != nil},
-		{"Outbox", deps.Outbox != nil}, {"Links", deps.Links != nil}, {"Mailer", deps.Mailer != nil},
-		{"MFA", deps.MFA != nil}, {"Challenges", deps.Challenges != nil}, {"Passkeys", deps.Passkeys != nil},
+		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Mailer", deps.Mailer != nil},
 		{"OTP", deps.OTP != nil}, {"RelyingParty", deps.RelyingParty != nil},
 	}
 	var errs []error
@@ -204,16 +186,16 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		cfg.PurgeBatch = DefaultPurgeBatch
 	}
 	b := &base{
-		users: deps.Users, tx: deps.Tx, outbox: deps.Outbox, links: deps.Links, mailer: deps.Mailer,
-		mfa: deps.MFA, challenges: deps.Challenges, passkeys: deps.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
+		users: st.Users, tx: st.Tx, outbox: st.Outbox, links: st.Links, mailer: deps.Mailer,
+		mfa: st.MFA, challenges: st.Challenges, passkeys: st.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
 		webhooks:      deps.Webhooks,
 		outboxMetrics: deps.OutboxMetrics,
-		tokens:        deps.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
-		codec: deps.Codec, keys: deps.Keys, audit: deps.Audit, clock: deps.Clock, log: log, cfg: cfg,
-		events:   newEvents(deps.Audit, deps.Metrics, deps.Clock, log),
-		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
+		tokens:        st.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
+		codec: deps.Codec, keys: deps.Keys, audit: st.Audit, clock: deps.Clock, log: log, cfg: cfg,
+		events:   newEvents(st.Audit, deps.Metrics, deps.Clock, log),
+		throttle: passwordThrottle{attempts: st.Attempts, clock: deps.Clock, log: log},
 		ended:    newEndedSessions(cfg.EndedSessionKeep),
-		endings:  deps.SessionEndings,
+		endings:  st.SessionEndings,
 	}
 	if b.endings != nil {
 		b.endings.Subscribe(func(sids []string) { b.ended.add(b.clock.Now(), sids...) })
@@ -230,7 +212,7 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		MFA:      &MFAService{b},
 		Passkeys: &PasskeyService{base: b, auth: auth},
 		Sessions: &SessionService{b},
-		Housekeeping: &HousekeepingService{base: b, purger: deps.Purger, lock: deps.Lock,
+		Housekeeping: &HousekeepingService{base: b, purger: st.Purger, lock: st.Lock,
 			metrics: deps.PurgeMetrics},
 	}, nil
 }

@@ -413,7 +413,7 @@ func TestAuth_nodes_started_together_derive_one_successor(t *testing.T) {
 	for i := range nodes {
 		wg.Go(func() {
 			deps := testDeps(t, store, clk, nil, nil, &logbuf.Buffer{})
-			deps.Audit, deps.Metrics = nil, nil
+			deps.Stores.Audit, deps.Metrics = nil, nil
 			svc, err := application.New(deps, testConfig())
 			if err != nil {
 				t.Error(err)

@@ -135,11 +135,11 @@ func noGrace(c *application.Config, _ *application.Deps) { c.RefreshReuseGrace =
 
 // withAuditLog stores the events in audit instead of the env's own log.
 func withAuditLog(audit ports.AuditLog) envOption {
-	return func(_ *application.Config, d *application.Deps) { d.Audit = audit }
+	return func(_ *application.Config, d *application.Deps) { d.Stores.Audit = audit }
 }
 
 // withoutEvents leaves the audit log and the metrics out.
-func withoutEvents(_ *application.Config, d *application.Deps) { d.Audit, d.Metrics = nil, nil }
+func withoutEvents(_ *application.Config, d *application.Deps) { d.Stores.Audit, d.Metrics = nil, nil }
 
 // testConfig is the contract's default configuration.
 func testConfig() application.Config {
@@ -156,13 +156,11 @@ func testConfig() application.Config {
 // and counters, and a log into logs.
 func testDeps(t testing.TB, store *memory.Store, clk ports.Clock, audit *memory.AuditLog, counts *memory.SecurityMetrics, logs *logbuf.Buffer) application.Deps {
 	return application.Deps{
-		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
+		Stores: store.Stores(testBox, audit),
 		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: startedCodec(t, store.Keys(testBox), clk),
-		Keys: &fakeKeys{clock: clk}, Audit: audit, Metrics: counts, Clock: clk,
-		Tx: store, Outbox: store.Outbox(testBox), Links: store.LinkTokens(), Mailer: &fakeMailer{},
-		Log: slog.New(slog.NewJSONHandler(logs, nil)),
-		MFA: store.MFA(testBox), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: testOTP(t), RelyingParty: testRelyingParty(t),
+		Keys: &fakeKeys{clock: clk}, Metrics: counts, Clock: clk, Mailer: &fakeMailer{},
+		Log:  slog.New(slog.NewJSONHandler(logs, nil)),
+		OTP:  testOTP(t), RelyingParty: testRelyingParty(t),
 	}
 }
 

@@ -33,11 +33,9 @@ func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc, err := application.New(application.Deps{
-		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
+		Stores: store.Stores(testBox, nil),
 		Hasher: hasher, Issuer: issuer, Codec: startedCodec(t, store.Keys(testBox), clk), Keys: &fakeKeys{clock: clk}, Clock: clk,
-		Tx: store, Outbox: store.Outbox(testBox), Links: store.LinkTokens(), Mailer: &fakeMailer{},
-		MFA: store.MFA(testBox), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: testOTP(t), RelyingParty: testRelyingParty(t),
+		Mailer: &fakeMailer{}, OTP: testOTP(t), RelyingParty: testRelyingParty(t),
 	}, application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)

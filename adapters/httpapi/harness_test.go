@@ -159,10 +159,6 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		t.Fatal(err)
 	}
 	mailer := &memory.Mailer{}
-	var users ports.UserRepository = store.Users()
-	if cfg.wrapUsers != nil {
-		users = cfg.wrapUsers(users)
-	}
 	// Tiny argon2 parameters: the tests hash dozens of passwords.
 	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
 	jwtOpts := jwtissuer.Options{Issuer: "userd-test", Audience: "userd-test"}
@@ -187,11 +183,11 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		t.Fatal(err)
 	}
 	deps := application.Deps{
-		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Hasher: hasher,
-		Issuer: issuer, Codec: codec, Keys: keys, Clock: clock, Log: log,
-		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
-		MFA: store.MFA(box), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: otp, RelyingParty: rp,
+		Stores: store.Stores(box, nil), Hasher: hasher, Issuer: issuer, Codec: codec, Keys: keys,
+		Clock: clock, Log: log, Mailer: mailer, OTP: otp, RelyingParty: rp,
+	}
+	if cfg.wrapUsers != nil {
+		deps.Stores.Users = cfg.wrapUsers(deps.Stores.Users)
 	}
 	cfg.observe.wire(&deps)
 	svc, err := application.New(deps, cfg.app)

@@ -62,14 +62,14 @@ type envOption func(*envSettings)
 func withoutConsole(s *envSettings) { s.noConsole = true }
 
 // withPurger gives housekeeping the store's purger.
-func withPurger(s *envSettings) { s.deps.Purger = memory.NewPurger(s.store, nil) }
+func withPurger(s *envSettings) { s.deps.Stores.Purger = memory.NewPurger(s.store, nil) }
 
 // withCurrentPasswordRequired turns USERD_REQUIRE_CURRENT_PASSWORD on.
 func withCurrentPasswordRequired(s *envSettings) { s.cfg.RequireCurrentPassword = true }
 
 // withLinks puts wrap in front of the link-token store.
 func withLinks(wrap func(ports.LinkTokenStore) ports.LinkTokenStore) envOption {
-	return func(s *envSettings) { s.deps.Links = wrap(s.deps.Links) }
+	return func(s *envSettings) { s.deps.Stores.Links = wrap(s.deps.Stores.Links) }
 }
 
 func newEnv(t testing.TB, opts ...envOption) *env {
@@ -106,13 +106,11 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	deps := application.Deps{
-		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
+		Stores: store.Stores(box, memory.NewAuditLog()),
 		// Tiny argon2 parameters: the tests hash a few passwords each.
 		Hasher: passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32}),
-		Issuer: issuer, Codec: codec, Keys: keys, Clock: clk, Log: log,
-		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
-		MFA: store.MFA(box), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: otp, RelyingParty: rp, Audit: memory.NewAuditLog(),
+		Issuer: issuer, Codec: codec, Keys: keys, Clock: clk, Log: log, Mailer: mailer,
+		OTP: otp, RelyingParty: rp,
 	}
 	cfg := application.Config{
 		OpenRegistration: true, RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour,

@@ -122,49 +122,32 @@ func runInBackground(lc fx.Lifecycle, name string, start func(context.Context) e
 
 type servicesParams struct {
 	fx.In
-	Config       config.Config
-	Users        ports.UserRepository
-	Tokens       ports.RefreshTokenStore
-	Attempts     ports.LoginAttemptStore
-	Hasher       ports.PasswordHasher
-	Issuer       ports.TokenIssuer
-	Codec        ports.RefreshTokenCodec
-	Keys         ports.AccessTokenKeys
-	Tx           ports.Transactor
-	Outbox       ports.Outbox
-	Links        ports.LinkTokenStore
-	Mailer       ports.Mailer
-	Audit        ports.AuditLog
-	MFA          ports.MFAStore
-	Challenges   ports.MFAChallengeStore
-	Passkeys     ports.PasskeyStore
-	OTP          ports.OneTimePasswords
+	Config config.Config
+	Stores ports.Stores
+	Hasher ports.PasswordHasher
+	Issuer ports.TokenIssuer
+	Codec  ports.RefreshTokenCodec
+	Keys   ports.AccessTokenKeys
+	Mailer ports.Mailer
+	OTP    ports.OneTimePasswords
+	// RelyingParty runs the passkey ceremonies.
 	RelyingParty ports.PasskeyRelyingParty
 	// Webhooks is nil without USERD_WEBHOOK_URL.
 	Webhooks ports.WebhookSender `optional:"true"`
-	// Metrics and OutboxMetrics are absent in the CLI commands, whose
-	// events are stored but not counted.
+	// Metrics, OutboxMetrics and PurgeMetrics are absent in the CLI
+	// commands, whose events are stored but not counted.
 	Metrics       ports.SecurityMetrics `optional:"true"`
 	OutboxMetrics ports.OutboxMetrics   `optional:"true"`
-	// SessionEndings is absent with the memory store: one process.
-	SessionEndings ports.SessionEndings `optional:"true"`
-	Purger         ports.Purger
-	Lock           ports.Lock
-	// PurgeMetrics is absent in the CLI commands, as Metrics is.
-	PurgeMetrics ports.PurgeMetrics `optional:"true"`
-	Clock        ports.Clock
-	Log          *slog.Logger
+	PurgeMetrics  ports.PurgeMetrics    `optional:"true"`
+	Clock         ports.Clock
+	Log           *slog.Logger
 }
 
 func newServices(p servicesParams) (*application.Services, error) {
 	return application.New(application.Deps{
-		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Hasher: p.Hasher, Issuer: p.Issuer,
-		Codec: p.Codec, Keys: p.Keys, Tx: p.Tx, Outbox: p.Outbox, Links: p.Links, Mailer: p.Mailer,
-		Audit: p.Audit, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, Clock: p.Clock, Log: p.Log,
-		MFA: p.MFA, Challenges: p.Challenges, Passkeys: p.Passkeys, OTP: p.OTP, RelyingParty: p.RelyingParty,
-		Webhooks:       p.Webhooks,
-		SessionEndings: p.SessionEndings,
-		Purger:         p.Purger, Lock: p.Lock, PurgeMetrics: p.PurgeMetrics,
+		Stores: p.Stores, Hasher: p.Hasher, Issuer: p.Issuer, Codec: p.Codec, Keys: p.Keys, Mailer: p.Mailer,
+		OTP: p.OTP, RelyingParty: p.RelyingParty, Webhooks: p.Webhooks,
+		Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, PurgeMetrics: p.PurgeMetrics, Clock: p.Clock, Log: p.Log,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,

@@ -9,30 +9,20 @@ import (
 
 	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/config"
-	"github.com/userd/userd/ports"
 )
 
-// sqlModule stores everything through GORM, on SQLite or PostgreSQL. Its
-// database opens at start, and its schema is brought up to date (or
-// checked) before the start hook of anything that uses it.
+// sqlModule stores everything through GORM, on SQLite, PostgreSQL or
+// MySQL. Its database opens at start, and its schema is brought up to date
+// (or checked) before the start hook of anything that uses it.
 var sqlModule = fx.Module("sql",
 	fx.Provide(
 		newStoreDatabase,
-		fx.Annotate(gormstore.NewUserRepository, fx.As(new(ports.UserRepository))),
-		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
-		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
-		fx.Annotate(gormstore.NewKeyStore, fx.As(fx.Self()), fx.As(new(ports.KeyStore))),
-		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
-		fx.Annotate(gormstore.NewOutbox, fx.As(new(ports.Outbox))),
-		fx.Annotate(gormstore.NewLinkTokenStore, fx.As(new(ports.LinkTokenStore))),
-		fx.Annotate(gormstore.NewMFAStore, fx.As(fx.Self()), fx.As(new(ports.MFAStore))),
-		fx.Annotate(gormstore.NewMFAChallengeStore, fx.As(new(ports.MFAChallengeStore))),
-		fx.Annotate(gormstore.NewPasskeyStore, fx.As(new(ports.PasskeyStore))),
-		fx.Annotate(gormstore.NewPurger, fx.As(new(ports.Purger))),
-		fx.Annotate(gormstore.NewLock, fx.As(new(ports.Lock))),
-		fx.Annotate(newSessionEndings, fx.As(fx.Self()), fx.As(new(ports.SessionEndings))),
-		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db },
-			fx.As(new(ports.HealthChecker)), fx.As(new(ports.Transactor))),
+		newSessionEndings,
+		gormstore.NewStores,
+		// The key and TOTP stores themselves, for sealing clear keys at
+		// start and `userd secrets reencrypt`.
+		gormstore.NewKeyStore,
+		gormstore.NewMFAStore,
 	),
 )
 

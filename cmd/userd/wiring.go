@@ -127,38 +127,37 @@ func newLogger(cfg config.Config, out io.Writer) *slog.Logger {
 }
 
 // storeModule picks the storage adapter named by the configuration, with
-// the secret box it seals with. Both modules bind the same ports, so
-// nothing else changes with the backend.
+// the secret box it seals with. Each hands over its ports as one
+// ports.Stores, so nothing else changes with the backend; storePorts gives
+// the adapters that take a store port of their own theirs.
 func storeModule(cfg config.Config) fx.Option {
 	if cfg.DBDriver == config.DriverMemory {
-		return fx.Options(secretsModule, memoryModule)
+		return fx.Options(secretsModule, memoryModule, storePorts)
 	}
-	return fx.Options(secretsModule, sqlModule, sealModule)
+	return fx.Options(secretsModule, sqlModule, sealModule, storePorts)
 }
+
+// storePorts are the ports of the store that adapters other than the
+// application take: the token adapter's key store, the readiness check,
+// and the outbox whose backlog the metrics show.
+var storePorts = fx.Provide(
+	func(s ports.Stores) ports.KeyStore { return s.Keys },
+	func(s ports.Stores) ports.HealthChecker { return s.Health },
+	func(s ports.Stores) ports.Outbox { return s.Outbox },
+)
 
 // memoryModule keeps everything in process memory: tests, demos.
 var memoryModule = fx.Module("memory",
-	fx.Provide(
-		memory.NewStore,
-		fx.Annotate((*memory.Store).Users, fx.As(new(ports.UserRepository))),
-		fx.Annotate((*memory.Store).RefreshTokens, fx.As(new(ports.RefreshTokenStore))),
-		fx.Annotate((*memory.Store).LoginAttempts, fx.As(new(ports.LoginAttemptStore))),
-		fx.Annotate((*memory.Store).Keys, fx.As(new(ports.KeyStore))),
-		fx.Annotate(memory.NewAuditLog, fx.As(fx.Self()), fx.As(new(ports.AuditLog))),
-		fx.Annotate((*memory.Store).Outbox, fx.As(new(ports.Outbox))),
-		fx.Annotate((*memory.Store).LinkTokens, fx.As(new(ports.LinkTokenStore))),
-		fx.Annotate((*memory.Store).MFA, fx.As(new(ports.MFAStore))),
-		fx.Annotate((*memory.Store).MFAChallenges, fx.As(new(ports.MFAChallengeStore))),
-		fx.Annotate((*memory.Store).Passkeys, fx.As(new(ports.PasskeyStore))),
-		fx.Annotate(memory.NewPurger, fx.As(new(ports.Purger))),
-		fx.Annotate(memory.NewLock, fx.As(new(ports.Lock))),
-		fx.Annotate(func(s *memory.Store) *memory.Store { return s },
-			fx.As(new(ports.HealthChecker)), fx.As(new(ports.Transactor))),
-	),
+	fx.Provide(newMemoryStores),
 	fx.Invoke(func(log *slog.Logger) {
 		log.Warn("USERD_DB_DRIVER=memory: nothing is kept across restarts")
 	}),
 )
+
+// newMemoryStores is a fresh memory store, its audit log included.
+func newMemoryStores(box ports.SecretBox) ports.Stores {
+	return memory.NewStore().Stores(box, memory.NewAuditLog())
+}
 
 // bootstrapAdmin creates USERD_BOOTSTRAP_ADMIN_EMAIL at start when set and
 // not registered yet.
