@@ -109,45 +109,29 @@ type Services struct {
 	Housekeeping *HousekeepingService
 }
 
-// base is what every service shares: the ports, the configuration, the
-// events recorder and the lock-out.
-type base struct {
-	users  ports.UserRepository
-	tx     ports.Transactor
-	outbox ports.Outbox
-	links  ports.LinkTokenStore
-	mailer ports.Mailer
-	mfa    ports.MFAStore
-	// challenges are the mfaTokens of logins waiting for a second factor.
-	challenges ports.MFAChallengeStore
-	passkeys   ports.PasskeyStore
-	otp        ports.OneTimePasswords
-	rp         ports.PasskeyRelyingParty
-	webhooks   ports.WebhookSender
-	// delivery is the sender, which use cases that queue a message wake.
-	delivery      *DeliveryService
-	outboxMetrics ports.OutboxMetrics
-	tokens        ports.RefreshTokenStore
-	hasher        ports.PasswordHasher
-	issuer        ports.TokenIssuer
-	codec         ports.RefreshTokenCodec
-	keys          ports.AccessTokenKeys
-	audit         ports.AuditLog
-	clock         ports.Clock
-	log           *slog.Logger
-	cfg           Config
-	events        *events
-	throttle      passwordThrottle
-	// ended are the sessions ended lately, here or on another node;
-	// endings tells the other nodes (nil: none).
-	ended   *endedSessions
-	endings ports.SessionEndings
-}
-
 // New builds the use cases over the ports. It does no I/O: the adapters
 // behind the ports are opened and loaded by whoever runs the application,
 // before it serves.
 func New(deps Deps, cfg Config) (*Services, error) {
+	if err := deps.check(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	log := deps.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st := deps.Stores
+	c := core{
+		clock: deps.Clock, log: log,
+		events:   newEvents(st.Audit, deps.Metrics, deps.Clock, log),
+		throttle: passwordThrottle{attempts: st.Attempts, clock: deps.Clock, log: log},
+	}
+	return newServices(c, deps, cfg, newShared(c, deps, cfg)), nil
+}
+
+// check reports every port New needs that deps lacks.
+func (deps Deps) check() error {
 	st := deps.Stores
 	required := []struct {
 		name string
@@ -166,13 +150,11 @@ func New(deps Deps, cfg Config) (*Services, error) {
 			errs = append(errs, errors.New("application: Deps."+r.name+" is required"))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	log := deps.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills the lifetimes and sizes left zero.
+func (cfg Config) withDefaults() Config {
 	if cfg.VerifyEmailTTL <= 0 {
 		cfg.VerifyEmailTTL = domain.DefaultVerifyEmailTTL
 	}
@@ -185,34 +167,74 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	if cfg.PurgeBatch <= 0 {
 		cfg.PurgeBatch = DefaultPurgeBatch
 	}
-	b := &base{
-		users: st.Users, tx: st.Tx, outbox: st.Outbox, links: st.Links, mailer: deps.Mailer,
-		mfa: st.MFA, challenges: st.Challenges, passkeys: st.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
-		webhooks:      deps.Webhooks,
-		outboxMetrics: deps.OutboxMetrics,
-		tokens:        st.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
-		codec: deps.Codec, keys: deps.Keys, audit: st.Audit, clock: deps.Clock, log: log, cfg: cfg,
-		events:   newEvents(st.Audit, deps.Metrics, deps.Clock, log),
-		throttle: passwordThrottle{attempts: st.Attempts, clock: deps.Clock, log: log},
-		ended:    newEndedSessions(cfg.EndedSessionKeep),
-		endings:  st.SessionEndings,
+	return cfg
+}
+
+// shared are the parts several services use, each built once: the queues
+// of webhooks and mail, the sender's wakeup, the set of ended sessions,
+// the check of a current password, the second factors and the sign-in
+// path.
+type shared struct {
+	webhooks    *webhookQueue
+	mail        *mailQueue
+	delivery    wakeup
+	sessionEnds *sessionEnds
+	password    currentPassword
+	factors     *secondFactors
+	signIn      *signInPath
+}
+
+func newShared(c core, deps Deps, cfg Config) shared {
+	st := deps.Stores
+	webhooks := &webhookQueue{outbox: st.Outbox, tx: st.Tx, clock: deps.Clock,
+		receiver: deps.Webhooks != nil, types: cfg.WebhookEvents}
+	mail := &mailQueue{outbox: st.Outbox, links: st.Links, clock: deps.Clock,
+		verifyEmailTTL: cfg.VerifyEmailTTL, verifyEmailURL: cfg.VerifyEmailURL,
+		resetPasswordTTL: cfg.ResetPasswordTTL, resetPasswordURL: cfg.ResetPasswordURL, budget: cfg.MailBudget}
+	password := currentPassword{core: c, hasher: deps.Hasher}
+	return shared{
+		webhooks: webhooks, mail: mail, delivery: make(wakeup, 1), password: password,
+		sessionEnds: newSessionEnds(cfg.EndedSessionKeep, st.SessionEndings, deps.Clock, c.log),
+		factors: &secondFactors{core: c, users: st.Users, mfa: st.MFA, otp: deps.OTP,
+			webhooks: webhooks, mail: mail, password: password},
+		signIn: &signInPath{core: c, users: st.Users, mfa: st.MFA, challenges: st.Challenges, tokens: st.Tokens,
+			codec: deps.Codec, issuer: deps.Issuer, tx: st.Tx, webhooks: webhooks,
+			requireEmailVerification: cfg.RequireEmailVerification,
+			refreshTTL:               cfg.RefreshTTL, refreshFamilyTTL: cfg.RefreshFamilyTTL,
+			endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace},
 	}
-	if b.endings != nil {
-		b.endings.Subscribe(func(sids []string) { b.ended.add(b.clock.Now(), sids...) })
-	}
-	auth := &AuthService{base: b}
+}
+
+// newServices gives each service the ports and shared parts it uses, and
+// nothing else.
+func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
+	st := deps.Stores
 	return &Services{
-		Users:    &UserService{b},
-		Auth:     auth,
-		Audit:    &AuditService{b},
-		Import:   &ImportService{b},
-		Keys:     &KeyService{b},
-		Mail:     &MailService{b},
-		Delivery: newDeliveryService(b),
-		MFA:      &MFAService{b},
-		Passkeys: &PasskeyService{base: b, auth: auth},
-		Sessions: &SessionService{b},
-		Housekeeping: &HousekeepingService{base: b, purger: st.Purger, lock: st.Lock,
-			metrics: deps.PurgeMetrics},
-	}, nil
+		Users: &UserService{core: c, userPorts: userPorts{users: st.Users, tokens: st.Tokens, links: st.Links,
+			tx: st.Tx, hasher: deps.Hasher, password: sh.password, mail: sh.mail, webhooks: sh.webhooks,
+			sessionEnds: sh.sessionEnds, delivery: sh.delivery,
+			openRegistration: cfg.OpenRegistration, requireCurrentPassword: cfg.RequireCurrentPassword}},
+		Auth: &AuthService{core: c, authPorts: authPorts{users: st.Users, tokens: st.Tokens, codec: deps.Codec,
+			issuer: deps.Issuer, hasher: deps.Hasher, mfa: st.MFA, tx: st.Tx, signIn: sh.signIn, factors: sh.factors,
+			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refreshTTL: cfg.RefreshTTL, reuseGrace: cfg.RefreshReuseGrace}},
+		Audit:  &AuditService{users: st.Users, audit: st.Audit},
+		Import: &ImportService{core: c, users: st.Users, hasher: deps.Hasher},
+		Keys:   &KeyService{core: c, users: st.Users, keys: deps.Keys},
+		Mail: &MailService{core: c, mailPorts: mailPorts{users: st.Users, links: st.Links, outbox: st.Outbox,
+			tokens: st.Tokens, tx: st.Tx, hasher: deps.Hasher, mail: sh.mail, webhooks: sh.webhooks,
+			sessionEnds: sh.sessionEnds, delivery: sh.delivery}},
+		Delivery: &DeliveryService{core: c, deliveryPorts: deliveryPorts{outbox: st.Outbox, mailer: deps.Mailer,
+			webhookSender: deps.Webhooks, outboxMetrics: deps.OutboxMetrics, users: st.Users, links: st.Links,
+			tx: st.Tx, mail: sh.mail, budget: cfg.MailBudget, wakeup: sh.delivery}},
+		MFA: &MFAService{core: c, mfaPorts: mfaPorts{users: st.Users, mfa: st.MFA, otp: deps.OTP, passkeys: st.Passkeys,
+			tokens: st.Tokens, tx: st.Tx, factors: sh.factors, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,
+			delivery: sh.delivery}},
+		Passkeys: &PasskeyService{core: c, passkeyPorts: passkeyPorts{users: st.Users, passkeys: st.Passkeys,
+			rp: deps.RelyingParty, tx: st.Tx, factors: sh.factors, signIn: sh.signIn, delivery: sh.delivery}},
+		Sessions: &SessionService{core: c, sessionPorts: sessionPorts{users: st.Users, tokens: st.Tokens,
+			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds}},
+		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
+			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
+				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},
+	}
 }

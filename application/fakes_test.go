@@ -159,8 +159,8 @@ func testDeps(t testing.TB, store *memory.Store, clk ports.Clock, audit *memory.
 		Stores: store.Stores(testBox, audit),
 		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: startedCodec(t, store.Keys(testBox), clk),
 		Keys: &fakeKeys{clock: clk}, Metrics: counts, Clock: clk, Mailer: &fakeMailer{},
-		Log:  slog.New(slog.NewJSONHandler(logs, nil)),
-		OTP:  testOTP(t), RelyingParty: testRelyingParty(t),
+		Log: slog.New(slog.NewJSONHandler(logs, nil)),
+		OTP: testOTP(t), RelyingParty: testRelyingParty(t),
 	}
 }
 
@@ -287,6 +287,20 @@ func (e *env) seed(t *testing.T, email string, profiles ...domain.Profile) (doma
 const seededPassword = "correct horse battery"
 
 func ptr[T any](v T) *T { return &v }
+
+// tokensOf is the token pair of a sign-in that is to open a session: a
+// second step asked for instead is errSecondStep.
+func tokensOf(res application.SignInResult, err error) (application.TokenPair, error) {
+	if err != nil {
+		return application.TokenPair{}, err
+	}
+	if res.Tokens == nil {
+		return application.TokenPair{}, errSecondStep
+	}
+	return *res.Tokens, nil
+}
+
+var errSecondStep = errors.New("a second step was asked for, not a session")
 
 func wantErr(t *testing.T, got, want error) {
 	t.Helper()
