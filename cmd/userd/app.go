@@ -27,8 +27,8 @@ import (
 )
 
 // appModule provides the security adapters and the use cases. Nothing here
-// touches the store when built; the token keys load at start, in
-// tokensModule, which only `serve` runs: the one-shot commands sign no
+// touches the store when built; the token keys load at start
+// (startTokens), which only `serve` runs: the one-shot commands sign no
 // token, and `userd keys list` must not create a key by looking.
 var appModule = fx.Module("application",
 	fx.Provide(
@@ -40,12 +40,6 @@ var appModule = fx.Module("application",
 		newServices,
 	),
 )
-
-// tokensModule loads the signing keys and the refresh-token key at start,
-// after the database has opened, and keeps reloading the signing keys
-// while the server runs, so that a rotation made by the CLI or another
-// node is picked up.
-var tokensModule = fx.Module("tokens", fx.Invoke(startTokens))
 
 func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
 	p := passwordhash.DefaultParams()
@@ -79,8 +73,9 @@ func newKeyManager(cfg config.Config, keys ports.KeyStore, clk ports.Clock, log 
 }
 
 // startTokens adds the token keys' start and stop to the lifecycle: load
-// (or create) the keys, then run the issuer's reload loop until stop,
-// which waits for it.
+// (or create) the signing keys and the refresh-token key, then run the
+// issuer's reload loop until stop, which waits for it, so that a rotation
+// made by the CLI or another node is picked up.
 func startTokens(lc fx.Lifecycle, iss *jwtissuer.Issuer, codec *jwtissuer.RefreshCodec) {
 	runInBackground(lc, "token keys", func(ctx context.Context) error {
 		if err := iss.Start(ctx); err != nil {
@@ -173,42 +168,25 @@ func endedSessionKeep(cfg config.Config) time.Duration {
 	return cfg.AccessTTL + jwtissuer.DefaultLeeway
 }
 
-// sessionEndingsModule hears, while the server runs, the sessions other
-// nodes end (PostgreSQL LISTEN and a catch-up poll). It starts after the
-// database is ready, and after the services subscribed to it.
-var sessionEndingsModule = fx.Module("session-endings", fx.Invoke(runSessionEndings))
-
-type sessionEndingsParams struct {
-	fx.In
-	Lifecycle fx.Lifecycle
-	Services  *application.Services
-	Endings   *gormstore.SessionEndings `optional:"true"`
+// runSessionEndings runs, while the server runs, the hearing of the
+// sessions other nodes end (PostgreSQL LISTEN and a catch-up poll).
+func runSessionEndings(lc fx.Lifecycle, endings *gormstore.SessionEndings) {
+	runInBackground(lc, "session endings", endings.CatchUp, endings.Run)
 }
 
-func runSessionEndings(p sessionEndingsParams) {
-	if p.Endings == nil {
-		return
-	}
-	runInBackground(p.Lifecycle, "session endings", p.Endings.CatchUp, p.Endings.Run)
-}
-
-// deliveryModule runs the outbox's sender loop while the server runs, so
-// that every node sends what any node queued. It starts after the
-// database is ready and stops before the database closes, giving the
-// messages it holds back to the outbox (due at once, for the next node or
-// start) rather than leaving them to their lease.
-var deliveryModule = fx.Module("delivery", fx.Invoke(runDelivery))
-
+// runDelivery runs the outbox's sender loop while the server runs, so
+// that every node sends what any node queued. It stops before the
+// database closes, giving the messages it holds back to the outbox (due
+// at once, for the next node or start) rather than leaving them to their
+// lease.
 func runDelivery(lc fx.Lifecycle, svc *application.Services) {
 	runInBackground(lc, "delivery", func(context.Context) error { return nil }, svc.Delivery.Run)
 }
 
-// housekeepingModule runs the purge loop while the server runs
+// runHousekeeping runs the purge loop while the server runs
 // (USERD_PURGE_INTERVAL; 0 turns it off). Every node runs it; the lock
 // keeps the passes to one node at a time. It stops, mid-pass if need be,
 // before the database closes: what is left waits for the next pass.
-var housekeepingModule = fx.Module("housekeeping", fx.Invoke(runHousekeeping))
-
 func runHousekeeping(lc fx.Lifecycle, svc *application.Services) {
 	runInBackground(lc, "housekeeping", func(context.Context) error { return nil }, svc.Housekeeping.Run)
 }

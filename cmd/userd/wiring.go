@@ -68,7 +68,8 @@ func withApp(ctx context.Context, cfg config.Config, options fx.Option, fn func(
 // without the metrics or the HTTP server. populate receives the values the
 // command uses.
 func commandOptions(cfg config.Config, logOut io.Writer, populate ...any) fx.Option {
-	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), mailModule, factorsModule, webhooksModule, appModule, fx.Populate(populate...))
+	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), mailModule, factorsModule, webhooksModule, appModule,
+		fx.Invoke(startCommand), fx.Populate(populate...))
 }
 
 // serverOptions are the fx options of `userd serve`.
@@ -88,17 +89,10 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		// one: a decoration applies to its scope and those below it.
 		fx.Decorate(countHashing),
 		fx.Invoke(warnDeprecated),
-		// Modules before httpModule: start hooks run in the order they
-		// were added, fx runs modules' invokes before the root's, and the
-		// keys must be loaded and the bootstrap admin exist before the
-		// listener opens and /readyz says 200.
-		tokensModule,
-		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
-		deliveryModule,
-		housekeepingModule,
-		sessionEndingsModule,
 		rateLimitModule,
 		httpModule,
+		// The one invoke that starts anything: its steps, in order.
+		fx.Invoke(startServer),
 	)
 }
 
@@ -134,7 +128,7 @@ func storeModule(cfg config.Config) fx.Option {
 	if cfg.DBDriver == config.DriverMemory {
 		return fx.Options(secretsModule, memoryModule, storePorts)
 	}
-	return fx.Options(secretsModule, sqlModule, sealModule, storePorts)
+	return fx.Options(secretsModule, sqlModule, storePorts)
 }
 
 // storePorts are the ports of the store that adapters other than the
@@ -159,13 +153,10 @@ func newMemoryStores(box ports.SecretBox) ports.Stores {
 	return memory.NewStore().Stores(box, memory.NewAuditLog())
 }
 
-// bootstrapAdmin creates USERD_BOOTSTRAP_ADMIN_EMAIL at start when set and
-// not registered yet.
-func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, svc *application.Services, log *slog.Logger) {
-	if cfg.BootstrapAdminEmail == "" {
-		return
-	}
-	lc.Append(fx.StartHook(func(ctx context.Context) error {
+// bootstrapAdmin is the start step that creates
+// USERD_BOOTSTRAP_ADMIN_EMAIL when it is not registered yet.
+func bootstrapAdmin(cfg config.Config, svc *application.Services, log *slog.Logger) fx.Hook {
+	return fx.StartHook(func(ctx context.Context) error {
 		u, created, err := svc.Users.EnsureAdmin(ctx, cfg.BootstrapAdminName, cfg.BootstrapAdminEmail, cfg.BootstrapAdminPassword)
 		if errors.Is(err, application.ErrEmailHeldByNonAdmin) {
 			return fmt.Errorf("bootstrap admin: USERD_BOOTSTRAP_ADMIN_EMAIL %s belongs to account %s, which does not hold ROLE_ADMIN: "+
@@ -178,5 +169,5 @@ func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, svc *application.Service
 			log.Info("bootstrap admin created", slog.String("user_id", u.ID.String()))
 		}
 		return nil
-	}))
+	})
 }

@@ -31,7 +31,7 @@ func TestDatabase_opens_at_start(t *testing.T) {
 	path := filepath.Join(dir, "userd.db")
 	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": path})
 	var stores ports.Stores
-	app := fxtest.New(t, fx.NopLogger, baseModule(cfg, io.Discard), storeModule(cfg), fx.Populate(&stores))
+	app := fxtest.New(t, fx.NopLogger, baseModule(cfg, io.Discard), storeModule(cfg), fx.Invoke(startCommand), fx.Populate(&stores))
 	for _, file := range []string{path, filepath.Join(dir, keyFileName)} {
 		if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%s exists before start (stat: %v)", file, err)
