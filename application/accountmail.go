@@ -6,16 +6,34 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // MailService serves the links userd sends by mail: a request for a
 // verification or reset link, an admin's sending of a reset link, and the
 // use of one.
-type MailService struct{ *base }
+type MailService struct {
+	core
+	mailPorts
+}
+
+// mailPorts are what the MailService uses.
+type mailPorts struct {
+	users  ports.UserRepository
+	links  ports.LinkTokenStore
+	outbox ports.Outbox
+	tokens ports.RefreshTokenStore
+	tx     ports.Transactor
+	hasher ports.PasswordHasher
+	// mail queues the links; webhooks and sessionEnds carry out a reset.
+	mail        *mailQueue
+	webhooks    *webhookQueue
+	sessionEnds *sessionEnds
+	delivery    wakeup
+}
 
 // RequestEmailVerification asks for a verification link for email. The
 // answer is the same whether or not an account has the email, and takes
@@ -47,7 +65,7 @@ func (s *MailService) RequestPasswordReset(ctx context.Context, email string) er
 // not be answered "sent" for a link that was not; nor should the admin's
 // send use up what the user may ask for.
 func (s *MailService) SendPasswordReset(ctx context.Context, actor *domain.Principal, rawUserID string) error {
-	id, err := s.adminOnUser(ctx, actor, rawUserID)
+	id, err := adminOnUser(ctx, s.users, actor, rawUserID)
 	if err != nil {
 		return err
 	}
@@ -59,7 +77,7 @@ func (s *MailService) SendPasswordReset(ctx context.Context, actor *domain.Princ
 		if !wantsLink(u, domain.LinkResetPassword) {
 			return domain.ErrUserDisabled
 		}
-		_, err = s.replaceLink(ctx, u, domain.LinkResetPassword, false, domain.RequestMetaFrom(ctx).Lang, time.Time{})
+		_, err = s.mail.replaceLink(ctx, u, domain.LinkResetPassword, false, domain.RequestMetaFrom(ctx).Lang, time.Time{})
 		return err
 	})
 	if err != nil {
@@ -123,7 +141,7 @@ func (s *MailService) ConfirmEmail(ctx context.Context, token string) (domain.Us
 		if err != nil {
 			return err
 		}
-		return s.emit(ctx, domain.WebhookUserEmailVerified, verified.ID, nil)
+		return s.webhooks.emit(ctx, domain.WebhookUserEmailVerified, verified.ID, nil)
 	})
 	if err != nil {
 		return domain.User{}, tokenError(err)
@@ -188,18 +206,18 @@ func (s *MailService) ResetPassword(ctx context.Context, token, password string)
 		if ended, err = s.tokens.RevokeUser(ctx, reset.ID, now); err != nil {
 			return fmt.Errorf("revoke sessions: %w", err)
 		}
-		if err := s.emit(ctx, domain.WebhookUserPasswordReset, reset.ID, nil); err != nil {
+		if err := s.webhooks.emit(ctx, domain.WebhookUserPasswordReset, reset.ID, nil); err != nil {
 			return err
 		}
-		if err := s.emitSessionsRevoked(ctx, reset.ID, string(domain.EndedByPasswordReset)); err != nil {
+		if err := s.webhooks.sessionsRevoked(ctx, reset.ID, string(domain.EndedByPasswordReset)); err != nil {
 			return err
 		}
-		return s.enqueueMail(ctx, passwordChangedNotice(reset, domain.RequestMetaFrom(ctx).Lang), false)
+		return s.mail.enqueue(ctx, passwordChangedNotice(reset, domain.RequestMetaFrom(ctx).Lang), false)
 	})
 	if err != nil {
 		return tokenError(err)
 	}
-	s.sessionsEnded(ctx, ended...)
+	s.sessionEnds.ended(ctx, ended...)
 	// The lock-out is about guessing this password; a reset ends it. Not in
 	// the transaction: the attempts are counted apart from the account.
 	if err := s.throttle.forget(ctx, reset.Email); err != nil {
@@ -261,102 +279,4 @@ func wantsLink(u domain.User, purpose domain.LinkPurpose) bool {
 		return !u.Disabled
 	}
 	return !u.EmailVerified
-}
-
-// replaceLink is queueLink for a link sent on demand (an anonymous
-// request, or an admin's): a new reset link first voids the account's
-// earlier ones, so that only the newest works. requested is as for
-// sendLink.
-func (b *base) replaceLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string, due time.Time) (domain.OutboxMessage, error) {
-	if purpose == domain.LinkResetPassword {
-		if err := b.links.Void(ctx, u.ID, domain.LinkResetPassword, b.clock.Now()); err != nil {
-			return domain.OutboxMessage{}, fmt.Errorf("void reset links: %w", err)
-		}
-	}
-	return b.queueLink(ctx, u, purpose, requested, lang, due)
-}
-
-// sendLink issues a link token of purpose for u and queues the message that
-// carries it, in ctx's transaction. requested says whether someone asked
-// for it (it then counts against the account's mail budget).
-func (b *base) sendLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string) error {
-	_, err := b.queueLink(ctx, u, purpose, requested, lang, time.Time{})
-	return err
-}
-
-// queueLink is sendLink for a caller that may send the message itself:
-// the message is due at due (zero: now), and returned.
-func (b *base) queueLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string, due time.Time) (domain.OutboxMessage, error) {
-	now := b.clock.Now()
-	ttl, base, template := b.cfg.VerifyEmailTTL, b.cfg.VerifyEmailURL, domain.MailVerifyEmail
-	if purpose == domain.LinkResetPassword {
-		ttl, base, template = b.cfg.ResetPasswordTTL, b.cfg.ResetPasswordURL, domain.MailResetPassword
-	}
-	token, hash := domain.NewLinkToken()
-	t := domain.LinkToken{Hash: hash, Purpose: purpose, UserID: u.ID, Email: u.Email,
-		CreatedAt: now, ExpiresAt: now.Add(ttl), Requested: requested}
-	if err := b.links.Issue(ctx, t); err != nil {
-		return domain.OutboxMessage{}, fmt.Errorf("issue link token: %w", err)
-	}
-	return b.queueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: template, Lang: lang,
-		Data: map[string]string{"link": linkURL(base, token)}}, true, due)
-}
-
-// passwordChangedNotice is the notice mailed to u after its password
-// changed, by its user, an admin or a reset.
-func passwordChangedNotice(u domain.User, lang string) domain.Mail {
-	return domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: domain.MailPasswordChanged, Lang: lang}
-}
-
-// checkMailBudget refuses with a *domain.MailBudgetError when the mail
-// budget of the account id allows no more messages at now.
-func (b *base) checkMailBudget(ctx context.Context, id domain.UserID, now time.Time) error {
-	count, last, err := b.links.Requested(ctx, id, now.Add(-domain.MailBudgetWindow))
-	if err != nil {
-		return fmt.Errorf("mail budget: %w", err)
-	}
-	if !b.cfg.MailBudget.Allows(now, count, last) {
-		return &domain.MailBudgetError{RetryAfter: b.cfg.MailBudget.RetryAfter(now, count, last)}
-	}
-	return nil
-}
-
-// enqueueMail queues m in ctx's transaction; secret marks a message whose
-// data holds a live token (sealed at rest, deleted once sent).
-func (b *base) enqueueMail(ctx context.Context, m domain.Mail, secret bool) error {
-	_, err := b.queueMail(ctx, m, secret, time.Time{})
-	return err
-}
-
-// queueMail is enqueueMail with the time the message is first due (zero:
-// now); it returns the message.
-func (b *base) queueMail(ctx context.Context, m domain.Mail, secret bool, due time.Time) (domain.OutboxMessage, error) {
-	payload, err := json.Marshal(m)
-	if err != nil {
-		return domain.OutboxMessage{}, fmt.Errorf("queue mail: %w", err)
-	}
-	now := b.clock.Now()
-	if due.IsZero() {
-		due = now
-	}
-	msg := domain.OutboxMessage{ID: domain.NewOutboxID(now), Kind: domain.OutboxMail, Payload: payload,
-		Secret: secret, CreatedAt: now, NextAttemptAt: due}
-	if err := b.outbox.Enqueue(ctx, msg); err != nil {
-		return domain.OutboxMessage{}, fmt.Errorf("queue mail: %w", err)
-	}
-	return msg, nil
-}
-
-// linkURL appends the token to a link's base URL as the query parameter
-// "token", keeping a query the base already has.
-func linkURL(base, token string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		// The configuration checked the URL; keep the message usable anyway.
-		return base + "?token=" + url.QueryEscape(token)
-	}
-	q := u.Query()
-	q.Set("token", token)
-	u.RawQuery = q.Encode()
-	return u.String()
 }

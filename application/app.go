@@ -9,45 +9,26 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// Deps are the ports the application drives. Audit, Metrics and Log may be
-// nil: events are then not stored, not counted, and nothing is logged.
+// Deps are the ports the application drives. Metrics, OutboxMetrics,
+// PurgeMetrics and Log may be nil: events are then not counted, and
+// nothing is logged.
 type Deps struct {
-	Users    ports.UserRepository
-	Tokens   ports.RefreshTokenStore
-	Attempts ports.LoginAttemptStore
-	Hasher   ports.PasswordHasher
-	Issuer   ports.TokenIssuer
-	Codec    ports.RefreshTokenCodec
-	Keys     ports.AccessTokenKeys
-	// Tx runs a change and the messages it causes as one transaction.
-	Tx     ports.Transactor
-	Outbox ports.Outbox
-	Links  ports.LinkTokenStore
+	// Stores are the store ports, filled by one store adapter.
+	Stores ports.Stores
+	Hasher ports.PasswordHasher
+	Issuer ports.TokenIssuer
+	Codec  ports.RefreshTokenCodec
+	Keys   ports.AccessTokenKeys
 	Mailer ports.Mailer
-	// MFA, Challenges and Passkeys keep second factors, the logins waiting
-	// for one, and passkeys with their ceremonies; OTP checks TOTP codes
-	// and RelyingParty runs WebAuthn ceremonies.
-	MFA          ports.MFAStore
-	Challenges   ports.MFAChallengeStore
-	Passkeys     ports.PasskeyStore
+	// OTP checks TOTP codes and RelyingParty runs WebAuthn ceremonies.
 	OTP          ports.OneTimePasswords
 	RelyingParty ports.PasskeyRelyingParty
 	// Webhooks, when set, receives the events (USERD_WEBHOOK_URL); nil
 	// queues none.
 	Webhooks ports.WebhookSender
-	Audit    ports.AuditLog
-	// SessionEndings, when set, carries the sessions this node ends to
-	// the other nodes of the store, and theirs to this one; nil for a
-	// single node.
-	SessionEndings ports.SessionEndings
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
-	// Purger deletes the rows nothing can use any more; nil leaves
-	// Housekeeping with nothing to do. Lock, when set, keeps housekeeping
-	// to one node at a time (nil: this node is the only one);
-	// PurgeMetrics, when set, counts the rows deleted.
-	Purger       ports.Purger
-	Lock         ports.Lock
+	// PurgeMetrics, when set, counts the rows housekeeping deleted.
 	PurgeMetrics ports.PurgeMetrics
 	Metrics      ports.SecurityMetrics
 	Clock        ports.Clock
@@ -128,54 +109,39 @@ type Services struct {
 	Housekeeping *HousekeepingService
 }
 
-// base is what every service shares: the ports, the configuration, the
-// events recorder and the lock-out.
-type base struct {
-	users  ports.UserRepository
-	tx     ports.Transactor
-	outbox ports.Outbox
-	links  ports.LinkTokenStore
-	mailer ports.Mailer
-	mfa    ports.MFAStore
-	// challenges are the mfaTokens of logins waiting for a second factor.
-	challenges ports.MFAChallengeStore
-	passkeys   ports.PasskeyStore
-	otp        ports.OneTimePasswords
-	rp         ports.PasskeyRelyingParty
-	webhooks   ports.WebhookSender
-	// delivery is the sender, which use cases that queue a message wake.
-	delivery      *DeliveryService
-	outboxMetrics ports.OutboxMetrics
-	tokens        ports.RefreshTokenStore
-	hasher        ports.PasswordHasher
-	issuer        ports.TokenIssuer
-	codec         ports.RefreshTokenCodec
-	keys          ports.AccessTokenKeys
-	audit         ports.AuditLog
-	clock         ports.Clock
-	log           *slog.Logger
-	cfg           Config
-	events        *events
-	throttle      passwordThrottle
-	// ended are the sessions ended lately, here or on another node;
-	// endings tells the other nodes (nil: none).
-	ended   *endedSessions
-	endings ports.SessionEndings
-}
-
 // New builds the use cases over the ports. It does no I/O: the adapters
 // behind the ports are opened and loaded by whoever runs the application,
 // before it serves.
 func New(deps Deps, cfg Config) (*Services, error) {
+	if err := deps.check(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	log := deps.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st := deps.Stores
+	c := core{
+		clock: deps.Clock, log: log,
+		events:   newEvents(st.Audit, deps.Metrics, deps.Clock, log),
+		throttle: passwordThrottle{attempts: st.Attempts, clock: deps.Clock, log: log},
+	}
+	return newServices(c, deps, cfg, newShared(c, deps, cfg)), nil
+}
+
+// check reports every port New needs that deps lacks.
+func (deps Deps) check() error {
+	st := deps.Stores
 	required := []struct {
 		name string
 		set  bool
 	}{
-		{"Users", deps.Users != nil}, {"Tokens", deps.Tokens != nil}, {"Attempts", deps.Attempts != nil},
+		{"Stores.Users", st.Users != nil}, {"Stores.Tokens", st.Tokens != nil}, {"Stores.Attempts", st.Attempts != nil},
+		{"Stores.Tx", st.Tx != nil}, {"Stores.Outbox", st.Outbox != nil}, {"Stores.Links", st.Links != nil},
+		{"Stores.MFA", st.MFA != nil}, {"Stores.Challenges", st.Challenges != nil}, {"Stores.Passkeys", st.Passkeys != nil},
 		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
-		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Tx", deps.Tx != nil},
-		{"Outbox", deps.Outbox != nil}, {"Links", deps.Links != nil}, {"Mailer", deps.Mailer != nil},
-		{"MFA", deps.MFA != nil}, {"Challenges", deps.Challenges != nil}, {"Passkeys", deps.Passkeys != nil},
+		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Mailer", deps.Mailer != nil},
 		{"OTP", deps.OTP != nil}, {"RelyingParty", deps.RelyingParty != nil},
 	}
 	var errs []error
@@ -184,13 +150,11 @@ func New(deps Deps, cfg Config) (*Services, error) {
 			errs = append(errs, errors.New("application: Deps."+r.name+" is required"))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	log := deps.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills the lifetimes and sizes left zero.
+func (cfg Config) withDefaults() Config {
 	if cfg.VerifyEmailTTL <= 0 {
 		cfg.VerifyEmailTTL = domain.DefaultVerifyEmailTTL
 	}
@@ -203,34 +167,74 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	if cfg.PurgeBatch <= 0 {
 		cfg.PurgeBatch = DefaultPurgeBatch
 	}
-	b := &base{
-		users: deps.Users, tx: deps.Tx, outbox: deps.Outbox, links: deps.Links, mailer: deps.Mailer,
-		mfa: deps.MFA, challenges: deps.Challenges, passkeys: deps.Passkeys, otp: deps.OTP, rp: deps.RelyingParty,
-		webhooks:      deps.Webhooks,
-		outboxMetrics: deps.OutboxMetrics,
-		tokens:        deps.Tokens, hasher: deps.Hasher, issuer: deps.Issuer,
-		codec: deps.Codec, keys: deps.Keys, audit: deps.Audit, clock: deps.Clock, log: log, cfg: cfg,
-		events:   newEvents(deps.Audit, deps.Metrics, deps.Clock, log),
-		throttle: passwordThrottle{attempts: deps.Attempts, clock: deps.Clock, log: log},
-		ended:    newEndedSessions(cfg.EndedSessionKeep),
-		endings:  deps.SessionEndings,
+	return cfg
+}
+
+// shared are the parts several services use, each built once: the queues
+// of webhooks and mail, the sender's wakeup, the set of ended sessions,
+// the check of a current password, the second factors and the sign-in
+// path.
+type shared struct {
+	webhooks    *webhookQueue
+	mail        *mailQueue
+	delivery    wakeup
+	sessionEnds *sessionEnds
+	password    currentPassword
+	factors     *secondFactors
+	signIn      *signInPath
+}
+
+func newShared(c core, deps Deps, cfg Config) shared {
+	st := deps.Stores
+	webhooks := &webhookQueue{outbox: st.Outbox, tx: st.Tx, clock: deps.Clock,
+		receiver: deps.Webhooks != nil, types: cfg.WebhookEvents}
+	mail := &mailQueue{outbox: st.Outbox, links: st.Links, clock: deps.Clock,
+		verifyEmailTTL: cfg.VerifyEmailTTL, verifyEmailURL: cfg.VerifyEmailURL,
+		resetPasswordTTL: cfg.ResetPasswordTTL, resetPasswordURL: cfg.ResetPasswordURL, budget: cfg.MailBudget}
+	password := currentPassword{core: c, hasher: deps.Hasher}
+	return shared{
+		webhooks: webhooks, mail: mail, delivery: make(wakeup, 1), password: password,
+		sessionEnds: newSessionEnds(cfg.EndedSessionKeep, st.SessionEndings, deps.Clock, c.log),
+		factors: &secondFactors{core: c, users: st.Users, mfa: st.MFA, otp: deps.OTP,
+			webhooks: webhooks, mail: mail, password: password},
+		signIn: &signInPath{core: c, users: st.Users, mfa: st.MFA, challenges: st.Challenges, tokens: st.Tokens,
+			codec: deps.Codec, issuer: deps.Issuer, tx: st.Tx, webhooks: webhooks,
+			requireEmailVerification: cfg.RequireEmailVerification,
+			refreshTTL:               cfg.RefreshTTL, refreshFamilyTTL: cfg.RefreshFamilyTTL,
+			endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace},
 	}
-	if b.endings != nil {
-		b.endings.Subscribe(func(sids []string) { b.ended.add(b.clock.Now(), sids...) })
-	}
-	auth := &AuthService{base: b}
+}
+
+// newServices gives each service the ports and shared parts it uses, and
+// nothing else.
+func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
+	st := deps.Stores
 	return &Services{
-		Users:    &UserService{b},
-		Auth:     auth,
-		Audit:    &AuditService{b},
-		Import:   &ImportService{b},
-		Keys:     &KeyService{b},
-		Mail:     &MailService{b},
-		Delivery: newDeliveryService(b),
-		MFA:      &MFAService{b},
-		Passkeys: &PasskeyService{base: b, auth: auth},
-		Sessions: &SessionService{b},
-		Housekeeping: &HousekeepingService{base: b, purger: deps.Purger, lock: deps.Lock,
-			metrics: deps.PurgeMetrics},
-	}, nil
+		Users: &UserService{core: c, userPorts: userPorts{users: st.Users, tokens: st.Tokens, links: st.Links,
+			tx: st.Tx, hasher: deps.Hasher, password: sh.password, mail: sh.mail, webhooks: sh.webhooks,
+			sessionEnds: sh.sessionEnds, delivery: sh.delivery,
+			openRegistration: cfg.OpenRegistration, requireCurrentPassword: cfg.RequireCurrentPassword}},
+		Auth: &AuthService{core: c, authPorts: authPorts{users: st.Users, tokens: st.Tokens, codec: deps.Codec,
+			issuer: deps.Issuer, hasher: deps.Hasher, mfa: st.MFA, tx: st.Tx, signIn: sh.signIn, factors: sh.factors,
+			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refreshTTL: cfg.RefreshTTL, reuseGrace: cfg.RefreshReuseGrace}},
+		Audit:  &AuditService{users: st.Users, audit: st.Audit},
+		Import: &ImportService{core: c, users: st.Users, hasher: deps.Hasher},
+		Keys:   &KeyService{core: c, users: st.Users, keys: deps.Keys},
+		Mail: &MailService{core: c, mailPorts: mailPorts{users: st.Users, links: st.Links, outbox: st.Outbox,
+			tokens: st.Tokens, tx: st.Tx, hasher: deps.Hasher, mail: sh.mail, webhooks: sh.webhooks,
+			sessionEnds: sh.sessionEnds, delivery: sh.delivery}},
+		Delivery: &DeliveryService{core: c, deliveryPorts: deliveryPorts{outbox: st.Outbox, mailer: deps.Mailer,
+			webhookSender: deps.Webhooks, outboxMetrics: deps.OutboxMetrics, users: st.Users, links: st.Links,
+			tx: st.Tx, mail: sh.mail, budget: cfg.MailBudget, wakeup: sh.delivery}},
+		MFA: &MFAService{core: c, mfaPorts: mfaPorts{users: st.Users, mfa: st.MFA, otp: deps.OTP, passkeys: st.Passkeys,
+			tokens: st.Tokens, tx: st.Tx, factors: sh.factors, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,
+			delivery: sh.delivery}},
+		Passkeys: &PasskeyService{core: c, passkeyPorts: passkeyPorts{users: st.Users, passkeys: st.Passkeys,
+			rp: deps.RelyingParty, tx: st.Tx, factors: sh.factors, signIn: sh.signIn, delivery: sh.delivery}},
+		Sessions: &SessionService{core: c, sessionPorts: sessionPorts{users: st.Users, tokens: st.Tokens,
+			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds}},
+		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
+			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
+				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},
+	}
 }

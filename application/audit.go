@@ -9,7 +9,11 @@ import (
 )
 
 // AuditService reads the audit trail for admins.
-type AuditService struct{ *base }
+type AuditService struct {
+	users ports.UserRepository
+	// audit is nil when the deployment keeps no events.
+	audit ports.AuditLog
+}
 
 // AuditListInput selects a page of the audit trail, as the client wrote
 // it: Limit and After as in domain.ParsePage; UserID keeps the events of
@@ -45,7 +49,7 @@ type AuditPage = domain.Paged[domain.AuditEvent, domain.AuditID]
 // is reported before a missing right: it is about the form of the
 // request.
 func (s *AuditService) List(ctx context.Context, actor *domain.Principal, in AuditListInput) (AuditPage, error) {
-	if _, err := s.signedIn(ctx, actor); err != nil {
+	if _, err := signedIn(ctx, s.users, actor); err != nil {
 		return AuditPage{}, err
 	}
 	page, err := domain.ParsePage(in.Limit, in.After, "an audit event id", domain.ParseAuditID)

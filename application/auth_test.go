@@ -16,7 +16,7 @@ import (
 
 func login(t *testing.T, e *env, email, password string) application.TokenPair {
 	t.Helper()
-	pair, err := e.auth.Login(ctx, application.LoginInput{Email: email, Password: password})
+	pair, err := tokensOf(e.auth.Login(ctx, application.LoginInput{Email: email, Password: password}))
 	if err != nil {
 		t.Fatalf("login %s: %v", email, err)
 	}
@@ -413,7 +413,7 @@ func TestAuth_nodes_started_together_derive_one_successor(t *testing.T) {
 	for i := range nodes {
 		wg.Go(func() {
 			deps := testDeps(t, store, clk, nil, nil, &logbuf.Buffer{})
-			deps.Audit, deps.Metrics = nil, nil
+			deps.Stores.Audit, deps.Metrics = nil, nil
 			svc, err := application.New(deps, testConfig())
 			if err != nil {
 				t.Error(err)
@@ -431,7 +431,7 @@ func TestAuth_nodes_started_together_derive_one_successor(t *testing.T) {
 	u := domain.User{ID: domain.NewUserID(now), Name: "Ada", Email: "ada@example.com",
 		PasswordHash: "fake$" + seededPassword, Profiles: domain.Profiles{domain.ProfileCustomer}, CreatedAt: now, UpdatedAt: now}
 	wantErr(t, store.Users().Create(ctx, u), nil)
-	pair, err := services[0].Auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+	pair, err := tokensOf(services[0].Auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: seededPassword}))
 	wantErr(t, err, nil)
 	a, err := services[1].Auth.Refresh(ctx, pair.RefreshToken)
 	wantErr(t, err, nil)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // signedIn is how every use case with a signed-in caller starts: it
@@ -16,11 +17,11 @@ import (
 // expires. Use cases that need the
 // caller's own record reuse this read, so the hot path (own record, /me)
 // pays no extra database round trip.
-func (b *base) signedIn(ctx context.Context, actor *domain.Principal) (domain.User, error) {
+func signedIn(ctx context.Context, users ports.UserRepository, actor *domain.Principal) (domain.User, error) {
 	if actor == nil {
 		return domain.User{}, domain.ErrUnauthenticated
 	}
-	u, err := b.users.ByID(ctx, actor.UserID)
+	u, err := users.ByID(ctx, actor.UserID)
 	if errors.Is(err, domain.ErrUserNotFound) {
 		return domain.User{}, domain.ErrInvalidToken
 	}
@@ -38,8 +39,8 @@ func (b *base) signedIn(ctx context.Context, actor *domain.Principal) (domain.Us
 // (domain.ErrInvalidID), then an admin (domain.ErrForbidden). The form of
 // the request is judged before the caller's right. It returns the id; the
 // user's existence is the use case's to check, in its own read.
-func (b *base) adminOnUser(ctx context.Context, actor *domain.Principal, rawID string) (domain.UserID, error) {
-	if _, err := b.signedIn(ctx, actor); err != nil {
+func adminOnUser(ctx context.Context, users ports.UserRepository, actor *domain.Principal, rawID string) (domain.UserID, error) {
+	if _, err := signedIn(ctx, users, actor); err != nil {
 		return "", err
 	}
 	id, err := domain.ParseUserID(rawID)

@@ -32,22 +32,27 @@ const (
 // requests for links, which it answers (or not) by sending one. Every node
 // runs one (Run); the outbox's claims keep two from taking one message.
 type DeliveryService struct {
-	*base
-	wakeup chan struct{}
+	core
+	deliveryPorts
 }
 
-func newDeliveryService(b *base) *DeliveryService {
-	d := &DeliveryService{base: b, wakeup: make(chan struct{}, 1)}
-	b.delivery = d
-	return d
-}
-
-// wake makes an idle Run look at the outbox now.
-func (d *DeliveryService) wake() {
-	select {
-	case d.wakeup <- struct{}{}:
-	default:
-	}
+// deliveryPorts are what the DeliveryService uses.
+type deliveryPorts struct {
+	outbox ports.Outbox
+	mailer ports.Mailer
+	// webhookSender is nil without a receiver.
+	webhookSender ports.WebhookSender
+	// outboxMetrics, when set, counts what the sender does.
+	outboxMetrics ports.OutboxMetrics
+	// users, links, tx and mail answer the requests for links, within
+	// the account's mail budget.
+	users  ports.UserRepository
+	links  ports.LinkTokenStore
+	tx     ports.Transactor
+	mail   *mailQueue
+	budget domain.MailBudget
+	// wakeup is rung by the use cases that queue a message.
+	wakeup wakeup
 }
 
 // Run sends what is due until ctx ends: a batch at a time, at once while
@@ -237,12 +242,12 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 		if err != nil {
 			return err
 		}
-		if !d.cfg.MailBudget.Allows(now, count, last) {
+		if !d.budget.Allows(now, count, last) {
 			// Beyond the budget nothing is sent and nothing changes: the
 			// earlier links stay good.
 			return d.outbox.Done(ctx, m.ID)
 		}
-		if mail, err = d.replaceLink(ctx, u, req.Purpose, true, req.Lang, now.Add(deliveryLease)); err != nil {
+		if mail, err = d.mail.replaceLink(ctx, u, req.Purpose, true, req.Lang, now.Add(deliveryLease)); err != nil {
 			return err
 		}
 		sent = &u

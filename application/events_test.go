@@ -514,16 +514,16 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	codes := []string{code}
 	recovery, err := e.env.svc.MFA.ConfirmTOTP(requestCtx, self, &code)
 	wantErr(t, err, nil)
-	_, err = e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: third})
-	var required *domain.MFARequiredError
-	if !errors.As(err, &required) {
-		t.Fatalf("login error = %v, want a second factor required", err)
+	res, err := e.auth.Login(requestCtx, application.LoginInput{Email: "ada@example.com", Password: third})
+	required := res.SecondStep
+	if err != nil || required == nil {
+		t.Fatalf("login: %+v, error = %v, want a second factor required", res, err)
 	}
-	secrets = append(secrets, required.Token)
+	secrets = append(secrets, required.MFAToken)
 	const wrongRecovery = "zzzzz-yyyyy"
-	_, err = e.auth.LoginMFA(requestCtx, application.MFALoginInput{MFAToken: &required.Token, RecoveryCode: ptr(wrongRecovery)})
+	_, err = e.auth.LoginMFA(requestCtx, application.MFALoginInput{MFAToken: &required.MFAToken, RecoveryCode: ptr(wrongRecovery)})
 	wantErr(t, err, domain.ErrMFACodeRejected)
-	pair, err = e.auth.LoginMFA(requestCtx, application.MFALoginInput{MFAToken: &required.Token, RecoveryCode: &recovery[0]})
+	pair, err = tokensOf(e.auth.LoginMFA(requestCtx, application.MFALoginInput{MFAToken: &required.MFAToken, RecoveryCode: &recovery[0]}))
 	wantErr(t, err, nil)
 	secrets = append(secrets, pair.RefreshToken, pair.Access.Token)
 	e.clock.Advance(time.Minute)

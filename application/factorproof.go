@@ -3,8 +3,10 @@ package application
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // proveFactorChange checks that actor, signed in as self, has proven to be
@@ -13,10 +15,10 @@ import (
 // the per-email lock-out like a login's (a stolen access token guessing
 // at it is refused after a few tries, and audited). A password that is
 // asked for and missing is a validation error of FieldCurrentPassword.
-func (b *base) proveFactorChange(ctx context.Context, actor *domain.Principal, self domain.User,
+func (f *secondFactors) proveFactorChange(ctx context.Context, actor *domain.Principal, self domain.User,
 	change domain.FactorChange, currentPassword *string) error {
 	sent := currentPassword != nil && *currentPassword != ""
-	proof, err := actor.ProofToChangeFactors(self, change, sent, b.clock.Now())
+	proof, err := actor.ProofToChangeFactors(self, change, sent, f.clock.Now())
 	if err != nil || proof == domain.ProofSession {
 		return err
 	}
@@ -25,7 +27,7 @@ func (b *base) proveFactorChange(ctx context.Context, actor *domain.Principal, s
 		verr.Add(FieldCurrentPassword, "must not be empty")
 		return verr
 	}
-	return b.checkCurrentPassword(ctx, actor, self, *currentPassword)
+	return f.password.check(ctx, actor, self, *currentPassword)
 }
 
 // spendCodeCounted is spendCodeNoted for a signed-in caller proving itself
@@ -35,21 +37,21 @@ func (b *base) proveFactorChange(ctx context.Context, actor *domain.Principal, s
 // it can send them. A wrong code counts as a failure and is audited; a
 // right one gives its reservation back without forgetting the email's
 // other failures (as in a login, only a whole sign-in clears them).
-func (b *base) spendCodeCounted(ctx context.Context, actor *domain.Principal, self domain.User, f *domain.TOTPFactor, code string) error {
-	rec, err := b.throttle.reserve(ctx, self.Email)
+func (f *secondFactors) spendCodeCounted(ctx context.Context, actor *domain.Principal, self domain.User, totp *domain.TOTPFactor, code string) error {
+	rec, err := f.throttle.reserve(ctx, self.Email)
 	if err != nil {
 		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
-			b.events.note(ctx, domain.LoginThrottledEvent(actor.UserID, self.ID, domain.CheckFactorCode, "", tooMany.RetryAfter))
+			f.events.note(ctx, domain.LoginThrottledEvent(actor.UserID, self.ID, domain.CheckFactorCode, "", tooMany.RetryAfter))
 		}
 		return err
 	}
-	err = b.spendCodeNoted(ctx, self.ID, f, code)
+	err = f.spendCodeNoted(ctx, self.ID, totp, code)
 	if errors.Is(err, domain.ErrInvalidMFACode) {
-		_ = b.throttle.failed(ctx, rec)
-		b.events.note(ctx, domain.LoginFailedEvent(actor.UserID, self.ID, domain.CheckFactorCode, domain.FailureWrongCode))
+		_ = f.throttle.failed(ctx, rec)
+		f.events.note(ctx, domain.LoginFailedEvent(actor.UserID, self.ID, domain.CheckFactorCode, domain.FailureWrongCode))
 		return err
 	}
-	return b.throttle.unchecked(ctx, self.Email, err)
+	return f.throttle.unchecked(ctx, self.Email, err)
 }
 
 // queueFactorNotice queues, in ctx's transaction, the notice to u that a
@@ -57,7 +59,41 @@ func (b *base) spendCodeCounted(ctx context.Context, actor *domain.Principal, se
 // removed (template): the owner learns of a factor they did not add, or
 // of protection they did not take away. Like every message, it names the
 // account only once its address is verified (User.Addressee).
-func (b *base) queueFactorNotice(ctx context.Context, u domain.User, template domain.MailTemplate, factor string) error {
-	return b.enqueueMail(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: template,
+func (f *secondFactors) queueFactorNotice(ctx context.Context, u domain.User, template domain.MailTemplate, factor string) error {
+	return f.mail.enqueue(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: template,
 		Lang: domain.RequestMetaFrom(ctx).Lang, Data: map[string]string{"factor": factor}}, false)
+}
+
+// currentPassword verifies the current password of a signed-in caller (a
+// change of its password or email, adding a second factor) under the same
+// per-email lock-out as login, and records failures and refusals as login
+// events: a stolen access token guessing at the password is exactly what
+// the audit trail must show.
+type currentPassword struct {
+	core
+	hasher ports.PasswordHasher
+}
+
+// check verifies password as u's, for actor: a wrong one counts against
+// u's email and is recorded as a failed login (via current_password), a
+// right one forgets the email's failures, as a right password at login
+// does.
+func (c currentPassword) check(ctx context.Context, actor *domain.Principal, u domain.User, password string) error {
+	rec, err := c.throttle.reserve(ctx, u.Email)
+	if err != nil {
+		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
+			c.events.note(ctx, domain.LoginThrottledEvent(actor.UserID, u.ID, domain.CheckCurrentPassword, "", tooMany.RetryAfter))
+		}
+		return err
+	}
+	ok, _, err := c.hasher.Verify(ctx, u.PasswordHash, password)
+	if err != nil {
+		return c.throttle.unchecked(ctx, u.Email, fmt.Errorf("verify current password: %w", err))
+	}
+	if !ok {
+		err := c.throttle.failed(ctx, rec)
+		c.events.note(ctx, domain.LoginFailedEvent(actor.UserID, u.ID, domain.CheckCurrentPassword, domain.FailureWrongPassword))
+		return err
+	}
+	return c.throttle.succeeded(ctx, u.Email)
 }

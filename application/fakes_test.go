@@ -19,12 +19,11 @@ import (
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/logbuf"
 )
 
-func newClock() *clock.Manual {
-	return clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
-}
+func newClock() *clock.Manual { return clock.NewManual(kit.Start) }
 
 // fakeHasher stands in for argon2id: the rules under test are about who may
 // do what, not about hashing. Hashes with the prefix "old$" verify but ask
@@ -135,40 +134,34 @@ func noGrace(c *application.Config, _ *application.Deps) { c.RefreshReuseGrace =
 
 // withAuditLog stores the events in audit instead of the env's own log.
 func withAuditLog(audit ports.AuditLog) envOption {
-	return func(_ *application.Config, d *application.Deps) { d.Audit = audit }
+	return func(_ *application.Config, d *application.Deps) { d.Stores.Audit = audit }
 }
 
 // withoutEvents leaves the audit log and the metrics out.
-func withoutEvents(_ *application.Config, d *application.Deps) { d.Audit, d.Metrics = nil, nil }
+func withoutEvents(_ *application.Config, d *application.Deps) { d.Stores.Audit, d.Metrics = nil, nil }
 
-// testConfig is the contract's default configuration.
+// testConfig is the contract's default configuration (the kit's), with
+// the links of the messages bare: "?token=T".
 func testConfig() application.Config {
-	return application.Config{
-		OpenRegistration:  true,
-		RefreshTTL:        30 * 24 * time.Hour,
-		RefreshFamilyTTL:  90 * 24 * time.Hour,
-		RefreshReuseGrace: 10 * time.Second,
-	}
+	c := kit.Config()
+	c.VerifyEmailURL, c.ResetPasswordURL = "", ""
+	return c
 }
 
-// testDeps are the ports of a fresh env: the memory store, the real
-// refresh-token codec over its key store, the fakes, an in-memory audit log
-// and counters, and a log into logs.
-func testDeps(t testing.TB, store *memory.Store, clk ports.Clock, audit *memory.AuditLog, counts *memory.SecurityMetrics, logs *logbuf.Buffer) application.Deps {
-	return application.Deps{
-		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		Hasher: fakeHasher{}, Issuer: fakeIssuer{clock: clk}, Codec: startedCodec(t, store.Keys(testBox), clk),
-		Keys: &fakeKeys{clock: clk}, Audit: audit, Metrics: counts, Clock: clk,
-		Tx: store, Outbox: store.Outbox(testBox), Links: store.LinkTokens(), Mailer: &fakeMailer{},
-		Log: slog.New(slog.NewJSONHandler(logs, nil)),
-		MFA: store.MFA(testBox), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: testOTP(t), RelyingParty: testRelyingParty(t),
-	}
+// testDeps are the ports of a fresh env: the kit's application over the
+// memory store (the real refresh-token codec, TOTP and passkey adapters),
+// with the fakes for hashing, tokens, keys and mail, an in-memory audit
+// log and counters, and a log into logs.
+func testDeps(t testing.TB, store *memory.Store, clk *clock.Manual, audit *memory.AuditLog, counts *memory.SecurityMetrics, logs *logbuf.Buffer) application.Deps {
+	d := kit.NewApp(t, kit.AppParts{Store: store, Box: testBox, Clock: clk, Audit: audit}).Deps
+	d.Hasher, d.Issuer, d.Keys, d.Mailer = fakeHasher{}, fakeIssuer{clock: clk}, &fakeKeys{clock: clk}, &fakeMailer{}
+	d.Metrics, d.Log = counts, slog.New(slog.NewJSONHandler(logs, nil))
+	return d
 }
 
 // testOrigin is the origin of the tests' passkey ceremonies, on the RP id
 // localhost.
-const testOrigin = "http://localhost:8080"
+const testOrigin = kit.Origin
 
 // testOTP is the TOTP adapter, issuer "userd".
 func testOTP(t testing.TB) *totp.OneTimePasswords {
@@ -289,6 +282,20 @@ func (e *env) seed(t *testing.T, email string, profiles ...domain.Profile) (doma
 const seededPassword = "correct horse battery"
 
 func ptr[T any](v T) *T { return &v }
+
+// tokensOf is the token pair of a sign-in that is to open a session: a
+// second step asked for instead is errSecondStep.
+func tokensOf(res application.SignInResult, err error) (application.TokenPair, error) {
+	if err != nil {
+		return application.TokenPair{}, err
+	}
+	if res.Tokens == nil {
+		return application.TokenPair{}, errSecondStep
+	}
+	return *res.Tokens, nil
+}
+
+var errSecondStep = errors.New("a second step was asked for, not a session")
 
 func wantErr(t *testing.T, got, want error) {
 	t.Helper()

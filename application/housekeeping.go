@@ -59,17 +59,31 @@ func (r PurgeReport) Total() int {
 // HousekeepingService deletes the rows nothing can use any more (see
 // domain.PurgeKind), in batches, on one node at a time.
 type HousekeepingService struct {
-	*base
+	core
+	// purger is nil when there is nothing to purge with; lock nil on a
+	// single node; metrics nil when not counted.
 	purger  ports.Purger
 	lock    ports.Lock
 	metrics ports.PurgeMetrics
+	// cfg holds the lifetimes that make rows stale, the batch and the
+	// interval.
+	cfg housekeepingConfig
+}
+
+// housekeepingConfig is what the HousekeepingService takes of Config.
+type housekeepingConfig struct {
+	endedSessionKeep time.Duration
+	reuseGrace       time.Duration
+	auditRetention   time.Duration
+	purgeBatch       int
+	purgeInterval    time.Duration
 }
 
 // policy is the domain's purge policy from the configuration.
 func (h *HousekeepingService) policy() domain.PurgePolicy {
 	return domain.PurgePolicy{
-		SessionGrace:   max(h.cfg.EndedSessionKeep, h.cfg.RefreshReuseGrace),
-		AuditRetention: h.cfg.AuditRetention,
+		SessionGrace:   max(h.cfg.endedSessionKeep, h.cfg.reuseGrace),
+		AuditRetention: h.cfg.auditRetention,
 	}
 }
 
@@ -144,7 +158,7 @@ func (h *HousekeepingService) RunOnce(ctx context.Context) (PurgeReport, error) 
 // purgeKind deletes the rows of kind stale before cutoff, a batch at a
 // time, and returns how many went.
 func (h *HousekeepingService) purgeKind(ctx context.Context, kind domain.PurgeKind, cutoff time.Time) (int, error) {
-	return PurgeInBatches(ctx, h.purger, kind, cutoff, h.cfg.PurgeBatch, func(n int) {
+	return PurgeInBatches(ctx, h.purger, kind, cutoff, h.cfg.purgeBatch, func(n int) {
 		if h.metrics != nil {
 			h.metrics.Purged(kind, n)
 		}
@@ -186,7 +200,7 @@ func PurgeInBatches(ctx context.Context, p ports.Purger, kind domain.PurgeKind, 
 // PurgeInterval of 0 turns it off (Run returns at once), as does a
 // service built without a Purger.
 func (h *HousekeepingService) Run(ctx context.Context) {
-	if h.purger == nil || h.cfg.PurgeInterval <= 0 {
+	if h.purger == nil || h.cfg.purgeInterval <= 0 {
 		return
 	}
 	for {
@@ -194,7 +208,7 @@ func (h *HousekeepingService) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(h.cfg.PurgeInterval):
+		case <-time.After(h.cfg.purgeInterval):
 		}
 	}
 }

@@ -35,11 +35,11 @@ func (c *purgeCounts) get(kind domain.PurgeKind) int {
 	return c.rows[kind]
 }
 
-// withHousekeeping gives the env a purger over its store and audit log,
-// a lock and counters.
+// withHousekeeping gives the env a lock and counters; its store's purger
+// (the bundle's) purges its store and audit log.
 func withHousekeeping(lock ports.Lock, counts *purgeCounts, tune func(*application.Config)) envOption {
 	return func(c *application.Config, d *application.Deps) {
-		d.Lock, d.PurgeMetrics = lock, counts
+		d.Stores.Lock, d.PurgeMetrics = lock, counts
 		if tune != nil {
 			tune(c)
 		}
@@ -49,14 +49,7 @@ func withHousekeeping(lock ports.Lock, counts *purgeCounts, tune func(*applicati
 // newHousekeepingEnv is an env whose housekeeping purges its own store.
 func newHousekeepingEnv(t *testing.T, lock ports.Lock, counts *purgeCounts, tune func(*application.Config)) *env {
 	t.Helper()
-	var store *memory.Store
-	var audit *memory.AuditLog
-	e := newEnv(t, withHousekeeping(lock, counts, tune), func(_ *application.Config, d *application.Deps) {
-		// The env's own store and log, reached through the ports it set.
-		store, audit = d.Tx.(*memory.Store), d.Audit.(*memory.AuditLog)
-		d.Purger = memory.NewPurger(store, audit)
-	})
-	return e
+	return newEnv(t, withHousekeeping(lock, counts, tune))
 }
 
 func reportRows(r application.PurgeReport, kind domain.PurgeKind) (int, bool) {
@@ -264,7 +257,7 @@ func TestHousekeeping_run(t *testing.T) {
 	})
 	t.Run("without_a_purger", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
+		e := newEnv(t, func(_ *application.Config, d *application.Deps) { d.Stores.Purger = nil })
 		if _, err := e.svc.Housekeeping.RunOnce(ctx); err == nil {
 			t.Error("RunOnce without a purger succeeded")
 		}

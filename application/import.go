@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // DefaultImportBatchSize is the number of users ImportUsers stores per
@@ -122,7 +123,11 @@ type ImportReport struct {
 // password is ever seen, and hashes that are not argon2id with the
 // configured parameters are replaced at their owner's next login. Every
 // stored user is a user.created event with origin=import.
-type ImportService struct{ *base }
+type ImportService struct {
+	core
+	users  ports.UserRepository
+	hasher ports.PasswordHasher
+}
 
 // importCandidate is a record that passed validation, ready to store.
 type importCandidate struct {

@@ -34,7 +34,7 @@ func importRecords(n int) []application.ImportRecord {
 func newImportService(t *testing.T, users ports.UserRepository, e *env) *application.ImportService {
 	t.Helper()
 	deps := testDeps(t, e.store, e.clock, e.audit, e.counts, e.logs)
-	deps.Users = users
+	deps.Stores.Users = users
 	svc, err := application.New(deps, testConfig())
 	if err != nil {
 		t.Fatal(err)

@@ -6,16 +6,21 @@ import (
 	"log/slog"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // KeyService manages the access-token signing keys: the operator's
 // `userd keys` commands and, for admins, the console call the same code.
-type KeyService struct{ *base }
+type KeyService struct {
+	core
+	users ports.UserRepository
+	keys  ports.AccessTokenKeys
+}
 
 // Rotate adds a new access-token signing key, for an admin; when says when
 // it starts signing.
 func (s *KeyService) Rotate(ctx context.Context, actor *domain.Principal, when domain.KeyRotation) (domain.KeyInfo, error) {
-	if _, err := s.signedIn(ctx, actor); err != nil {
+	if _, err := signedIn(ctx, s.users, actor); err != nil {
 		return domain.KeyInfo{}, err
 	}
 	if err := actor.RequireAdmin(); err != nil {
@@ -47,7 +52,7 @@ func (s *KeyService) rotate(ctx context.Context, actor domain.UserID, origin dom
 
 // List describes the access-token keys, oldest first, for an admin.
 func (s *KeyService) List(ctx context.Context, actor *domain.Principal) ([]domain.KeyInfo, error) {
-	if _, err := s.signedIn(ctx, actor); err != nil {
+	if _, err := signedIn(ctx, s.users, actor); err != nil {
 		return nil, err
 	}
 	if err := actor.RequireAdmin(); err != nil {

@@ -12,16 +12,40 @@ import (
 	"time"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
-// AuthService implements login, refresh, logout and bearer authentication.
+// AuthService implements the password sign-in and its second step,
+// refresh, logout, bearer authentication and an admin's unlock.
 type AuthService struct {
-	*base
+	core
+	authPorts
 
 	// dummyHash is the hash verifyDummy checks against, made on first
 	// use; dummyMu serialises its making.
 	dummyHash atomic.Pointer[string]
 	dummyMu   sync.Mutex
+}
+
+// authPorts are what the AuthService uses.
+type authPorts struct {
+	users  ports.UserRepository
+	tokens ports.RefreshTokenStore
+	codec  ports.RefreshTokenCodec
+	issuer ports.TokenIssuer
+	hasher ports.PasswordHasher
+	mfa    ports.MFAStore
+	tx     ports.Transactor
+	// signIn ends every sign-in; factors spend the second step's codes.
+	signIn   *signInPath
+	factors  *secondFactors
+	webhooks *webhookQueue
+	// sessionEnds refuses the access tokens of ended sessions.
+	sessionEnds *sessionEnds
+	// refreshTTL and reuseGrace are Config's RefreshTTL and
+	// RefreshReuseGrace.
+	refreshTTL time.Duration
+	reuseGrace time.Duration
 }
 
 // TokenPair is what login and refresh answer.
@@ -38,10 +62,12 @@ type LoginInput struct {
 	Password string
 }
 
-// Login checks an email and password and opens a session. Unknown email and
-// wrong password answer alike, in body and in timing; an email that failed
-// too often is refused without checking the password.
-func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, error) {
+// Login checks an email and password and, the password right, ends the
+// sign-in (signInPath.complete): a session, or the second step for an
+// account with a second factor. Unknown email and wrong password answer
+// alike, in body and in timing; an email that failed too often is refused
+// without checking the password.
+func (s *AuthService) Login(ctx context.Context, in LoginInput) (SignInResult, error) {
 	var verr domain.ValidationError
 	if in.Email == "" {
 		verr.Add(domain.FieldEmail, "must not be empty")
@@ -50,7 +76,7 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		verr.Add(domain.FieldPassword, "must not be empty")
 	}
 	if err := verr.Err(); err != nil {
-		return TokenPair{}, err
+		return SignInResult{}, err
 	}
 	now := s.clock.Now()
 	email, msg := domain.ParseEmail(in.Email)
@@ -59,18 +85,18 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		// storing a record keeps made-up strings out of the attempts table.
 		// The dummy verification keeps the answer's timing uniform.
 		if err := s.verifyDummy(ctx, in.Password); err != nil {
-			return TokenPair{}, err
+			return SignInResult{}, err
 		}
 		// Not even this string is kept in the audit trail.
 		s.events.note(ctx, domain.LoginFailedEvent("", "", domain.CheckLogin, domain.FailureMalformedEmail))
-		return TokenPair{}, domain.ErrInvalidCredentials
+		return SignInResult{}, domain.ErrInvalidCredentials
 	}
 	rec, err := s.throttle.reserve(ctx, email)
 	if err != nil {
 		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 			s.loginThrottled(ctx, email, tooMany.RetryAfter)
 		}
-		return TokenPair{}, err
+		return SignInResult{}, err
 	}
 
 	user, err := s.users.ByEmail(ctx, email)
@@ -78,52 +104,25 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (TokenPair, erro
 		// Spend the same work as a real check, so timing does not tell
 		// whether the email is registered.
 		if err := s.verifyDummy(ctx, in.Password); err != nil {
-			return TokenPair{}, s.throttle.unchecked(ctx, email, err)
+			return SignInResult{}, s.throttle.unchecked(ctx, email, err)
 		}
-		return TokenPair{}, s.loginFailed(ctx, rec, "", domain.FailureUnknownEmail)
+		return SignInResult{}, s.loginFailed(ctx, rec, "", domain.FailureUnknownEmail)
 	}
 	if err != nil {
-		return TokenPair{}, s.throttle.unchecked(ctx, email, fmt.Errorf("user by email: %w", err))
+		return SignInResult{}, s.throttle.unchecked(ctx, email, fmt.Errorf("user by email: %w", err))
 	}
 	ok, rehash, err := s.hasher.Verify(ctx, user.PasswordHash, in.Password)
 	if err != nil {
-		return TokenPair{}, s.throttle.unchecked(ctx, email, fmt.Errorf("verify password: %w", err))
+		return SignInResult{}, s.throttle.unchecked(ctx, email, fmt.Errorf("verify password: %w", err))
 	}
 	if !ok {
-		return TokenPair{}, s.loginFailed(ctx, rec, user.ID, domain.FailureWrongPassword)
+		return SignInResult{}, s.loginFailed(ctx, rec, user.ID, domain.FailureWrongPassword)
 	}
-	if user.MFAEnabled {
-		if err := s.secondFactorRequired(ctx, user, email, rehash, in.Password, now); !errors.Is(err, errNoSecondFactor) {
-			return TokenPair{}, err
-		}
-	}
-	if err := s.throttle.succeeded(ctx, email); err != nil {
-		return TokenPair{}, err
-	}
-	// The password was right: only now may the answer tell what stands in
-	// the way, which would otherwise tell a guesser about the account.
-	if err := s.mayOpenSession(ctx, user); err != nil {
-		return TokenPair{}, err
-	}
+	a := authenticated{user: user, amr: domain.AMRPassword, at: now, counted: email}
 	if rehash {
-		user = s.rehash(ctx, user, in.Password)
+		a.accepted = func(ctx context.Context, u domain.User) domain.User { return s.rehash(ctx, u, in.Password) }
 	}
-	return s.signedInWith(ctx, user, domain.AMRPassword, now)
-}
-
-// mayOpenSession refuses a session to a disabled account, and to one whose
-// email is not verified when the deployment requires it; each refusal is a
-// failed login in the audit trail.
-func (s *AuthService) mayOpenSession(ctx context.Context, u domain.User) error {
-	switch {
-	case u.Disabled:
-		s.events.note(ctx, domain.LoginFailedEvent("", u.ID, domain.CheckLogin, domain.FailureAccountDisabled))
-		return domain.ErrAccountDisabled
-	case s.cfg.RequireEmailVerification && !u.EmailVerified:
-		s.events.note(ctx, domain.LoginFailedEvent("", u.ID, domain.CheckLogin, domain.FailureEmailNotVerified))
-		return domain.ErrEmailNotVerified
-	}
-	return nil
+	return s.signIn.complete(ctx, a)
 }
 
 // loginFailed reports a failure, counted against the email when the
@@ -222,7 +221,7 @@ var errRehashRaced = errors.New("password changed during rehash")
 // or on another node as the SessionEndings told).
 func (s *AuthService) Authenticate(ctx context.Context, bearer string) (*domain.Principal, error) {
 	p, err := s.issuer.Verify(ctx, bearer)
-	if err != nil || s.ended.has(p.Session.ID) {
+	if err != nil || s.sessionEnds.has(p.Session.ID) {
 		return nil, domain.ErrInvalidToken
 	}
 	return &p, nil

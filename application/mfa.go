@@ -5,14 +5,33 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // MFAService manages second factors: a user's TOTP factor and recovery
 // codes, the summary of its factors, and an admin's reset of them all.
-type MFAService struct{ *base }
+type MFAService struct {
+	core
+	mfaPorts
+}
+
+// mfaPorts are what the MFAService uses.
+type mfaPorts struct {
+	users    ports.UserRepository
+	mfa      ports.MFAStore
+	otp      ports.OneTimePasswords
+	passkeys ports.PasskeyStore
+	tokens   ports.RefreshTokenStore
+	tx       ports.Transactor
+	// factors prove the owner and keep MFAEnabled; webhooks and
+	// sessionEnds carry out an admin's reset.
+	factors     *secondFactors
+	webhooks    *webhookQueue
+	sessionEnds *sessionEnds
+	delivery    wakeup
+}
 
 // Field names of the second-factor requests, for validation errors.
 const (
@@ -23,7 +42,7 @@ const (
 
 // Summary tells the caller which second factors its account has.
 func (s *MFAService) Summary(ctx context.Context, actor *domain.Principal) (domain.MFASummary, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return domain.MFASummary{}, err
 	}
@@ -44,7 +63,7 @@ type TOTPEnrolment struct {
 // factor is confirmed gets domain.ErrMFAAlreadyEnabled, before any proof
 // is asked for.
 func (s *MFAService) BeginTOTP(ctx context.Context, actor *domain.Principal, currentPassword *string) (TOTPEnrolment, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return TOTPEnrolment{}, err
 	}
@@ -53,7 +72,7 @@ func (s *MFAService) BeginTOTP(ctx context.Context, actor *domain.Principal, cur
 	} else if err != nil && !errors.Is(err, domain.ErrMFANotEnabled) {
 		return TOTPEnrolment{}, err
 	}
-	if err := s.proveFactorChange(ctx, actor, self, domain.AddFactor, currentPassword); err != nil {
+	if err := s.factors.proveFactorChange(ctx, actor, self, domain.AddFactor, currentPassword); err != nil {
 		return TOTPEnrolment{}, err
 	}
 	secret, encoded, uri, err := s.otp.NewSecret(string(self.Email))
@@ -74,7 +93,7 @@ func (s *MFAService) BeginTOTP(ctx context.Context, actor *domain.Principal, cur
 // ConfirmTOTP activates the caller's pending factor with a first code and
 // returns fresh recovery codes, shown once.
 func (s *MFAService) ConfirmTOTP(ctx context.Context, actor *domain.Principal, code *string) ([]string, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +130,10 @@ func (s *MFAService) ConfirmTOTP(ctx context.Context, actor *domain.Principal, c
 		if err := s.mfa.ReplaceRecoveryCodes(ctx, self.ID, hashRecoveryCodes(self.ID, codes), now); err != nil {
 			return err
 		}
-		if err := s.setMFAEnabled(ctx, self.ID, true, now); err != nil {
+		if err := s.factors.setMFAEnabled(ctx, self.ID, true, now); err != nil {
 			return err
 		}
-		return s.queueFactorNotice(ctx, self, domain.MailFactorAdded, domain.FactorTOTP)
+		return s.factors.queueFactorNotice(ctx, self, domain.MailFactorAdded, domain.FactorTOTP)
 	})
 	if err != nil {
 		return nil, err
@@ -129,7 +148,7 @@ func (s *MFAService) ConfirmTOTP(ctx context.Context, actor *domain.Principal, c
 // recovery code, counted under the login lock-out (spendCodeCounted). When no passkey is left either, the recovery codes go
 // with it: they stand in for a second factor the account no longer has.
 func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, code *string) error {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return err
 	}
@@ -144,7 +163,7 @@ func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, c
 	if !f.Confirmed() {
 		return domain.ErrMFANotEnabled
 	}
-	if err := s.spendCodeCounted(ctx, actor, self, &f, raw); err != nil {
+	if err := s.factors.spendCodeCounted(ctx, actor, self, &f, raw); err != nil {
 		return err
 	}
 	now := s.clock.Now()
@@ -152,10 +171,10 @@ func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, c
 		if _, err := s.mfa.DeleteTOTP(ctx, self.ID); err != nil {
 			return err
 		}
-		if err := s.syncMFAEnabled(ctx, self.ID, now); err != nil {
+		if err := s.factors.syncMFAEnabled(ctx, self.ID, now); err != nil {
 			return err
 		}
-		return s.queueFactorNotice(ctx, self, domain.MailFactorRemoved, domain.FactorTOTP)
+		return s.factors.queueFactorNotice(ctx, self, domain.MailFactorRemoved, domain.FactorTOTP)
 	})
 	if err != nil {
 		return err
@@ -172,7 +191,7 @@ func (s *MFAService) DisableTOTP(ctx context.Context, actor *domain.Principal, c
 // renew them): without one, its session must have signed in with a second
 // factor (or recently).
 func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Principal, code *string) ([]string, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +217,7 @@ func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Princ
 			}
 			f = &got
 		}
-		if err := s.spendCodeCounted(ctx, actor, self, f, raw); err != nil {
+		if err := s.factors.spendCodeCounted(ctx, actor, self, f, raw); err != nil {
 			return nil, err
 		}
 	case hasCode:
@@ -218,7 +237,7 @@ func (s *MFAService) RenewRecoveryCodes(ctx context.Context, actor *domain.Princ
 // Reset removes every second factor and passkey of a user and ends its
 // sessions: for an admin, when a user lost its devices.
 func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID string) error {
-	id, err := s.adminOnUser(ctx, actor, rawID)
+	id, err := adminOnUser(ctx, s.users, actor, rawID)
 	if err != nil {
 		return err
 	}
@@ -242,24 +261,24 @@ func (s *MFAService) Reset(ctx context.Context, actor *domain.Principal, rawID s
 		if err := s.mfa.DeleteRecoveryCodes(ctx, id); err != nil {
 			return err
 		}
-		if err := s.setMFAEnabled(ctx, id, false, now); err != nil {
+		if err := s.factors.setMFAEnabled(ctx, id, false, now); err != nil {
 			return err
 		}
 		if ended, err = s.tokens.RevokeUser(ctx, id, now); err != nil {
 			return err
 		}
 		if totp || passkeys > 0 {
-			if err := s.queueFactorNotice(ctx, u, domain.MailFactorRemoved, domain.FactorAll); err != nil {
+			if err := s.factors.queueFactorNotice(ctx, u, domain.MailFactorRemoved, domain.FactorAll); err != nil {
 				return err
 			}
 		}
-		return s.emitSessionsRevoked(ctx, id, string(domain.EndedByMFAReset))
+		return s.webhooks.sessionsRevoked(ctx, id, string(domain.EndedByMFAReset))
 	})
 	if err != nil {
 		return err
 	}
 	s.delivery.wake()
-	s.sessionsEnded(ctx, ended...)
+	s.sessionEnds.ended(ctx, ended...)
 	s.events.note(ctx, domain.MFAResetEvent(actor.UserID, id, totp, passkeys))
 	s.events.note(ctx, domain.SessionRevokedEvent(actor.UserID, id, domain.EndedByMFAReset, ""))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "second factors reset", slog.String("user_id", id.String()))
@@ -275,109 +294,6 @@ func requiredCode(code *string) (string, error) {
 		return "", verr
 	}
 	return *code, nil
-}
-
-// spendCode checks code as a TOTP code of f (a confirmed factor; nil when
-// the account has none) or, when it has the form of one, as one of the
-// user's recovery codes, and spends it: a TOTP code's time step cannot be
-// used again, a recovery code is used up. It reports whether a recovery
-// code was spent, which the caller records (recoveryCodeUsed) once its
-// transaction, if any, has committed. Anything else is
-// domain.ErrInvalidMFACode.
-func (b *base) spendCode(ctx context.Context, user domain.UserID, f *domain.TOTPFactor, code string) (recovery bool, err error) {
-	now := b.clock.Now()
-	if totpCode, ok := domain.ParseTOTPCode(code); ok {
-		if f == nil {
-			return false, domain.ErrInvalidMFACode
-		}
-		step, ok := b.otp.Match(f.Secret, totpCode, now, f.LastStep)
-		if !ok {
-			return false, domain.ErrInvalidMFACode
-		}
-		accepted, err := b.mfa.AcceptTOTPStep(ctx, user, step, now, false)
-		if err != nil {
-			return false, err
-		}
-		if !accepted {
-			return false, domain.ErrInvalidMFACode
-		}
-		return false, nil
-	}
-	recoveryCode, ok := domain.ParseRecoveryCode(code)
-	if !ok {
-		return false, domain.ErrInvalidMFACode
-	}
-	return true, b.useRecoveryCode(ctx, user, recoveryCode, now)
-}
-
-// spendCodeNoted is spendCode outside a transaction, recording a spent
-// recovery code at once.
-func (b *base) spendCodeNoted(ctx context.Context, user domain.UserID, f *domain.TOTPFactor, code string) error {
-	recovery, err := b.spendCode(ctx, user, f, code)
-	if err == nil && recovery {
-		b.recoveryCodeUsed(ctx, user)
-	}
-	return err
-}
-
-// useRecoveryCode uses up one of the user's recovery codes, or returns
-// domain.ErrInvalidMFACode.
-func (b *base) useRecoveryCode(ctx context.Context, user domain.UserID, code string, now time.Time) error {
-	used, err := b.mfa.UseRecoveryCode(ctx, user, domain.HashRecoveryCode(user, code), now)
-	if err != nil {
-		return err
-	}
-	if !used {
-		return domain.ErrInvalidMFACode
-	}
-	return nil
-}
-
-// recoveryCodeUsed records that a recovery code of the user was spent,
-// with how many are left.
-func (b *base) recoveryCodeUsed(ctx context.Context, user domain.UserID) {
-	left := 0
-	if summary, err := b.mfa.Summary(ctx, user); err == nil {
-		left = summary.RecoveryCodesLeft
-	}
-	b.events.note(ctx, domain.RecoveryCodeUsedEvent(user, left))
-	b.log.LogAttrs(ctx, slog.LevelInfo, "recovery code used", slog.String("user_id", user.String()), slog.Int("left", left))
-}
-
-// syncMFAEnabled makes the user's MFAEnabled say whether a factor is left,
-// after one was removed; with none left, the recovery codes go too.
-func (b *base) syncMFAEnabled(ctx context.Context, user domain.UserID, now time.Time) error {
-	summary, err := b.mfa.Summary(ctx, user)
-	if err != nil {
-		return err
-	}
-	if !summary.Enabled() {
-		if err := b.mfa.DeleteRecoveryCodes(ctx, user); err != nil {
-			return err
-		}
-	}
-	return b.setMFAEnabled(ctx, user, summary.Enabled(), now)
-}
-
-// setMFAEnabled stores the user's MFAEnabled when it changes, and queues
-// user.mfa_enabled or user.mfa_disabled when it does.
-func (b *base) setMFAEnabled(ctx context.Context, user domain.UserID, enabled bool, now time.Time) error {
-	changed := false
-	_, err := b.users.Update(ctx, user, func(u *domain.User) error {
-		changed = u.MFAEnabled != enabled
-		if changed {
-			u.MFAEnabled, u.UpdatedAt = enabled, now
-		}
-		return nil
-	})
-	if err != nil || !changed {
-		return err
-	}
-	typ := domain.WebhookUserMFADisabled
-	if enabled {
-		typ = domain.WebhookUserMFAEnabled
-	}
-	return b.emit(ctx, typ, user, nil)
 }
 
 func hashRecoveryCodes(user domain.UserID, codes []string) []string {

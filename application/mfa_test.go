@@ -65,24 +65,23 @@ func (e *env) seedMFA(t *testing.T, email string, profiles ...domain.Profile) mf
 
 // passwordStep logs in with the seeded password and returns the second
 // step it asks for.
-func (e *env) passwordStep(t *testing.T, email string) *domain.MFARequiredError {
+func (e *env) passwordStep(t *testing.T, email string) *application.SecondStepChallenge {
 	t.Helper()
-	_, err := e.auth.Login(ctx, application.LoginInput{Email: email, Password: seededPassword})
-	var required *domain.MFARequiredError
-	if !errors.As(err, &required) {
-		t.Fatalf("login %s: error = %v, want a second factor required", email, err)
+	res, err := e.auth.Login(ctx, application.LoginInput{Email: email, Password: seededPassword})
+	if err != nil || res.SecondStep == nil {
+		t.Fatalf("login %s: %+v, error = %v, want a second factor required", email, res, err)
 	}
-	return required
+	return res.SecondStep
 }
 
 // loginCode is the second step with a TOTP code.
 func (e *env) loginCode(token, code string) (application.TokenPair, error) {
-	return e.auth.LoginMFA(ctx, application.MFALoginInput{MFAToken: &token, Code: &code})
+	return tokensOf(e.auth.LoginMFA(ctx, application.MFALoginInput{MFAToken: &token, Code: &code}))
 }
 
 // loginRecovery is the second step with a recovery code.
 func (e *env) loginRecovery(token, code string) (application.TokenPair, error) {
-	return e.auth.LoginMFA(ctx, application.MFALoginInput{MFAToken: &token, RecoveryCode: &code})
+	return tokensOf(e.auth.LoginMFA(ctx, application.MFALoginInput{MFAToken: &token, RecoveryCode: &code}))
 }
 
 // session is the session of a pair's access token.
@@ -168,22 +167,25 @@ func TestLogin_asks_for_the_second_factors_the_account_has(t *testing.T) {
 			e := newEnv(t)
 			_, p := e.seed(t, "ada@example.com")
 			tc.setup(t, e, p)
-			pair, err := e.auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+			res, err := e.auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+			wantErr(t, err, nil)
 			if tc.wantMethods == nil {
-				wantErr(t, err, nil)
-				if got := e.session(t, pair).AMR; !slices.Equal(got, domain.AMRPassword) {
+				if res.Tokens == nil {
+					t.Fatalf("second step %+v, want a session", res.SecondStep)
+				}
+				if got := e.session(t, *res.Tokens).AMR; !slices.Equal(got, domain.AMRPassword) {
 					t.Errorf("amr = %v, want %v", got, domain.AMRPassword)
 				}
 				return
 			}
-			var required *domain.MFARequiredError
-			if !errors.As(err, &required) {
-				t.Fatalf("error = %v, want a second factor required", err)
+			required := res.SecondStep
+			if required == nil {
+				t.Fatal("a session opened, want a second factor required")
 			}
-			if pair.Access.Token != "" || pair.RefreshToken != "" {
-				t.Errorf("tokens issued before the second factor: %+v", pair)
+			if res.Tokens != nil {
+				t.Errorf("tokens issued before the second factor: %+v", res.Tokens)
 			}
-			if !slices.Equal(required.Methods, tc.wantMethods) || !domain.WellFormedMFAToken(required.Token) || len(required.Token) != 43 {
+			if !slices.Equal(required.Methods, tc.wantMethods) || !domain.WellFormedMFAToken(required.MFAToken) || len(required.MFAToken) != 43 {
 				t.Errorf("second step %+v, want methods %v and a 43-character token", required, tc.wantMethods)
 			}
 			// A wrong password still says nothing of the second factor.
@@ -206,25 +208,25 @@ func TestLoginMFA(t *testing.T) {
 		{
 			name: "right_code",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				return e.loginCode(e.passwordStep(t, email).Token, a.code(t, e))
+				return e.loginCode(e.passwordStep(t, email).MFAToken, a.code(t, e))
 			},
 		},
 		{
 			name: "code_of_the_step_before",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				return e.loginCode(e.passwordStep(t, email).Token, totpCode(t, a.secret, e.clock.Now().Add(-domain.TOTPPeriod)))
+				return e.loginCode(e.passwordStep(t, email).MFAToken, totpCode(t, a.secret, e.clock.Now().Add(-domain.TOTPPeriod)))
 			},
 		},
 		{
 			name: "code_of_the_step_after",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				return e.loginCode(e.passwordStep(t, email).Token, totpCode(t, a.secret, e.clock.Now().Add(domain.TOTPPeriod)))
+				return e.loginCode(e.passwordStep(t, email).MFAToken, totpCode(t, a.secret, e.clock.Now().Add(domain.TOTPPeriod)))
 			},
 		},
 		{
 			name: "code_two_steps_away",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				return e.loginCode(e.passwordStep(t, email).Token, totpCode(t, a.secret, e.clock.Now().Add(2*domain.TOTPPeriod)))
+				return e.loginCode(e.passwordStep(t, email).MFAToken, totpCode(t, a.secret, e.clock.Now().Add(2*domain.TOTPPeriod)))
 			},
 			wantErr: domain.ErrMFACodeRejected,
 		},
@@ -232,54 +234,54 @@ func TestLoginMFA(t *testing.T) {
 			name: "replayed_code",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
 				code := a.code(t, e)
-				_, err := e.loginCode(e.passwordStep(t, email).Token, code)
+				_, err := e.loginCode(e.passwordStep(t, email).MFAToken, code)
 				wantErr(t, err, nil)
 				e.clock.Advance(10 * time.Second) // still within the window
-				return e.loginCode(e.passwordStep(t, email).Token, code)
+				return e.loginCode(e.passwordStep(t, email).MFAToken, code)
 			},
 			wantErr: domain.ErrMFACodeRejected,
 		},
 		{
 			name: "code_of_an_earlier_step_after_a_later_one",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				_, err := e.loginCode(e.passwordStep(t, email).Token, totpCode(t, a.secret, e.clock.Now().Add(domain.TOTPPeriod)))
+				_, err := e.loginCode(e.passwordStep(t, email).MFAToken, totpCode(t, a.secret, e.clock.Now().Add(domain.TOTPPeriod)))
 				wantErr(t, err, nil)
-				return e.loginCode(e.passwordStep(t, email).Token, a.code(t, e))
+				return e.loginCode(e.passwordStep(t, email).MFAToken, a.code(t, e))
 			},
 			wantErr: domain.ErrMFACodeRejected,
 		},
 		{
 			name: "wrong_code",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				return e.loginCode(e.passwordStep(t, email).Token, wrongCode(t, e, a))
+				return e.loginCode(e.passwordStep(t, email).MFAToken, wrongCode(t, e, a))
 			},
 			wantErr: domain.ErrMFACodeRejected,
 		},
 		{
 			name: "malformed_code",
 			run: func(t *testing.T, e *env, _ mfaAccount) (application.TokenPair, error) {
-				return e.loginCode(e.passwordStep(t, email).Token, "12345a")
+				return e.loginCode(e.passwordStep(t, email).MFAToken, "12345a")
 			},
 			wantErr: domain.ErrMFACodeRejected,
 		},
 		{
 			name: "recovery_code",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				return e.loginRecovery(e.passwordStep(t, email).Token, a.recovery[3])
+				return e.loginRecovery(e.passwordStep(t, email).MFAToken, a.recovery[3])
 			},
 		},
 		{
 			name: "recovery_code_in_upper_case",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				return e.loginRecovery(e.passwordStep(t, email).Token, strings.ToUpper(a.recovery[3]))
+				return e.loginRecovery(e.passwordStep(t, email).MFAToken, strings.ToUpper(a.recovery[3]))
 			},
 		},
 		{
 			name: "recovery_code_used_twice",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				_, err := e.loginRecovery(e.passwordStep(t, email).Token, a.recovery[3])
+				_, err := e.loginRecovery(e.passwordStep(t, email).MFAToken, a.recovery[3])
 				wantErr(t, err, nil)
-				return e.loginRecovery(e.passwordStep(t, email).Token, strings.ToUpper(a.recovery[3]))
+				return e.loginRecovery(e.passwordStep(t, email).MFAToken, strings.ToUpper(a.recovery[3]))
 			},
 			wantErr: domain.ErrMFACodeRejected,
 		},
@@ -287,21 +289,21 @@ func TestLoginMFA(t *testing.T) {
 			name: "recovery_code_of_another_account",
 			run: func(t *testing.T, e *env, _ mfaAccount) (application.TokenPair, error) {
 				other := e.seedMFA(t, "grace@example.com")
-				return e.loginRecovery(e.passwordStep(t, email).Token, other.recovery[0])
+				return e.loginRecovery(e.passwordStep(t, email).MFAToken, other.recovery[0])
 			},
 			wantErr: domain.ErrMFACodeRejected,
 		},
 		{
 			name: "malformed_recovery_code",
 			run: func(t *testing.T, e *env, _ mfaAccount) (application.TokenPair, error) {
-				return e.loginRecovery(e.passwordStep(t, email).Token, "abcde abcde")
+				return e.loginRecovery(e.passwordStep(t, email).MFAToken, "abcde abcde")
 			},
 			wantErr: domain.ErrMFACodeRejected,
 		},
 		{
 			name: "token_used_twice",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				token := e.passwordStep(t, email).Token
+				token := e.passwordStep(t, email).MFAToken
 				_, err := e.loginCode(token, a.code(t, e))
 				wantErr(t, err, nil)
 				return e.loginRecovery(token, a.recovery[0])
@@ -311,7 +313,7 @@ func TestLoginMFA(t *testing.T) {
 		{
 			name: "token_expired",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				token := e.passwordStep(t, email).Token
+				token := e.passwordStep(t, email).MFAToken
 				e.clock.Advance(domain.MFAChallengeTTL)
 				return e.loginCode(token, a.code(t, e))
 			},
@@ -335,7 +337,7 @@ func TestLoginMFA(t *testing.T) {
 		{
 			name: "fifth_wrong_code_voids_the_token",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				token := e.passwordStep(t, email).Token
+				token := e.passwordStep(t, email).MFAToken
 				for i := range domain.MFAChallengeMaxFailures {
 					if _, err := e.loginCode(token, wrongCode(t, e, a)); !errors.Is(err, domain.ErrMFACodeRejected) {
 						t.Fatalf("wrong code %d: error = %v", i+1, err)
@@ -348,21 +350,21 @@ func TestLoginMFA(t *testing.T) {
 		{
 			name: "code_and_recovery_code_at_once",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				token, code := e.passwordStep(t, email).Token, a.code(t, e)
-				return e.auth.LoginMFA(ctx, application.MFALoginInput{MFAToken: &token, Code: &code, RecoveryCode: &a.recovery[0]})
+				token, code := e.passwordStep(t, email).MFAToken, a.code(t, e)
+				return tokensOf(e.auth.LoginMFA(ctx, application.MFALoginInput{MFAToken: &token, Code: &code, RecoveryCode: &a.recovery[0]}))
 			},
 			wantErr: &domain.ValidationError{},
 		},
 		{
 			name: "no_code",
 			run: func(t *testing.T, e *env, _ mfaAccount) (application.TokenPair, error) {
-				token := e.passwordStep(t, email).Token
-				return e.auth.LoginMFA(ctx, application.MFALoginInput{MFAToken: &token, Code: ptr("")})
+				token := e.passwordStep(t, email).MFAToken
+				return tokensOf(e.auth.LoginMFA(ctx, application.MFALoginInput{MFAToken: &token, Code: ptr("")}))
 			},
 			wantErr: &domain.ValidationError{},
 		},
 		{
-			// The comment of secondFactorRequired: a right password does
+			// The comment of requireSecondStep: a right password does
 			// not forget the failures of an account with a second factor.
 			name: "wrong_codes_count_against_the_lock_out",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
@@ -370,7 +372,7 @@ func TestLoginMFA(t *testing.T) {
 					_, err := e.auth.Login(ctx, application.LoginInput{Email: email, Password: "not it"})
 					wantErr(t, err, domain.ErrInvalidCredentials)
 				}
-				token := e.passwordStep(t, email).Token
+				token := e.passwordStep(t, email).MFAToken
 				for range 2 {
 					_, err := e.loginCode(token, wrongCode(t, e, a))
 					wantErr(t, err, domain.ErrMFACodeRejected)
@@ -385,11 +387,11 @@ func TestLoginMFA(t *testing.T) {
 				for range 3 {
 					_, _ = e.auth.Login(ctx, application.LoginInput{Email: email, Password: "not it"})
 				}
-				token := e.passwordStep(t, email).Token
+				token := e.passwordStep(t, email).MFAToken
 				for range 2 {
 					_, _ = e.loginCode(token, wrongCode(t, e, a))
 				}
-				return e.auth.Login(ctx, application.LoginInput{Email: email, Password: seededPassword})
+				return tokensOf(e.auth.Login(ctx, application.LoginInput{Email: email, Password: seededPassword}))
 			},
 			wantLocked: true,
 		},
@@ -399,7 +401,7 @@ func TestLoginMFA(t *testing.T) {
 				for range 3 {
 					_, _ = e.auth.Login(ctx, application.LoginInput{Email: email, Password: "not it"})
 				}
-				token := e.passwordStep(t, email).Token
+				token := e.passwordStep(t, email).MFAToken
 				_, err := e.loginCode(token, wrongCode(t, e, a))
 				wantErr(t, err, domain.ErrMFACodeRejected)
 				_, err = e.loginCode(token, a.code(t, e))
@@ -412,13 +414,13 @@ func TestLoginMFA(t *testing.T) {
 					}
 				}
 				e.clock.Advance(domain.TOTPPeriod)
-				return e.loginCode(e.passwordStep(t, email).Token, a.code(t, e))
+				return e.loginCode(e.passwordStep(t, email).MFAToken, a.code(t, e))
 			},
 		},
 		{
 			name: "disabled_account",
 			run: func(t *testing.T, e *env, a mfaAccount) (application.TokenPair, error) {
-				token := e.passwordStep(t, email).Token
+				token := e.passwordStep(t, email).MFAToken
 				disable(t, e, a.user.ID)
 				return e.loginCode(token, a.code(t, e))
 			},
@@ -490,7 +492,7 @@ func TestLoginMFA_concurrent_right_code_succeeds_once(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	a := e.seedMFA(t, "ada@example.com")
-	token, code := e.passwordStep(t, "ada@example.com").Token, a.code(t, e)
+	token, code := e.passwordStep(t, "ada@example.com").MFAToken, a.code(t, e)
 	const n = 8
 	var (
 		wg   sync.WaitGroup
@@ -836,7 +838,7 @@ func TestMFA_DisableTOTP(t *testing.T) {
 			name: "replayed_code",
 			setup: func(t *testing.T, e *env, a mfaAccount) *string {
 				code := a.code(t, e)
-				_, err := e.loginCode(e.passwordStep(t, "ada@example.com").Token, code)
+				_, err := e.loginCode(e.passwordStep(t, "ada@example.com").MFAToken, code)
 				wantErr(t, err, nil)
 				return &code
 			},
@@ -941,7 +943,7 @@ func TestMFA_Reset(t *testing.T) {
 			_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
 			a := e.seedMFA(t, "ada@example.com")
 			e.registerPasskey(t, withSession(a.self, strongSession(e)), softauthn.New(testOrigin))
-			pair, err := e.loginCode(e.passwordStep(t, "ada@example.com").Token, a.code(t, e))
+			pair, err := e.loginCode(e.passwordStep(t, "ada@example.com").MFAToken, a.code(t, e))
 			wantErr(t, err, nil)
 
 			err = e.svc.MFA.Reset(ctx, tc.actor(e, admin, a.self), tc.id(a.user.ID))
@@ -980,21 +982,21 @@ func TestRefresh_keeps_the_session_amr_and_id(t *testing.T) {
 		{
 			name: "totp",
 			signIn: func(t *testing.T, e *env, a mfaAccount, _ *softauthn.Authenticator) (application.TokenPair, error) {
-				return e.loginCode(e.passwordStep(t, email).Token, a.code(t, e))
+				return e.loginCode(e.passwordStep(t, email).MFAToken, a.code(t, e))
 			},
 			wantAMR: domain.AMRPasswordOTP,
 		},
 		{
 			name: "recovery_code",
 			signIn: func(t *testing.T, e *env, a mfaAccount, _ *softauthn.Authenticator) (application.TokenPair, error) {
-				return e.loginRecovery(e.passwordStep(t, email).Token, a.recovery[0])
+				return e.loginRecovery(e.passwordStep(t, email).MFAToken, a.recovery[0])
 			},
 			wantAMR: domain.AMRPasswordOTP,
 		},
 		{
 			name: "password_and_passkey",
 			signIn: func(t *testing.T, e *env, _ mfaAccount, key *softauthn.Authenticator) (application.TokenPair, error) {
-				return e.passkeyLogin(t, key, softauthn.Faults{}, &e.passwordStep(t, email).Token)
+				return e.passkeyLogin(t, key, softauthn.Faults{}, &e.passwordStep(t, email).MFAToken)
 			},
 			wantAMR: domain.AMRPasswordPasskey,
 		},

@@ -10,14 +10,27 @@ import (
 	"log/slog"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // PasskeyService registers passkeys and signs in with them: on their own
 // (a discoverable login) or as the second step after a password.
 type PasskeyService struct {
-	*base
-	// auth opens sessions and runs the second step of password logins.
-	auth *AuthService
+	core
+	passkeyPorts
+}
+
+// passkeyPorts are what the PasskeyService uses.
+type passkeyPorts struct {
+	users    ports.UserRepository
+	passkeys ports.PasskeyStore
+	rp       ports.PasskeyRelyingParty
+	tx       ports.Transactor
+	// factors prove the owner and keep MFAEnabled; signIn ends the
+	// sign-ins a passkey proves.
+	factors  *secondFactors
+	signIn   *signInPath
+	delivery wakeup
 }
 
 // Field names of the passkey requests, for validation errors.
@@ -37,7 +50,7 @@ type PasskeyOptions struct {
 
 // List returns the caller's passkeys, oldest first.
 func (s *PasskeyService) List(ctx context.Context, actor *domain.Principal) ([]domain.Passkey, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -51,11 +64,11 @@ func (s *PasskeyService) List(ctx context.Context, actor *domain.Principal) ([]d
 // token could add a passkey of its own, a passwordless way in that
 // outlives every password change.
 func (s *PasskeyService) BeginRegistration(ctx context.Context, actor *domain.Principal, currentPassword *string) (PasskeyOptions, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
-	if err := s.proveFactorChange(ctx, actor, self, domain.AddFactor, currentPassword); err != nil {
+	if err := s.factors.proveFactorChange(ctx, actor, self, domain.AddFactor, currentPassword); err != nil {
 		return PasskeyOptions{}, err
 	}
 	existing, err := s.passkeys.Passkeys(ctx, self.ID)
@@ -78,7 +91,7 @@ type PasskeyRegistrationInput struct {
 
 // FinishRegistration verifies the browser's answer and stores the passkey.
 func (s *PasskeyService) FinishRegistration(ctx context.Context, actor *domain.Principal, in PasskeyRegistrationInput) (domain.Passkey, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return domain.Passkey{}, err
 	}
@@ -110,10 +123,10 @@ func (s *PasskeyService) FinishRegistration(ctx context.Context, actor *domain.P
 		if err := s.passkeys.CreatePasskey(ctx, p); err != nil {
 			return err
 		}
-		if err := s.setMFAEnabled(ctx, self.ID, true, now); err != nil {
+		if err := s.factors.setMFAEnabled(ctx, self.ID, true, now); err != nil {
 			return err
 		}
-		return s.queueFactorNotice(ctx, self, domain.MailFactorAdded, domain.FactorPasskey)
+		return s.factors.queueFactorNotice(ctx, self, domain.MailFactorAdded, domain.FactorPasskey)
 	})
 	if errors.Is(err, domain.ErrUserNotFound) {
 		return domain.Passkey{}, domain.ErrInvalidToken
@@ -134,7 +147,7 @@ func (s *PasskeyService) FinishRegistration(ctx context.Context, actor *domain.P
 // passkey turns two-step verification off, which a stolen access token
 // alone must not do.
 func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, rawID string, currentPassword *string) error {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return err
 	}
@@ -142,7 +155,7 @@ func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, ra
 	if err != nil {
 		return err
 	}
-	if err := s.proveFactorChange(ctx, actor, self, domain.RemoveFactor, currentPassword); err != nil {
+	if err := s.factors.proveFactorChange(ctx, actor, self, domain.RemoveFactor, currentPassword); err != nil {
 		return err
 	}
 	now := s.clock.Now()
@@ -150,10 +163,10 @@ func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, ra
 		if err := s.passkeys.DeletePasskey(ctx, self.ID, id); err != nil {
 			return err
 		}
-		if err := s.syncMFAEnabled(ctx, self.ID, now); err != nil {
+		if err := s.factors.syncMFAEnabled(ctx, self.ID, now); err != nil {
 			return err
 		}
-		return s.queueFactorNotice(ctx, self, domain.MailFactorRemoved, domain.FactorPasskey)
+		return s.factors.queueFactorNotice(ctx, self, domain.MailFactorRemoved, domain.FactorPasskey)
 	})
 	if err != nil {
 		return err
@@ -169,7 +182,7 @@ func (s *PasskeyService) Delete(ctx context.Context, actor *domain.Principal, ra
 // a name given at registration (empty is domain.DefaultPasskeyName), and
 // returns the passkey. Like Delete, another user's passkey is not found.
 func (s *PasskeyService) Rename(ctx context.Context, actor *domain.Principal, rawID, name string) (domain.Passkey, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return domain.Passkey{}, err
 	}
@@ -213,17 +226,7 @@ func (s *PasskeyService) BeginLogin(ctx context.Context, mfaToken *string) (Pass
 		}
 		return s.ceremony(ctx, domain.CeremonyLogin, "", options, state)
 	}
-	if !domain.WellFormedMFAToken(*mfaToken) {
-		return PasskeyOptions{}, domain.ErrInvalidMFAToken
-	}
-	ch, err := s.challenges.Challenge(ctx, domain.HashMFAToken(*mfaToken), s.clock.Now())
-	if err != nil {
-		return PasskeyOptions{}, err
-	}
-	user, err := s.users.ByID(ctx, ch.UserID)
-	if errors.Is(err, domain.ErrUserNotFound) {
-		return PasskeyOptions{}, domain.ErrInvalidMFAToken
-	}
+	user, err := s.signIn.pendingSecondStep(ctx, *mfaToken)
 	if err != nil {
 		return PasskeyOptions{}, err
 	}
@@ -249,87 +252,67 @@ type PasskeyLoginInput struct {
 	MFAToken   *string
 }
 
-// FinishLogin verifies the assertion and opens a session: amr hwk (and
-// user when the authenticator verified its user) for a passkey alone, pwd
-// hwk mfa after a password.
-func (s *PasskeyService) FinishLogin(ctx context.Context, in PasskeyLoginInput) (TokenPair, error) {
+// FinishLogin verifies the assertion and ends the sign-in
+// (signInPath): amr hwk (and user when the authenticator verified its
+// user) for a passkey alone, pwd hwk mfa after a password.
+func (s *PasskeyService) FinishLogin(ctx context.Context, in PasskeyLoginInput) (SignInResult, error) {
 	var verr domain.ValidationError
 	requireCeremony(&verr, in.CeremonyID, in.Credential)
 	if err := verr.Err(); err != nil {
-		return TokenPair{}, err
+		return SignInResult{}, err
 	}
-	auth := s.auth
 	if in.MFAToken != nil && *in.MFAToken != "" {
-		return s.finishSecondFactor(ctx, auth, in)
+		return s.signIn.secondStep(ctx, *in.MFAToken, secondFactor{amr: domain.AMRPasswordPasskey,
+			wrong: domain.FailureWrongPasskey, verify: s.secondFactorCheck(*in.CeremonyID, in.Credential)})
 	}
-	now := s.clock.Now()
-	c, err := s.passkeys.TakeCeremony(ctx, *in.CeremonyID, domain.CeremonyLogin, now)
+	c, err := s.passkeys.TakeCeremony(ctx, *in.CeremonyID, domain.CeremonyLogin, s.clock.Now())
 	if err != nil {
-		return TokenPair{}, err
+		return SignInResult{}, err
 	}
 	lookup, found := s.lookup("")
 	assertion, err := s.rp.FinishLogin(ctx, c.State, in.Credential, lookup)
 	if err != nil {
-		return TokenPair{}, s.passkeyRefused(ctx, "", "login", err)
+		return SignInResult{}, s.passkeyRefused(ctx, "", "login", err)
 	}
 	user, err := s.recordUse(ctx, assertion, found)
 	if err != nil {
-		return TokenPair{}, err
-	}
-	if err := auth.mayOpenSession(ctx, user); err != nil {
-		return TokenPair{}, err
+		return SignInResult{}, err
 	}
 	amr := domain.AMRPasskey
 	if assertion.UserVerified {
 		amr = domain.AMRPasskeyVerified
 	}
-	return auth.signedInWith(ctx, user, amr, s.clock.Now())
+	// A passkey is a second factor of the account itself: no second step.
+	return s.signIn.complete(ctx, authenticated{user: user, amr: amr, secondFactor: true})
 }
 
-// finishSecondFactor is FinishLogin after a password: the ceremony must
-// have been begun for the mfaToken's account, and a refused assertion
-// counts as a wrong code.
-func (s *PasskeyService) finishSecondFactor(ctx context.Context, auth *AuthService, in PasskeyLoginInput) (TokenPair, error) {
-	ch, user, rec, err := auth.beginSecondStep(ctx, *in.MFAToken)
-	if err != nil {
-		return TokenPair{}, err
-	}
-	c, err := s.passkeys.TakeCeremony(ctx, *in.CeremonyID, domain.CeremonySecondFactor, s.clock.Now())
-	if err == nil && c.UserID != user.ID {
-		err = fmt.Errorf("ceremony of another account: %w", domain.ErrInvalidPasskey)
-	}
-	if err != nil {
-		return TokenPair{}, auth.secondFactorFailed(ctx, ch, rec, domain.FailureWrongPasskey, err)
-	}
-	lookup, found := s.lookup(user.ID)
-	assertion, err := s.rp.FinishLogin(ctx, c.State, in.Credential, lookup)
-	if err == nil {
-		_, err = s.recordUse(ctx, assertion, found)
-	}
-	if errors.Is(err, domain.ErrMalformedPasskeyCredential) {
-		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
-	}
-	if errors.Is(err, domain.ErrInvalidPasskey) {
-		s.log.LogAttrs(ctx, slog.LevelInfo, "passkey refused", slog.String("user_id", user.ID.String()),
-			slog.String("reason", err.Error()))
-		return TokenPair{}, auth.secondFactorFailed(ctx, ch, rec, domain.FailureWrongPasskey, domain.ErrInvalidPasskey)
-	}
-	if err != nil {
-		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
-	}
-	if err := auth.mayOpenSession(ctx, user); err != nil {
-		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
-	}
-	var pair TokenPair
-	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
-		var err error
-		pair, err = auth.finishSecondStep(ctx, ch, user, domain.AMRPasswordPasskey)
+// secondFactorCheck checks the passkey of the second step after a
+// password: the ceremony must have been begun for the mfaToken's account,
+// and a refused assertion counts as a wrong factor.
+func (s *PasskeyService) secondFactorCheck(ceremonyID string, credential json.RawMessage) func(context.Context, domain.User) error {
+	return func(ctx context.Context, user domain.User) error {
+		c, err := s.passkeys.TakeCeremony(ctx, ceremonyID, domain.CeremonySecondFactor, s.clock.Now())
+		if err == nil && c.UserID != user.ID {
+			err = fmt.Errorf("ceremony of another account: %w", domain.ErrInvalidPasskey)
+		}
+		if err != nil {
+			return wrongFactor(err)
+		}
+		lookup, found := s.lookup(user.ID)
+		assertion, err := s.rp.FinishLogin(ctx, c.State, credential, lookup)
+		if err == nil {
+			_, err = s.recordUse(ctx, assertion, found)
+		}
+		if errors.Is(err, domain.ErrMalformedPasskeyCredential) {
+			return err
+		}
+		if errors.Is(err, domain.ErrInvalidPasskey) {
+			s.log.LogAttrs(ctx, slog.LevelInfo, "passkey refused", slog.String("user_id", user.ID.String()),
+				slog.String("reason", err.Error()))
+			return wrongFactor(domain.ErrInvalidPasskey)
+		}
 		return err
-	})
-	if err != nil {
-		return TokenPair{}, auth.throttle.unchecked(ctx, ch.Email, err)
 	}
-	return auth.loggedIn(ctx, pair, domain.AMRPasswordPasskey), nil
 }
 
 // lookup finds the account and passkeys an assertion names; with only

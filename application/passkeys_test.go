@@ -71,7 +71,7 @@ func (e *env) beginLogin(t *testing.T, key *softauthn.Authenticator, f softauthn
 func (e *env) passkeyLogin(t *testing.T, key *softauthn.Authenticator, f softauthn.Faults, mfaToken *string) (application.TokenPair, error) {
 	t.Helper()
 	ceremony, assertion := e.beginLogin(t, key, f, mfaToken)
-	return e.svc.Passkeys.FinishLogin(ctx, application.PasskeyLoginInput{CeremonyID: &ceremony, Credential: assertion, MFAToken: mfaToken})
+	return tokensOf(e.svc.Passkeys.FinishLogin(ctx, application.PasskeyLoginInput{CeremonyID: &ceremony, Credential: assertion, MFAToken: mfaToken}))
 }
 
 func TestPasskeys_registration(t *testing.T) {
@@ -233,7 +233,7 @@ func TestPasskeys_login(t *testing.T) {
 		{
 			name: "second_factor_after_the_password",
 			run: func(t *testing.T, e *env, _ domain.User, key *softauthn.Authenticator) (application.TokenPair, error) {
-				return e.passkeyLogin(t, key, softauthn.Faults{}, &e.passwordStep(t, email).Token)
+				return e.passkeyLogin(t, key, softauthn.Faults{}, &e.passwordStep(t, email).MFAToken)
 			},
 			wantAMR: domain.AMRPasswordPasskey,
 		},
@@ -245,7 +245,7 @@ func TestPasskeys_login(t *testing.T) {
 				for i := range 2 {
 					assertion, err := key.Get(opts.PublicKey, softauthn.Faults{})
 					wantErr(t, err, nil)
-					pair, err := e.svc.Passkeys.FinishLogin(ctx, application.PasskeyLoginInput{CeremonyID: &opts.CeremonyID, Credential: assertion})
+					pair, err := tokensOf(e.svc.Passkeys.FinishLogin(ctx, application.PasskeyLoginInput{CeremonyID: &opts.CeremonyID, Credential: assertion}))
 					if i == 1 {
 						return pair, err
 					}
@@ -263,9 +263,9 @@ func TestPasskeys_login(t *testing.T) {
 				_, grace := e.seed(t, "grace@example.com")
 				graceKey := softauthn.New(testOrigin)
 				e.registerPasskey(t, grace, graceKey)
-				ceremony, assertion := e.beginLogin(t, graceKey, softauthn.Faults{}, &e.passwordStep(t, "grace@example.com").Token)
-				token := e.passwordStep(t, email).Token
-				return e.svc.Passkeys.FinishLogin(ctx, application.PasskeyLoginInput{CeremonyID: &ceremony, Credential: assertion, MFAToken: &token})
+				ceremony, assertion := e.beginLogin(t, graceKey, softauthn.Faults{}, &e.passwordStep(t, "grace@example.com").MFAToken)
+				token := e.passwordStep(t, email).MFAToken
+				return tokensOf(e.svc.Passkeys.FinishLogin(ctx, application.PasskeyLoginInput{CeremonyID: &ceremony, Credential: assertion, MFAToken: &token}))
 			},
 			wantErr: domain.ErrInvalidPasskey,
 		},
@@ -275,14 +275,14 @@ func TestPasskeys_login(t *testing.T) {
 				_, grace := e.seed(t, "grace@example.com")
 				graceKey := softauthn.New(testOrigin)
 				e.registerPasskey(t, grace, graceKey)
-				token := e.passwordStep(t, email).Token
+				token := e.passwordStep(t, email).MFAToken
 				opts, err := e.svc.Passkeys.BeginLogin(ctx, &token)
 				wantErr(t, err, nil)
 				// Grace's authenticator answers Ada's options with its own
 				// credential, which the options do not allow.
 				assertion, err := graceKey.Get(withoutAllowCredentials(t, opts.PublicKey), softauthn.Faults{})
 				wantErr(t, err, nil)
-				return e.svc.Passkeys.FinishLogin(ctx, application.PasskeyLoginInput{CeremonyID: &opts.CeremonyID, Credential: assertion, MFAToken: &token})
+				return tokensOf(e.svc.Passkeys.FinishLogin(ctx, application.PasskeyLoginInput{CeremonyID: &opts.CeremonyID, Credential: assertion, MFAToken: &token}))
 			},
 			wantErr: domain.ErrInvalidPasskey,
 		},

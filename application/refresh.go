@@ -14,65 +14,11 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// openSession starts a refresh-token family for the user, signed in at now
-// by amr, and returns the first token pair. The family lasts the
-// deployment's session lifetime, or less when the request's client keeps
-// shorter limits (sessionLimits).
-func (s *AuthService) openSession(ctx context.Context, user domain.User, amr domain.AMR, now time.Time) (TokenPair, error) {
-	token := s.codec.New()
-	meta := domain.RequestMetaFrom(ctx)
-	lifetime, idle := s.sessionLimits(meta.SessionLimits)
-	family := domain.RefreshFamily{
-		ID:          newFamilyID(),
-		UserID:      user.ID,
-		CreatedAt:   now,
-		ExpiresAt:   now.Add(lifetime),
-		AMR:         amr.Clone(),
-		LastUsedAt:  now,
-		IdleTimeout: idle,
-		UserAgent:   domain.SessionUserAgent(meta.UserAgent),
-		IP:          meta.ClientIP,
-	}
-	rec := domain.RefreshToken{
-		Hash:      s.codec.Hash(token),
-		FamilyID:  family.ID,
-		UserID:    user.ID,
-		IssuedAt:  now,
-		ExpiresAt: minTime(now.Add(s.cfg.RefreshTTL), family.ExpiresAt),
-	}
-	create := func(ctx context.Context) error {
-		if err := s.tokens.CreateFamily(ctx, family, rec); err != nil {
-			return fmt.Errorf("create session: %w", err)
-		}
-		return s.emit(ctx, domain.WebhookSessionCreated, user.ID, map[string]any{"sessionId": family.ID, "amr": []string(amr)})
-	}
-	if err := s.inTxFor(ctx, domain.WebhookSessionCreated, create); err != nil {
-		return TokenPair{}, err
-	}
-	return s.pair(ctx, user, domain.SessionOf(family), token, rec.ExpiresAt)
-}
-
-// sessionLimits are the lifetime and idle timeout of a family opened
-// under lim. The idle timeout counts from the family's last refresh,
-// which a client that refreshes when a request finds its access token
-// expired makes at most an access token's lifetime (and the verifier's
-// leeway: EndedSessionKeep) before its last request; a repeat within the
-// reuse grace issues an access token without moving it. Past that sum
-// the client has ended the session, and every access token of it has
-// expired.
-func (s *AuthService) sessionLimits(lim domain.SessionLimits) (lifetime, idle time.Duration) {
-	lifetime = s.cfg.RefreshFamilyTTL
-	if lim.Absolute > 0 {
-		lifetime = min(lifetime, lim.Absolute)
-	}
-	if lim.Idle > 0 {
-		idle = lim.Idle + s.cfg.EndedSessionKeep + s.cfg.RefreshReuseGrace
-	}
-	return lifetime, idle
-}
-
-func (s *AuthService) pair(ctx context.Context, user domain.User, session domain.Session, refresh string, refreshExpires time.Time) (TokenPair, error) {
-	access, err := s.issuer.Issue(ctx, user, session)
+// issuePair issues the access token of user's session and returns it with
+// the session's refresh token.
+func issuePair(ctx context.Context, issuer ports.TokenIssuer, user domain.User, session domain.Session,
+	refresh string, refreshExpires time.Time) (TokenPair, error) {
+	access, err := issuer.Issue(ctx, user, session)
 	if err != nil {
 		return TokenPair{}, fmt.Errorf("issue access token: %w", err)
 	}
@@ -112,7 +58,7 @@ func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, e
 			FamilyID:  family.ID,
 			UserID:    family.UserID,
 			IssuedAt:  now,
-			ExpiresAt: minTime(now.Add(s.cfg.RefreshTTL), family.ExpiresAt),
+			ExpiresAt: minTime(now.Add(s.refreshTTL), family.ExpiresAt),
 		}
 		consumed, err := s.tokens.Rotate(ctx, hash, now, next)
 		if errors.Is(err, domain.ErrRefreshFamilyRevoked) || errors.Is(err, domain.ErrRefreshFamilyLapsed) {
@@ -139,8 +85,8 @@ func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, e
 // otherwise by revoking the family.
 func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, family domain.RefreshFamily,
 	successor, successorHash string, now time.Time) (TokenPair, error) {
-	if s.cfg.RefreshReuseGrace > 0 && rec.UsedAt != nil && family.Active(now) &&
-		now.Sub(*rec.UsedAt) <= s.cfg.RefreshReuseGrace &&
+	if s.reuseGrace > 0 && rec.UsedAt != nil && family.Active(now) &&
+		now.Sub(*rec.UsedAt) <= s.reuseGrace &&
 		hmac.Equal([]byte(rec.SuccessorHash), []byte(successorHash)) {
 		next, nextFamily, err := s.tokens.Lookup(ctx, successorHash)
 		if err != nil && !errors.Is(err, domain.ErrRefreshTokenInvalid) {
@@ -153,7 +99,7 @@ func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, famil
 	if err := s.revokeFamily(ctx, family, now, domain.EndedByReuse); err != nil {
 		return TokenPair{}, err
 	}
-	s.sessionsEnded(ctx, family.ID)
+	s.sessionEnds.ended(ctx, family.ID)
 	s.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
 		slog.String("user_id", family.UserID.String()), slog.String("family_id", family.ID))
 	s.events.note(ctx, domain.RefreshReuseDetectedEvent(family.UserID, family.ID))
@@ -171,7 +117,7 @@ func (s *AuthService) refreshedPair(ctx context.Context, family domain.RefreshFa
 	if err != nil {
 		return TokenPair{}, err
 	}
-	return s.pair(ctx, user, domain.SessionOf(family), refresh, expires)
+	return issuePair(ctx, s.issuer, user, domain.SessionOf(family), refresh, expires)
 }
 
 // Logout ends the session of the refresh token. An unknown or malformed
@@ -190,7 +136,7 @@ func (s *AuthService) Logout(ctx context.Context, token string) error {
 	if err := s.revokeFamily(ctx, family, s.clock.Now(), domain.EndedByLogout); err != nil {
 		return err
 	}
-	s.sessionsEnded(ctx, family.ID)
+	s.sessionEnds.ended(ctx, family.ID)
 	if family.RevokedAt == nil {
 		// Whoever holds the refresh token acts as its user.
 		s.events.note(ctx, domain.SessionRevokedEvent(family.UserID, family.UserID, domain.EndedByLogout, family.ID))
@@ -208,9 +154,9 @@ func (s *AuthService) revokeFamily(ctx context.Context, family domain.RefreshFam
 		if family.RevokedAt != nil {
 			return nil
 		}
-		return s.emitSessionRevoked(ctx, family.UserID, family.ID, string(why))
+		return s.webhooks.sessionRevoked(ctx, family.UserID, family.ID, string(why))
 	}
-	if family.RevokedAt == nil && s.wantsWebhook(domain.WebhookSessionRevoked) {
+	if family.RevokedAt == nil && s.webhooks.wants(domain.WebhookSessionRevoked) {
 		return s.tx.WithinTx(ctx, revoke)
 	}
 	return revoke(ctx)

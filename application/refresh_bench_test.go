@@ -48,8 +48,8 @@ func storeServices(b *testing.B, driver, dsn string, mailer ports.Mailer) (*appl
 	if err != nil {
 		b.Fatal(err)
 	}
-	keys := gormstore.NewKeyStore(db, box)
-	users := gormstore.NewUserRepository(db)
+	stores := gormstore.NewStores(db, box, nil)
+	keys := stores.Keys
 	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
 	iss, err := jwtissuer.New(keys, clk, jwtissuer.Options{Issuer: "x", Audience: "x"})
 	if err != nil {
@@ -58,18 +58,14 @@ func storeServices(b *testing.B, driver, dsn string, mailer ports.Mailer) (*appl
 	if err := iss.Start(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	svc, err := application.New(application.Deps{Users: users, Tokens: gormstore.NewRefreshTokenStore(db),
-		Attempts: gormstore.NewLoginAttemptStore(db), Hasher: hasher, Issuer: iss, Codec: startedCodec(b, keys, clk),
-		Keys: &fakeKeys{clock: clk}, Clock: clk, Tx: db, Outbox: gormstore.NewOutbox(db, box),
-		Links: gormstore.NewLinkTokenStore(db), Mailer: mailer,
-		MFA: gormstore.NewMFAStore(db, box), Challenges: gormstore.NewMFAChallengeStore(db), Passkeys: gormstore.NewPasskeyStore(db),
-		OTP: testOTP(b), RelyingParty: testRelyingParty(b)},
+	svc, err := application.New(application.Deps{Stores: stores, Hasher: hasher, Issuer: iss, Codec: startedCodec(b, keys, clk),
+		Keys: &fakeKeys{clock: clk}, Clock: clk, Mailer: mailer, OTP: testOTP(b), RelyingParty: testRelyingParty(b)},
 		application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: 2 * time.Hour, RefreshReuseGrace: 10 * time.Second,
 			VerifyEmailURL: "http://x/v", ResetPasswordURL: "http://x/r"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return svc, users, hasher
+	return svc, stores.Users, hasher
 }
 
 // BenchmarkRefreshSQLite is one refresh end to end through the real
@@ -93,7 +89,7 @@ func benchmarkRefresh(b *testing.B, services func(*testing.B, ports.Mailer) (*ap
 	if err := users.Create(b.Context(), u); err != nil {
 		b.Fatal(err)
 	}
-	pair, err := auth.Login(b.Context(), application.LoginInput{Email: "a@example.com", Password: "a long enough secret"})
+	pair, err := tokensOf(auth.Login(b.Context(), application.LoginInput{Email: "a@example.com", Password: "a long enough secret"}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type RegisterInput struct {
 // admin, or anything when registration is closed.
 func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in RegisterInput) (domain.User, error) {
 	if actor != nil {
-		if _, err := s.signedIn(ctx, actor); err != nil {
+		if _, err := signedIn(ctx, s.users, actor); err != nil {
 			return domain.User{}, err
 		}
 	}
@@ -36,7 +36,7 @@ func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in 
 	if err != nil {
 		return domain.User{}, err
 	}
-	if err := actor.CanRegister(nu.Profiles, s.cfg.OpenRegistration); err != nil {
+	if err := actor.CanRegister(nu.Profiles, s.openRegistration); err != nil {
 		return domain.User{}, err
 	}
 	// The address is proven by the link of the verification message sent
@@ -120,13 +120,13 @@ func (s *UserService) create(ctx context.Context, nu domain.NewUser, password st
 		if err := s.users.Create(ctx, u); err != nil {
 			return err
 		}
-		if err := s.emit(ctx, domain.WebhookUserCreated, u.ID, map[string]any{"profiles": u.Profiles.Strings()}); err != nil {
+		if err := s.webhooks.emit(ctx, domain.WebhookUserCreated, u.ID, map[string]any{"profiles": u.Profiles.Strings()}); err != nil {
 			return err
 		}
 		if verified {
 			return nil
 		}
-		return s.sendLink(ctx, u, domain.LinkVerifyEmail, false, domain.RequestMetaFrom(ctx).Lang)
+		return s.mail.sendLink(ctx, u, domain.LinkVerifyEmail, false, domain.RequestMetaFrom(ctx).Lang)
 	})
 	if err != nil {
 		return domain.User{}, fmt.Errorf("create user: %w", err)

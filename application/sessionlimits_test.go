@@ -37,8 +37,8 @@ func TestLogin_opens_a_session_with_the_request_s_limits(t *testing.T) {
 			e := newEnv(t)
 			u, _ := e.seed(t, "ada@example.com")
 			now := e.clock.Now()
-			pair, err := e.auth.Login(domain.WithRequestMeta(ctx, domain.RequestMeta{SessionLimits: tc.limits}),
-				application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+			pair, err := tokensOf(e.auth.Login(domain.WithRequestMeta(ctx, domain.RequestMeta{SessionLimits: tc.limits}),
+				application.LoginInput{Email: "ada@example.com", Password: seededPassword}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestLogin_opens_a_session_with_the_request_s_limits(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
 		e.seed(t, "ada@example.com")
-		pair, err := e.auth.Login(limited, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+		pair, err := tokensOf(e.auth.Login(limited, application.LoginInput{Email: "ada@example.com", Password: seededPassword}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,13 +3,26 @@ package application
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // SessionService lists and ends the sessions of an account: its
 // refresh-token families, named by the sid claim of their access tokens.
-type SessionService struct{ *base }
+type SessionService struct {
+	core
+	sessionPorts
+}
+
+// sessionPorts are what the SessionService uses.
+type sessionPorts struct {
+	users       ports.UserRepository
+	tokens      ports.RefreshTokenStore
+	webhooks    *webhookQueue
+	sessionEnds *sessionEnds
+}
 
 // SessionView is one session as the caller sees it.
 type SessionView struct {
@@ -39,7 +52,7 @@ func (s *SessionService) List(ctx context.Context, actor *domain.Principal, rawI
 // domain.ErrInvalidSessionID, one that is not an active session of that
 // account domain.ErrSessionNotFound.
 func (s *SessionService) Revoke(ctx context.Context, actor *domain.Principal, rawID, rawSID string) error {
-	if _, err := s.signedIn(ctx, actor); err != nil {
+	if _, err := signedIn(ctx, s.users, actor); err != nil {
 		return err
 	}
 	id, err := domain.ParseUserID(rawID)
@@ -53,16 +66,16 @@ func (s *SessionService) Revoke(ctx context.Context, actor *domain.Principal, ra
 	if err := s.mayManage(ctx, actor, id); err != nil {
 		return err
 	}
-	err = s.inTxFor(ctx, domain.WebhookSessionRevoked, func(ctx context.Context) error {
+	err = s.webhooks.inTxFor(ctx, domain.WebhookSessionRevoked, func(ctx context.Context) error {
 		if err := s.tokens.RevokeSession(ctx, id, sid, s.clock.Now()); err != nil {
 			return err
 		}
-		return s.emitSessionRevoked(ctx, id, sid, string(domain.EndedByRevocation))
+		return s.webhooks.sessionRevoked(ctx, id, sid, string(domain.EndedByRevocation))
 	})
 	if err != nil {
 		return err
 	}
-	s.sessionsEnded(ctx, sid)
+	s.sessionEnds.ended(ctx, sid)
 	s.events.note(ctx, domain.SessionRevokedEvent(actor.UserID, id, domain.EndedByRevocation, sid))
 	return nil
 }
@@ -75,17 +88,17 @@ func (s *SessionService) RevokeAll(ctx context.Context, actor *domain.Principal,
 		return err
 	}
 	var ended []string
-	err = s.inTxFor(ctx, domain.WebhookSessionRevoked, func(ctx context.Context) error {
+	err = s.webhooks.inTxFor(ctx, domain.WebhookSessionRevoked, func(ctx context.Context) error {
 		var err error
 		if ended, err = s.tokens.RevokeUser(ctx, id, s.clock.Now()); err != nil {
 			return err
 		}
-		return s.emitSessionsRevoked(ctx, id, string(domain.EndedByRevocation))
+		return s.webhooks.sessionsRevoked(ctx, id, string(domain.EndedByRevocation))
 	})
 	if err != nil {
 		return err
 	}
-	s.sessionsEnded(ctx, ended...)
+	s.sessionEnds.ended(ctx, ended...)
 	s.events.note(ctx, domain.SessionRevokedEvent(actor.UserID, id, domain.EndedByRevocation, ""))
 	return nil
 }
@@ -94,7 +107,7 @@ func (s *SessionService) RevokeAll(ctx context.Context, actor *domain.Principal,
 // rawID: the caller (401), the id's form (400), the caller's right (403),
 // the account's existence (404).
 func (s *SessionService) sessionOwner(ctx context.Context, actor *domain.Principal, rawID string) (domain.UserID, error) {
-	if _, err := s.signedIn(ctx, actor); err != nil {
+	if _, err := signedIn(ctx, s.users, actor); err != nil {
 		return "", err
 	}
 	id, err := domain.ParseUserID(rawID)
@@ -117,20 +130,46 @@ func (s *SessionService) mayManage(ctx context.Context, actor *domain.Principal,
 	return err
 }
 
-// sessionsEnded makes the ended sessions' access tokens invalid at once on
-// this node and, through the SessionEndings, on the others. It is called
-// after the store committed the end; a failure to publish is logged, as
-// the other nodes' catch-up finds the end in the store.
-func (b *base) sessionsEnded(ctx context.Context, sids ...string) {
+// sessionEnds makes the access tokens of ended sessions invalid: at once
+// on this node (the set Authenticate consults) and, through the
+// SessionEndings, on the others.
+type sessionEnds struct {
+	set *endedSessions
+	// endings tells the other nodes, and this one of theirs; nil for a
+	// single node.
+	endings ports.SessionEndings
+	clock   ports.Clock
+	log     *slog.Logger
+}
+
+// newSessionEnds keeps an ended session for keep, and hears of the
+// sessions the other nodes end.
+func newSessionEnds(keep time.Duration, endings ports.SessionEndings, clock ports.Clock, log *slog.Logger) *sessionEnds {
+	e := &sessionEnds{set: newEndedSessions(keep), endings: endings, clock: clock, log: log}
+	if endings != nil {
+		endings.Subscribe(func(sids []string) { e.set.add(clock.Now(), sids...) })
+	}
+	return e
+}
+
+// ended makes the ended sessions' access tokens invalid at once on this
+// node and, through the SessionEndings, on the others. It is called after
+// the store committed the end; a failure to publish is logged, as the
+// other nodes' catch-up finds the end in the store.
+func (e *sessionEnds) ended(ctx context.Context, sids ...string) {
 	if len(sids) == 0 {
 		return
 	}
-	b.ended.add(b.clock.Now(), sids...)
-	if b.endings == nil {
+	e.set.add(e.clock.Now(), sids...)
+	if e.endings == nil {
 		return
 	}
-	if err := b.endings.Publish(context.WithoutCancel(ctx), sids); err != nil {
-		b.log.LogAttrs(ctx, slog.LevelWarn, "ended sessions not published; the other nodes catch up from the store",
+	if err := e.endings.Publish(context.WithoutCancel(ctx), sids); err != nil {
+		e.log.LogAttrs(ctx, slog.LevelWarn, "ended sessions not published; the other nodes catch up from the store",
 			slog.Int("sessions", len(sids)), slog.String("error", err.Error()))
 	}
 }
+
+// has reports whether the session sid ended lately, here or on another
+// node: a map lookup, for every authenticated request.
+func (e *sessionEnds) has(sid string) bool { return e.set.has(sid) }

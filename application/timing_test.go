@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/userd/userd/adapters/jwtissuer"
-	"github.com/userd/userd/adapters/memory"
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/kit"
 )
 
 // A login for an unknown email must cost what a login with a wrong password
@@ -20,28 +19,14 @@ import (
 // each, and their medians compared: no wall-clock threshold on one call.
 func TestAttack_login_timing_does_not_reveal_registered_emails(t *testing.T) {
 	const attempts = 300
-	clk := newClock()
-	store := memory.NewStore()
 	// Real argon2id, lighter than production so the test stays quick; the
 	// dummy hash uses the same parameters, which is what matters.
 	hasher := passwordhash.New(passwordhash.Params{Memory: 4096, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
-	issuer, err := jwtissuer.New(store.Keys(testBox), clk, jwtissuer.Options{Issuer: "t", Audience: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := issuer.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	svc, err := application.New(application.Deps{
-		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		Hasher: hasher, Issuer: issuer, Codec: startedCodec(t, store.Keys(testBox), clk), Keys: &fakeKeys{clock: clk}, Clock: clk,
-		Tx: store, Outbox: store.Outbox(testBox), Links: store.LinkTokens(), Mailer: &fakeMailer{},
-		MFA: store.MFA(testBox), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: testOTP(t), RelyingParty: testRelyingParty(t),
-	}, application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	app := kit.NewApp(t, kit.AppParts{})
+	clk, store := app.Clock, app.Store
+	app.Deps.Hasher = hasher
+	app.Config = application.Config{RefreshTTL: time.Hour, RefreshFamilyTTL: time.Hour}
+	svc := app.Services(t)
 	auth := svc.Auth
 	hash, err := hasher.Hash(context.Background(), seededPassword)
 	if err != nil {

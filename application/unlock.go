@@ -25,7 +25,7 @@ import (
 // Unlocking suits an owner who mistyped; an account under attack wants a
 // password reset instead.
 func (s *AuthService) Unlock(ctx context.Context, actor *domain.Principal, rawUserID string) error {
-	id, err := s.adminOnUser(ctx, actor, rawUserID)
+	id, err := adminOnUser(ctx, s.users, actor, rawUserID)
 	if err != nil {
 		return err
 	}

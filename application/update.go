@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -28,7 +27,7 @@ const FieldCurrentPassword = "currentPassword"
 // itself (domain.CanUpdateUser, CanChangeAccount). A change of password,
 // email or profiles ends every session of the user.
 func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID string, in UpdateInput) (domain.User, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return domain.User{}, err
 	}
@@ -68,12 +67,12 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 		if ended, err = s.followUpdate(ctx, updated, change, changes, id == actor.UserID); err != nil {
 			return err
 		}
-		return s.emitUserChanges(ctx, updated, changes)
+		return s.webhooks.userChanges(ctx, updated, changes)
 	})
 	if err != nil {
 		return domain.User{}, err
 	}
-	s.sessionsEnded(ctx, ended...)
+	s.sessionEnds.ended(ctx, ended...)
 	s.recordUpdate(ctx, actor, id, changes)
 	return updated, nil
 }
@@ -83,7 +82,7 @@ func (s *UserService) Update(ctx context.Context, actor *domain.Principal, rawID
 // new email gets a verification link (unless an admin verified it in the
 // same change) and the old one a notice; a new password, a notice. own
 // says the account's own user made the change: its change of email then
-// takes from the account's mail budget (see checkMailBudget).
+// takes from the account's mail budget (see mailQueue.checkBudget).
 func (s *UserService) followUpdate(ctx context.Context, u domain.User, change domain.UserChange, changes domain.Changes,
 	own bool) (ended []string, err error) {
 	now := s.clock.Now()
@@ -105,23 +104,23 @@ func (s *UserService) followUpdate(ctx context.Context, u domain.User, change do
 		if own {
 			// After the account's row was locked by the update: two changes
 			// at once cannot both find the budget free.
-			if err := s.checkMailBudget(ctx, u.ID, now); err != nil {
+			if err := s.mail.checkBudget(ctx, u.ID, now); err != nil {
 				return nil, err
 			}
 		}
 		if !u.EmailVerified {
 			// Counted (requested) when the user asked for the change: the
 			// link stands for the two messages of the change.
-			if err := s.sendLink(ctx, u, domain.LinkVerifyEmail, own, lang); err != nil {
+			if err := s.mail.sendLink(ctx, u, domain.LinkVerifyEmail, own, lang); err != nil {
 				return nil, err
 			}
 		}
-		if err := s.enqueueMail(ctx, emailChangedNotice(u, changes, lang), false); err != nil {
+		if err := s.mail.enqueue(ctx, emailChangedNotice(u, changes, lang), false); err != nil {
 			return nil, err
 		}
 	}
 	if change.Password != nil {
-		if err := s.enqueueMail(ctx, passwordChangedNotice(u, lang), false); err != nil {
+		if err := s.mail.enqueue(ctx, passwordChangedNotice(u, lang), false); err != nil {
 			return nil, err
 		}
 	}
@@ -195,10 +194,10 @@ func (s *UserService) prepareCredentials(ctx context.Context, actor *domain.Prin
 	change domain.UserChange, currentPassword *string) (string, error) {
 	switch {
 	case currentPassword != nil:
-		if err := s.checkCurrentPassword(ctx, actor, current, *currentPassword); err != nil {
+		if err := s.password.check(ctx, actor, current, *currentPassword); err != nil {
 			return "", err
 		}
-	case actor.NeedsCurrentPassword(change, current, s.cfg.RequireCurrentPassword):
+	case actor.NeedsCurrentPassword(change, current, s.requireCurrentPassword):
 		verr := &domain.ValidationError{}
 		verr.Add(FieldCurrentPassword, "is required to change the password or email")
 		return "", verr
@@ -228,29 +227,4 @@ func (s *UserService) recordUpdate(ctx context.Context, actor *domain.Principal,
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "user updated", slog.String("user_id", id.String()),
 		slog.Bool("sessions_revoked", changes.EndsSessions))
-}
-
-// checkCurrentPassword verifies the currentPassword of an update under the
-// same per-email lock-out as login, and records failures and refusals as
-// login events: a stolen access token guessing at the password is exactly
-// what the audit trail must show.
-func (b *base) checkCurrentPassword(ctx context.Context, actor *domain.Principal, u domain.User, password string) error {
-	s := b
-	rec, err := s.throttle.reserve(ctx, u.Email)
-	if err != nil {
-		if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
-			s.events.note(ctx, domain.LoginThrottledEvent(actor.UserID, u.ID, domain.CheckCurrentPassword, "", tooMany.RetryAfter))
-		}
-		return err
-	}
-	ok, _, err := s.hasher.Verify(ctx, u.PasswordHash, password)
-	if err != nil {
-		return s.throttle.unchecked(ctx, u.Email, fmt.Errorf("verify current password: %w", err))
-	}
-	if !ok {
-		err := s.throttle.failed(ctx, rec)
-		s.events.note(ctx, domain.LoginFailedEvent(actor.UserID, u.ID, domain.CheckCurrentPassword, domain.FailureWrongPassword))
-		return err
-	}
-	return s.throttle.succeeded(ctx, u.Email)
 }

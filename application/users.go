@@ -13,11 +13,33 @@ import (
 // update, delete, and the operator's admin. Each follows the contract's
 // order of checks: authentication, the form of the request, authorization,
 // existence.
-type UserService struct{ *base }
+type UserService struct {
+	core
+	userPorts
+}
+
+// userPorts are what the UserService uses.
+type userPorts struct {
+	users  ports.UserRepository
+	tokens ports.RefreshTokenStore
+	links  ports.LinkTokenStore
+	tx     ports.Transactor
+	hasher ports.PasswordHasher
+	// password checks a caller's current password; mail, webhooks and
+	// sessionEnds carry out what a change causes.
+	password    currentPassword
+	mail        *mailQueue
+	webhooks    *webhookQueue
+	sessionEnds *sessionEnds
+	delivery    wakeup
+	// openRegistration and requireCurrentPassword are Config's.
+	openRegistration       bool
+	requireCurrentPassword bool
+}
 
 // Get returns a user to an admin or to the user itself.
 func (s *UserService) Get(ctx context.Context, actor *domain.Principal, rawID string) (domain.User, error) {
-	self, err := s.signedIn(ctx, actor)
+	self, err := signedIn(ctx, s.users, actor)
 	if err != nil {
 		return domain.User{}, err
 	}
@@ -39,7 +61,7 @@ func (s *UserService) Get(ctx context.Context, actor *domain.Principal, rawID st
 // Me returns the caller's own record. A valid token whose user is gone is
 // an authentication failure, not a 404.
 func (s *UserService) Me(ctx context.Context, actor *domain.Principal) (domain.User, error) {
-	return s.signedIn(ctx, actor)
+	return signedIn(ctx, s.users, actor)
 }
 
 // ListInput selects a page of users, as the client wrote it: Limit and
@@ -65,7 +87,7 @@ type UserPage = domain.Paged[domain.User, domain.UserID]
 // is a domain.PageError and a bad filter a domain.ValidationError, both
 // reported before a missing right: they are about the form of the request.
 func (s *UserService) List(ctx context.Context, actor *domain.Principal, in ListInput) (UserPage, error) {
-	if _, err := s.signedIn(ctx, actor); err != nil {
+	if _, err := signedIn(ctx, s.users, actor); err != nil {
 		return UserPage{}, err
 	}
 	page, err := domain.ParsePage(in.Limit, in.After, "a user id", domain.ParseUserID)
@@ -110,7 +132,7 @@ func userListQuery(in ListInput) (ports.UserListQuery, error) {
 // Delete removes a user, for admins only; the user's refresh tokens die
 // with it.
 func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID string) error {
-	id, err := s.adminOnUser(ctx, actor, rawID)
+	id, err := adminOnUser(ctx, s.users, actor, rawID)
 	if err != nil {
 		return err
 	}
@@ -126,12 +148,12 @@ func (s *UserService) Delete(ctx context.Context, actor *domain.Principal, rawID
 		if err := s.users.Delete(ctx, id); err != nil {
 			return err
 		}
-		return s.emit(ctx, domain.WebhookUserDeleted, id, nil)
+		return s.webhooks.emit(ctx, domain.WebhookUserDeleted, id, nil)
 	})
 	if err != nil {
 		return err
 	}
-	s.sessionsEnded(ctx, ended...)
+	s.sessionEnds.ended(ctx, ended...)
 	s.events.note(ctx, domain.UserDeletedEvent(actor.UserID, id))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "user deleted", slog.String("user_id", id.String()))
 	return nil

@@ -465,7 +465,7 @@ func TestUpdate_revokes_sessions(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			self, actor := e.seed(t, "self@example.com")
-			pair, err := e.auth.Login(ctx, application.LoginInput{Email: "self@example.com", Password: seededPassword})
+			pair, err := tokensOf(e.auth.Login(ctx, application.LoginInput{Email: "self@example.com", Password: seededPassword}))
 			wantErr(t, err, nil)
 			if tc.asAdmin {
 				_, actor = e.seed(t, "admin@example.com", domain.ProfileAdmin)
@@ -487,7 +487,7 @@ func TestDelete(t *testing.T) {
 	e := newEnv(t)
 	victim, victimP := e.seed(t, "victim@example.com")
 	_, adminP := e.seed(t, "admin@example.com", domain.ProfileAdmin)
-	pair, err := e.auth.Login(ctx, application.LoginInput{Email: "victim@example.com", Password: seededPassword})
+	pair, err := tokensOf(e.auth.Login(ctx, application.LoginInput{Email: "victim@example.com", Password: seededPassword}))
 	wantErr(t, err, nil)
 
 	wantErr(t, e.users.Delete(ctx, nil, victim.ID.String()), domain.ErrUnauthenticated)

@@ -11,54 +11,67 @@ import (
 	"github.com/userd/userd/ports"
 )
 
+// webhookQueue queues webhook events in the outbox, in the transaction of
+// the change that causes them, for the sender to deliver (sendWebhook).
+type webhookQueue struct {
+	outbox ports.Outbox
+	tx     ports.Transactor
+	clock  ports.Clock
+	// receiver says a receiver is configured (USERD_WEBHOOK_URL): without
+	// one, nothing is queued.
+	receiver bool
+	// types are the event types the receiver wants; empty, all of them.
+	types []string
+}
+
 // emit queues the webhook event typ about user, with more data, in the
 // transaction of ctx: the event is stored with the change that causes it,
 // or not at all. Without a receiver, or for a type the deployment does not
 // want, it does nothing. data never holds a secret, hash or token.
-func (b *base) emit(ctx context.Context, typ string, user domain.UserID, data map[string]any) error {
-	if !b.wantsWebhook(typ) {
+func (q *webhookQueue) emit(ctx context.Context, typ string, user domain.UserID, data map[string]any) error {
+	if !q.wants(typ) {
 		return nil
 	}
 	payload := map[string]any{"userId": user.String()}
 	for k, v := range data {
 		payload[k] = v
 	}
-	now := b.clock.Now()
+	now := q.clock.Now()
 	id := domain.NewOutboxID(now)
 	body, err := json.Marshal(domain.NewWebhookEvent(id, typ, now, payload))
 	if err != nil {
 		return fmt.Errorf("queue webhook: %w", err)
 	}
 	msg := domain.OutboxMessage{ID: id, Kind: domain.OutboxWebhook, Payload: body, CreatedAt: now, NextAttemptAt: now}
-	if err := b.outbox.Enqueue(ctx, msg); err != nil {
+	if err := q.outbox.Enqueue(ctx, msg); err != nil {
 		return fmt.Errorf("queue webhook: %w", err)
 	}
 	return nil
 }
 
-// wantsWebhook reports whether events of typ are sent.
-func (b *base) wantsWebhook(typ string) bool {
-	return b.webhooks != nil && (len(b.cfg.WebhookEvents) == 0 || slices.Contains(b.cfg.WebhookEvents, typ))
+// wants reports whether events of typ are sent.
+func (q *webhookQueue) wants(typ string) bool {
+	return q.receiver && (len(q.types) == 0 || slices.Contains(q.types, typ))
 }
 
 // inTxFor runs fn in a transaction when an event of typ is sent (the event
 // is written with the change), and as it is otherwise: without a receiver
 // the change stays the statements it was.
-func (b *base) inTxFor(ctx context.Context, typ string, fn func(context.Context) error) error {
-	if b.wantsWebhook(typ) {
-		return b.tx.WithinTx(ctx, fn)
+func (q *webhookQueue) inTxFor(ctx context.Context, typ string, fn func(context.Context) error) error {
+	if q.wants(typ) {
+		return q.tx.WithinTx(ctx, fn)
 	}
 	return fn(ctx)
 }
 
-// emitUserChanges queues the events of a committed change of an account:
+// userChanges queues the events of a committed change of an account:
 // user.updated with the fields' names, user.disabled or user.enabled, and
 // session.revoked when every session ended.
-func (b *base) emitUserChanges(ctx context.Context, u domain.User, changes domain.Changes) error {
+func (q *webhookQueue) userChanges(ctx context.Context, u domain.User, changes domain.Changes) error {
 	if len(changes.Fields) == 0 {
 		return nil
 	}
-	if err := b.emit(ctx, domain.WebhookUserUpdated, u.ID, map[string]any{"changed": changes.Fields}); err != nil {
+	if err := q.emit(ctx, domain.WebhookUserUpdated, u.ID, map[string]any{"changed": changes.Fields}); err != nil {
 		return err
 	}
 	if slices.Contains(changes.Fields, domain.FieldDisabled) {
@@ -66,30 +79,30 @@ func (b *base) emitUserChanges(ctx context.Context, u domain.User, changes domai
 		if u.Disabled {
 			typ = domain.WebhookUserDisabled
 		}
-		if err := b.emit(ctx, typ, u.ID, nil); err != nil {
+		if err := q.emit(ctx, typ, u.ID, nil); err != nil {
 			return err
 		}
 	}
 	if slices.Contains(changes.Fields, domain.FieldEmailVerified) && u.EmailVerified {
-		if err := b.emit(ctx, domain.WebhookUserEmailVerified, u.ID, nil); err != nil {
+		if err := q.emit(ctx, domain.WebhookUserEmailVerified, u.ID, nil); err != nil {
 			return err
 		}
 	}
 	if changes.EndsSessions {
-		return b.emitSessionsRevoked(ctx, u.ID, string(domain.EndedByCredentialChange))
+		return q.sessionsRevoked(ctx, u.ID, string(domain.EndedByCredentialChange))
 	}
 	return nil
 }
 
-// emitSessionsRevoked queues session.revoked for every session of a user
+// sessionsRevoked queues session.revoked for every session of a user
 // ending at once.
-func (b *base) emitSessionsRevoked(ctx context.Context, user domain.UserID, reason string) error {
-	return b.emit(ctx, domain.WebhookSessionRevoked, user, map[string]any{"all": true, "reason": reason})
+func (q *webhookQueue) sessionsRevoked(ctx context.Context, user domain.UserID, reason string) error {
+	return q.emit(ctx, domain.WebhookSessionRevoked, user, map[string]any{"all": true, "reason": reason})
 }
 
-// emitSessionRevoked queues session.revoked for one session.
-func (b *base) emitSessionRevoked(ctx context.Context, user domain.UserID, session, reason string) error {
-	return b.emit(ctx, domain.WebhookSessionRevoked, user, map[string]any{"sessionId": session, "reason": reason})
+// sessionRevoked queues session.revoked for one session.
+func (q *webhookQueue) sessionRevoked(ctx context.Context, user domain.UserID, session, reason string) error {
+	return q.emit(ctx, domain.WebhookSessionRevoked, user, map[string]any{"sessionId": session, "reason": reason})
 }
 
 // sendWebhook delivers one queued event and deletes it, schedules another
@@ -101,13 +114,13 @@ func (d *DeliveryService) sendWebhook(ctx context.Context, m domain.OutboxMessag
 		d.giveUpWebhook(ctx, m, "", "unreadable")
 		return fmt.Errorf("read webhook: %w", err)
 	}
-	if d.webhooks == nil {
+	if d.webhookSender == nil {
 		// Queued while a receiver was set; none is now.
 		d.giveUpWebhook(ctx, m, e.Type, "no receiver")
 		return nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, sendTimeout)
-	_, err := d.webhooks.Send(sctx, e)
+	_, err := d.webhookSender.Send(sctx, e)
 	cancel()
 	switch {
 	case err == nil:

@@ -141,7 +141,7 @@ func TestWebhooks_events_of_an_account(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair, err := e.auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: "correct horse battery"})
+	pair, err := tokensOf(e.auth.Login(ctx, application.LoginInput{Email: "ada@example.com", Password: "correct horse battery"}))
 	if err != nil {
 		t.Fatal(err)
 	}

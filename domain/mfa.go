@@ -54,18 +54,6 @@ const (
 	MFAMethodPasskey      = "passkey"
 )
 
-// MFARequiredError answers a right password for an account with a second
-// factor: no session yet, but a token for the second step.
-type MFARequiredError struct {
-	// Token is the mfaToken (43 characters), shown once.
-	Token string
-	// Methods are the second factors the account can use, in the order
-	// totp, recovery_code, passkey.
-	Methods []string
-}
-
-func (e *MFARequiredError) Error() string { return "a second factor is required" }
-
 // TOTP parameters of the contract (RFC 6238): SHA-1, 6 digits, 30 s steps,
 // codes of the step before and after accepted too.
 const (

@@ -71,7 +71,7 @@ func (o *observation) wire(deps *application.Deps) {
 		return
 	}
 	if o.audit != nil {
-		deps.Audit = o.audit
+		deps.Stores.Audit = o.audit
 	}
 	if o.metrics != nil {
 		deps.Metrics = o.metrics

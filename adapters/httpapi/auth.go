@@ -15,12 +15,25 @@ func (h *handler) login(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	pair, err := h.auth.Login(c.Request.Context(), application.LoginInput{Email: deref(req.Email), Password: deref(req.Password)})
+	res, err := h.auth.Login(c.Request.Context(), application.LoginInput{Email: deref(req.Email), Password: deref(req.Password)})
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	h.writeTokens(c, pair)
+	h.signedIn(c, res)
+}
+
+// signedIn answers a sign-in: the token response of the session it
+// opened, or 401 mfa_required with the mfaToken and the methods of the
+// second step it asks for.
+func (h *handler) signedIn(c *gin.Context, res application.SignInResult) {
+	if step := res.SecondStep; step != nil {
+		h.writeProblem(c, problem{Status: http.StatusUnauthorized, Code: "mfa_required",
+			Detail:   "the password is right; finish the login with a second factor (POST /auth/login/mfa or /auth/passkey)",
+			MFAToken: step.MFAToken, MFAMethods: step.Methods})
+		return
+	}
+	h.writeTokens(c, *res.Tokens)
 }
 
 // refresh answers both spellings of the refresh route.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,11 +17,7 @@ import (
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
-	"github.com/userd/userd/adapters/passwordhash"
-	"github.com/userd/userd/adapters/secretbox"
-	"github.com/userd/userd/adapters/totp"
 	"github.com/userd/userd/adapters/web"
-	"github.com/userd/userd/adapters/webauthn"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -32,7 +27,7 @@ import (
 
 // testOrigin is the origin of the tests' passkey ceremonies, on the RP id
 // localhost.
-const testOrigin = "http://localhost:8080"
+const testOrigin = kit.Origin
 
 // Credentials used across the tests. None is on the common-password list.
 const (
@@ -139,65 +134,20 @@ type testServer struct {
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	t.Helper()
-	cfg := serverConfig{app: application.Config{
-		OpenRegistration: true, RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour,
-		RefreshReuseGrace: 10 * time.Second,
-		// The links of the messages, as cmd makes them from USERD_PUBLIC_URL.
-		VerifyEmailURL: "http://userd.test/account/verify-email", ResetPasswordURL: "http://userd.test/account/reset-password",
-	}}
+	cfg := serverConfig{app: kit.Config()}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	ctx := context.Background()
-	clock := clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	logs := &logbuf.Buffer{}
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-
-	store := memory.NewStore()
-	box, err := secretbox.New(secretbox.NewKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mailer := &memory.Mailer{}
-	var users ports.UserRepository = store.Users()
+	app := kit.NewApp(t, kit.AppParts{})
+	app.Deps.Log, app.Config = log, cfg.app
 	if cfg.wrapUsers != nil {
-		users = cfg.wrapUsers(users)
+		app.Deps.Stores.Users = cfg.wrapUsers(app.Deps.Stores.Users)
 	}
-	// Tiny argon2 parameters: the tests hash dozens of passwords.
-	hasher := passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32})
-	jwtOpts := jwtissuer.Options{Issuer: "userd-test", Audience: "userd-test"}
-	issuer, err := jwtissuer.New(store.Keys(box), clock, jwtOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := jwtissuer.NewKeyManager(store.Keys(box), clock, jwtOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	codec := jwtissuer.NewRefreshCodec(store.Keys(box), clock)
-	if err := errors.Join(issuer.Start(ctx), codec.Start(ctx)); err != nil {
-		t.Fatal(err)
-	}
-	otp, err := totp.New("userd", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := webauthn.New(webauthn.Options{RPID: "localhost", RPName: "userd", Origins: []string{testOrigin}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := application.Deps{
-		Users: users, Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(), Hasher: hasher,
-		Issuer: issuer, Codec: codec, Keys: keys, Clock: clock, Log: log,
-		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
-		MFA: store.MFA(box), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: otp, RelyingParty: rp,
-	}
-	cfg.observe.wire(&deps)
-	svc, err := application.New(deps, cfg.app)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg.observe.wire(&app.Deps)
+	svc := app.Services(t)
+	clock, store, box, issuer, mailer := app.Clock, app.Store, app.Box, app.Issuer, app.Mailer
 	health := cfg.health
 	if health == nil {
 		health = store

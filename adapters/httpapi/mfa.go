@@ -187,13 +187,13 @@ func (h *handler) loginMFA(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	pair, err := h.auth.LoginMFA(c.Request.Context(), application.MFALoginInput{
+	res, err := h.auth.LoginMFA(c.Request.Context(), application.MFALoginInput{
 		MFAToken: req.MFAToken, Code: req.Code, RecoveryCode: req.RecoveryCode})
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	h.writeTokens(c, pair)
+	h.signedIn(c, res)
 }
 
 // listPasskeys answers GET /api/users/me/passkeys.
@@ -300,11 +300,11 @@ func (h *handler) finishPasskeyLogin(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	pair, err := h.passkeys.FinishLogin(c.Request.Context(), application.PasskeyLoginInput{
+	res, err := h.passkeys.FinishLogin(c.Request.Context(), application.PasskeyLoginInput{
 		CeremonyID: req.CeremonyID, Credential: req.Credential, MFAToken: req.MFAToken})
 	if err != nil {
 		h.fail(c, err)
 		return
 	}
-	h.writeTokens(c, pair)
+	h.signedIn(c, res)
 }

@@ -160,7 +160,6 @@ func problemOf(err error) (p problem, ok bool) {
 		tooMany  *domain.TooManyAttemptsError
 		budget   *domain.MailBudgetError
 		maxBytes *http.MaxBytesError
-		mfa      *domain.MFARequiredError
 	)
 	switch {
 	case errors.As(err, &reqErr):
@@ -177,10 +176,6 @@ func problemOf(err error) (p problem, ok bool) {
 		return problem{Status: http.StatusBadRequest, Code: "invalid_parameter",
 			Detail: "invalid parameter " + perr.Bound + ": " + perr.Reason,
 			Errors: []fieldError{{Field: perr.Bound, Message: perr.Reason}}}, true
-	case errors.As(err, &mfa):
-		return problem{Status: http.StatusUnauthorized, Code: "mfa_required",
-			Detail:   "the password is right; finish the login with a second factor (POST /auth/login/mfa or /auth/passkey)",
-			MFAToken: mfa.Token, MFAMethods: mfa.Methods}, true
 	case errors.As(err, &tooMany):
 		return problem{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
 			Detail:  "too many failed logins for this email; retry later",

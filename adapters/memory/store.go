@@ -126,6 +126,24 @@ func (s *Store) MFAChallenges() *MFAChallengeStore { return &MFAChallengeStore{s
 // Passkeys returns the store's passkey store.
 func (s *Store) Passkeys() *PasskeyStore { return &PasskeyStore{s: s} }
 
+// Stores returns every store port of s in one value, sealing secrets with
+// box. audit, when set, is the audit log the ports write to and the purger
+// purges; nil keeps no events. The store is one process's: there are no
+// other nodes to tell of ended sessions.
+func (s *Store) Stores(box ports.SecretBox, audit *AuditLog) ports.Stores {
+	st := ports.Stores{
+		Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Keys: s.Keys(box),
+		Tx: s, Outbox: s.Outbox(box), Links: s.LinkTokens(),
+		MFA: s.MFA(box), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(),
+		Purger: NewPurger(s, audit), Lock: NewLock(), Health: s,
+	}
+	if audit != nil {
+		// Not a nil *AuditLog in the interface, which would not be nil.
+		st.Audit = audit
+	}
+	return st
+}
+
 // Ping always succeeds: memory is always there.
 func (s *Store) Ping(context.Context) error { return nil }
 

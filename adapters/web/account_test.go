@@ -17,7 +17,7 @@ import (
 
 // withAccountAudit records the application's audit events in log.
 func withAccountAudit(log *memory.AuditLog) envOption {
-	return func(s *envSettings) { s.deps.Audit = log }
+	return func(s *envSettings) { s.deps.Stores.Audit = log }
 }
 
 // audited reports whether log holds an event of typ by actor about

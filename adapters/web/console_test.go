@@ -96,11 +96,11 @@ func (e *env) addUser(email string, admin bool) domain.User {
 func (e *env) enrolTOTP(email string) string {
 	e.t.Helper()
 	ctx := context.Background()
-	pair, err := e.svc.Auth.Login(ctx, application.LoginInput{Email: email, Password: custPassword})
-	if err != nil {
-		e.t.Fatal(err)
+	res, err := e.svc.Auth.Login(ctx, application.LoginInput{Email: email, Password: custPassword})
+	if err != nil || res.Tokens == nil {
+		e.t.Fatalf("login %s: %+v, %v", email, res, err)
 	}
-	p, err := e.svc.Auth.Authenticate(ctx, pair.Access.Token)
+	p, err := e.svc.Auth.Authenticate(ctx, res.Tokens.Access.Token)
 	if err != nil {
 		e.t.Fatal(err)
 	}

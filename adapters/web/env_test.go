@@ -9,23 +9,17 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/userd/userd/adapters/clock"
-	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
-	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/adapters/secretbox"
-	"github.com/userd/userd/adapters/totp"
 	"github.com/userd/userd/adapters/web"
-	"github.com/userd/userd/adapters/webauthn"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
+	"github.com/userd/userd/test/kit"
 	"github.com/userd/userd/test/logbuf"
 )
 
@@ -42,7 +36,7 @@ type env struct {
 	svc    *application.Services
 	store  *memory.Store
 	codec  ports.RefreshTokenCodec
-	mailer *recordingMailer
+	mailer *memory.Mailer
 	logs   *logbuf.Buffer
 	log    *slog.Logger
 	pages  http.Handler
@@ -62,92 +56,32 @@ type envOption func(*envSettings)
 func withoutConsole(s *envSettings) { s.noConsole = true }
 
 // withPurger gives housekeeping the store's purger.
-func withPurger(s *envSettings) { s.deps.Purger = memory.NewPurger(s.store, nil) }
+func withPurger(s *envSettings) { s.deps.Stores.Purger = memory.NewPurger(s.store, nil) }
 
 // withCurrentPasswordRequired turns USERD_REQUIRE_CURRENT_PASSWORD on.
 func withCurrentPasswordRequired(s *envSettings) { s.cfg.RequireCurrentPassword = true }
 
 // withLinks puts wrap in front of the link-token store.
 func withLinks(wrap func(ports.LinkTokenStore) ports.LinkTokenStore) envOption {
-	return func(s *envSettings) { s.deps.Links = wrap(s.deps.Links) }
+	return func(s *envSettings) { s.deps.Stores.Links = wrap(s.deps.Stores.Links) }
 }
 
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	ctx := context.Background()
-	clk := clock.NewManual(time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	logs := &logbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	store := memory.NewStore()
-	box, err := secretbox.New(secretbox.NewKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwtOpts := jwtissuer.Options{Issuer: "userd-test", Audience: "userd-test"}
-	issuer, err := jwtissuer.New(store.Keys(box), clk, jwtOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := jwtissuer.NewKeyManager(store.Keys(box), clk, jwtOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	codec := jwtissuer.NewRefreshCodec(store.Keys(box), clk)
-	if err := errors.Join(issuer.Start(ctx), codec.Start(ctx)); err != nil {
-		t.Fatal(err)
-	}
-	mailer := &recordingMailer{}
-	otp, err := totp.New("userd", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp, err := webauthn.New(webauthn.Options{RPID: "localhost", RPName: "userd", Origins: []string{"http://localhost:8080"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := application.Deps{
-		Users: store.Users(), Tokens: store.RefreshTokens(), Attempts: store.LoginAttempts(),
-		// Tiny argon2 parameters: the tests hash a few passwords each.
-		Hasher: passwordhash.New(passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32}),
-		Issuer: issuer, Codec: codec, Keys: keys, Clock: clk, Log: log,
-		Tx: store, Outbox: store.Outbox(box), Links: store.LinkTokens(), Mailer: mailer,
-		MFA: store.MFA(box), Challenges: store.MFAChallenges(), Passkeys: store.Passkeys(),
-		OTP: otp, RelyingParty: rp, Audit: memory.NewAuditLog(),
-	}
-	cfg := application.Config{
-		OpenRegistration: true, RefreshTTL: 30 * 24 * time.Hour, RefreshFamilyTTL: 90 * 24 * time.Hour,
-		VerifyEmailURL:   "http://userd.test/account/verify-email",
-		ResetPasswordURL: "http://userd.test/account/reset-password",
-	}
-	settings := envSettings{store: store, deps: &deps, cfg: &cfg}
+	app := kit.NewApp(t, kit.AppParts{Audit: memory.NewAuditLog()})
+	app.Deps.Log = log
+	// A refresh token presented twice is a reuse at once.
+	app.Config.RefreshReuseGrace = 0
+	settings := envSettings{store: app.Store, deps: &app.Deps, cfg: &app.Config}
 	for _, o := range opts {
 		o(&settings)
 	}
-	svc, err := application.New(deps, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, clock: clk, box: box, svc: svc, store: store, codec: codec, mailer: mailer, logs: logs, log: log,
-		pages: web.New(svc, web.Options{Logger: log, Box: box, Clock: clk, AdminConsole: !settings.noConsole})}
-}
-
-// recordingMailer keeps the messages it is given to send.
-type recordingMailer struct {
-	mu   sync.Mutex
-	sent []domain.Mail
-}
-
-func (m *recordingMailer) Send(_ context.Context, mail domain.Mail) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sent = append(m.sent, mail)
-	return nil
-}
-
-func (m *recordingMailer) Sent() []domain.Mail {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.sent)
+	svc := app.Services(t)
+	return &env{t: t, clock: app.Clock, box: app.Box, svc: svc, store: app.Store, codec: app.Codec, mailer: app.Mailer,
+		logs: logs, log: log,
+		pages: web.New(svc, web.Options{Logger: log, Box: app.Box, Clock: app.Clock, AdminConsole: !settings.noConsole})}
 }
 
 // deliver runs the sender until the outbox has nothing due, and returns

@@ -76,7 +76,8 @@ func signInPage(a *area, d signInData) page {
 }
 
 // signIn checks the email and password of the form. A right one opens the
-// session, or, for an account with a second factor, shows the second step.
+// session, or, for an account with a second factor, shows the second step
+// (signedIn).
 func (p *Pages) signIn(a *area) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		form, ok := p.readForm(w, r)
@@ -84,19 +85,15 @@ func (p *Pages) signIn(a *area) http.HandlerFunc {
 			return
 		}
 		next := nextPath(a, form.Get(fieldNext))
-		pair, err := p.svc.Auth.Login(signInContext(r), application.LoginInput{
+		res, err := p.svc.Auth.Login(signInContext(r), application.LoginInput{
 			Email: form.Get(fieldEmail), Password: form.Get(fieldPassword)})
-		if mfa, ok := errors.AsType[*domain.MFARequiredError](err); ok {
-			p.renderConsole(w, r, http.StatusOK, secondStepPage(a, next, mfa.Token, mfa.Methods))
-			return
-		}
 		if err != nil {
 			pg := signInPage(a, signInData{Next: next})
 			pg.Form = form
 			p.signInFailed(w, r, pg, err)
 			return
 		}
-		p.opened(w, r, a, next, pair)
+		p.signedIn(w, r, a, next, res)
 	}
 }
 
@@ -125,12 +122,12 @@ func (p *Pages) signInCode(a *area) http.HandlerFunc {
 		}
 		next := nextPath(a, form.Get(fieldNext))
 		token, code := form.Get(fieldMFAToken), form.Get(fieldCode)
-		pair, err := p.svc.Auth.LoginMFA(signInContext(r), application.MFALoginInput{MFAToken: &token, Code: &code})
+		res, err := p.svc.Auth.LoginMFA(signInContext(r), application.MFALoginInput{MFAToken: &token, Code: &code})
 		if err != nil {
 			p.secondStepFailed(w, r, a, next, token, err)
 			return
 		}
-		p.opened(w, r, a, next, pair)
+		p.signedIn(w, r, a, next, res)
 	}
 }
 
@@ -176,7 +173,7 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 		if token != "" {
 			in.MFAToken = &token
 		}
-		pair, err := p.svc.Passkeys.FinishLogin(signInContext(r), in)
+		res, err := p.svc.Passkeys.FinishLogin(signInContext(r), in)
 		if err != nil {
 			if token != "" {
 				p.secondStepFailed(w, r, a, next, token, err)
@@ -185,8 +182,18 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 			p.signInFailed(w, r, signInPage(a, signInData{Next: next}), err)
 			return
 		}
-		p.opened(w, r, a, next, pair)
+		p.signedIn(w, r, a, next, res)
 	}
+}
+
+// signedIn answers a sign-in: the second step's page when the account
+// asks for one, the session it opened otherwise.
+func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request, a *area, next string, res application.SignInResult) {
+	if step := res.SecondStep; step != nil {
+		p.renderConsole(w, r, http.StatusOK, secondStepPage(a, next, step.MFAToken, step.Methods))
+		return
+	}
+	p.opened(w, r, a, next, *res.Tokens)
 }
 
 // opened finishes a sign-in: the cookie is set and the visitor goes on.

@@ -27,8 +27,8 @@ import (
 )
 
 // appModule provides the security adapters and the use cases. Nothing here
-// touches the store when built; the token keys load at start, in
-// tokensModule, which only `serve` runs: the one-shot commands sign no
+// touches the store when built; the token keys load at start
+// (startTokens), which only `serve` runs: the one-shot commands sign no
 // token, and `userd keys list` must not create a key by looking.
 var appModule = fx.Module("application",
 	fx.Provide(
@@ -40,12 +40,6 @@ var appModule = fx.Module("application",
 		newServices,
 	),
 )
-
-// tokensModule loads the signing keys and the refresh-token key at start,
-// after the database has opened, and keeps reloading the signing keys
-// while the server runs, so that a rotation made by the CLI or another
-// node is picked up.
-var tokensModule = fx.Module("tokens", fx.Invoke(startTokens))
 
 func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
 	p := passwordhash.DefaultParams()
@@ -79,8 +73,9 @@ func newKeyManager(cfg config.Config, keys ports.KeyStore, clk ports.Clock, log 
 }
 
 // startTokens adds the token keys' start and stop to the lifecycle: load
-// (or create) the keys, then run the issuer's reload loop until stop,
-// which waits for it.
+// (or create) the signing keys and the refresh-token key, then run the
+// issuer's reload loop until stop, which waits for it, so that a rotation
+// made by the CLI or another node is picked up.
 func startTokens(lc fx.Lifecycle, iss *jwtissuer.Issuer, codec *jwtissuer.RefreshCodec) {
 	runInBackground(lc, "token keys", func(ctx context.Context) error {
 		if err := iss.Start(ctx); err != nil {
@@ -122,49 +117,32 @@ func runInBackground(lc fx.Lifecycle, name string, start func(context.Context) e
 
 type servicesParams struct {
 	fx.In
-	Config       config.Config
-	Users        ports.UserRepository
-	Tokens       ports.RefreshTokenStore
-	Attempts     ports.LoginAttemptStore
-	Hasher       ports.PasswordHasher
-	Issuer       ports.TokenIssuer
-	Codec        ports.RefreshTokenCodec
-	Keys         ports.AccessTokenKeys
-	Tx           ports.Transactor
-	Outbox       ports.Outbox
-	Links        ports.LinkTokenStore
-	Mailer       ports.Mailer
-	Audit        ports.AuditLog
-	MFA          ports.MFAStore
-	Challenges   ports.MFAChallengeStore
-	Passkeys     ports.PasskeyStore
-	OTP          ports.OneTimePasswords
+	Config config.Config
+	Stores ports.Stores
+	Hasher ports.PasswordHasher
+	Issuer ports.TokenIssuer
+	Codec  ports.RefreshTokenCodec
+	Keys   ports.AccessTokenKeys
+	Mailer ports.Mailer
+	OTP    ports.OneTimePasswords
+	// RelyingParty runs the passkey ceremonies.
 	RelyingParty ports.PasskeyRelyingParty
 	// Webhooks is nil without USERD_WEBHOOK_URL.
 	Webhooks ports.WebhookSender `optional:"true"`
-	// Metrics and OutboxMetrics are absent in the CLI commands, whose
-	// events are stored but not counted.
+	// Metrics, OutboxMetrics and PurgeMetrics are absent in the CLI
+	// commands, whose events are stored but not counted.
 	Metrics       ports.SecurityMetrics `optional:"true"`
 	OutboxMetrics ports.OutboxMetrics   `optional:"true"`
-	// SessionEndings is absent with the memory store: one process.
-	SessionEndings ports.SessionEndings `optional:"true"`
-	Purger         ports.Purger
-	Lock           ports.Lock
-	// PurgeMetrics is absent in the CLI commands, as Metrics is.
-	PurgeMetrics ports.PurgeMetrics `optional:"true"`
-	Clock        ports.Clock
-	Log          *slog.Logger
+	PurgeMetrics  ports.PurgeMetrics    `optional:"true"`
+	Clock         ports.Clock
+	Log           *slog.Logger
 }
 
 func newServices(p servicesParams) (*application.Services, error) {
 	return application.New(application.Deps{
-		Users: p.Users, Tokens: p.Tokens, Attempts: p.Attempts, Hasher: p.Hasher, Issuer: p.Issuer,
-		Codec: p.Codec, Keys: p.Keys, Tx: p.Tx, Outbox: p.Outbox, Links: p.Links, Mailer: p.Mailer,
-		Audit: p.Audit, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, Clock: p.Clock, Log: p.Log,
-		MFA: p.MFA, Challenges: p.Challenges, Passkeys: p.Passkeys, OTP: p.OTP, RelyingParty: p.RelyingParty,
-		Webhooks:       p.Webhooks,
-		SessionEndings: p.SessionEndings,
-		Purger:         p.Purger, Lock: p.Lock, PurgeMetrics: p.PurgeMetrics,
+		Stores: p.Stores, Hasher: p.Hasher, Issuer: p.Issuer, Codec: p.Codec, Keys: p.Keys, Mailer: p.Mailer,
+		OTP: p.OTP, RelyingParty: p.RelyingParty, Webhooks: p.Webhooks,
+		Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, PurgeMetrics: p.PurgeMetrics, Clock: p.Clock, Log: p.Log,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,
@@ -190,42 +168,25 @@ func endedSessionKeep(cfg config.Config) time.Duration {
 	return cfg.AccessTTL + jwtissuer.DefaultLeeway
 }
 
-// sessionEndingsModule hears, while the server runs, the sessions other
-// nodes end (PostgreSQL LISTEN and a catch-up poll). It starts after the
-// database is ready, and after the services subscribed to it.
-var sessionEndingsModule = fx.Module("session-endings", fx.Invoke(runSessionEndings))
-
-type sessionEndingsParams struct {
-	fx.In
-	Lifecycle fx.Lifecycle
-	Services  *application.Services
-	Endings   *gormstore.SessionEndings `optional:"true"`
+// runSessionEndings runs, while the server runs, the hearing of the
+// sessions other nodes end (PostgreSQL LISTEN and a catch-up poll).
+func runSessionEndings(lc fx.Lifecycle, endings *gormstore.SessionEndings) {
+	runInBackground(lc, "session endings", endings.CatchUp, endings.Run)
 }
 
-func runSessionEndings(p sessionEndingsParams) {
-	if p.Endings == nil {
-		return
-	}
-	runInBackground(p.Lifecycle, "session endings", p.Endings.CatchUp, p.Endings.Run)
-}
-
-// deliveryModule runs the outbox's sender loop while the server runs, so
-// that every node sends what any node queued. It starts after the
-// database is ready and stops before the database closes, giving the
-// messages it holds back to the outbox (due at once, for the next node or
-// start) rather than leaving them to their lease.
-var deliveryModule = fx.Module("delivery", fx.Invoke(runDelivery))
-
+// runDelivery runs the outbox's sender loop while the server runs, so
+// that every node sends what any node queued. It stops before the
+// database closes, giving the messages it holds back to the outbox (due
+// at once, for the next node or start) rather than leaving them to their
+// lease.
 func runDelivery(lc fx.Lifecycle, svc *application.Services) {
 	runInBackground(lc, "delivery", func(context.Context) error { return nil }, svc.Delivery.Run)
 }
 
-// housekeepingModule runs the purge loop while the server runs
+// runHousekeeping runs the purge loop while the server runs
 // (USERD_PURGE_INTERVAL; 0 turns it off). Every node runs it; the lock
 // keeps the passes to one node at a time. It stops, mid-pass if need be,
 // before the database closes: what is left waits for the next pass.
-var housekeepingModule = fx.Module("housekeeping", fx.Invoke(runHousekeeping))
-
 func runHousekeeping(lc fx.Lifecycle, svc *application.Services) {
 	runInBackground(lc, "housekeeping", func(context.Context) error { return nil }, svc.Housekeeping.Run)
 }

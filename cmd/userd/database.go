@@ -9,30 +9,20 @@ import (
 
 	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/config"
-	"github.com/userd/userd/ports"
 )
 
-// sqlModule stores everything through GORM, on SQLite or PostgreSQL. Its
-// database opens at start, and its schema is brought up to date (or
-// checked) before the start hook of anything that uses it.
+// sqlModule stores everything through GORM, on SQLite, PostgreSQL or
+// MySQL. Its database is built without being touched; it opens, and its
+// schema is brought up to date, at start (openDatabase, in startStore).
 var sqlModule = fx.Module("sql",
 	fx.Provide(
-		newStoreDatabase,
-		fx.Annotate(gormstore.NewUserRepository, fx.As(new(ports.UserRepository))),
-		fx.Annotate(gormstore.NewRefreshTokenStore, fx.As(new(ports.RefreshTokenStore))),
-		fx.Annotate(gormstore.NewLoginAttemptStore, fx.As(new(ports.LoginAttemptStore))),
-		fx.Annotate(gormstore.NewKeyStore, fx.As(fx.Self()), fx.As(new(ports.KeyStore))),
-		fx.Annotate(gormstore.NewAuditLog, fx.As(new(ports.AuditLog))),
-		fx.Annotate(gormstore.NewOutbox, fx.As(new(ports.Outbox))),
-		fx.Annotate(gormstore.NewLinkTokenStore, fx.As(new(ports.LinkTokenStore))),
-		fx.Annotate(gormstore.NewMFAStore, fx.As(fx.Self()), fx.As(new(ports.MFAStore))),
-		fx.Annotate(gormstore.NewMFAChallengeStore, fx.As(new(ports.MFAChallengeStore))),
-		fx.Annotate(gormstore.NewPasskeyStore, fx.As(new(ports.PasskeyStore))),
-		fx.Annotate(gormstore.NewPurger, fx.As(new(ports.Purger))),
-		fx.Annotate(gormstore.NewLock, fx.As(new(ports.Lock))),
-		fx.Annotate(newSessionEndings, fx.As(fx.Self()), fx.As(new(ports.SessionEndings))),
-		fx.Annotate(func(db *gormstore.DB) *gormstore.DB { return db },
-			fx.As(new(ports.HealthChecker)), fx.As(new(ports.Transactor))),
+		newGormDB,
+		newSessionEndings,
+		gormstore.NewStores,
+		// The key and TOTP stores themselves, for sealing clear keys at
+		// start and `userd secrets reencrypt`.
+		gormstore.NewKeyStore,
+		gormstore.NewMFAStore,
 	),
 )
 
@@ -45,15 +35,11 @@ func newSessionEndings(db *gormstore.DB, cfg config.Config, log *slog.Logger) *g
 	})
 }
 
-// sealModule seals, at start, the keys an earlier version stored in clear.
-// Every command on the SQL store runs it, except `userd secrets
-// reencrypt`, which does that and more, and counts it.
-var sealModule = fx.Module("seal", fx.Invoke(sealClearKeys))
-
 // databaseModule is the bare database, for `userd migrate`, which manages
-// the schema itself: opened at start, closed at stop.
-var databaseModule = fx.Module("database", fx.Provide(newDatabase))
+// the schema itself: opened at start, closed at stop (startMigrate).
+var databaseModule = fx.Module("database", fx.Provide(newGormDB), fx.Invoke(startMigrate))
 
+// newGormDB builds the configured database without touching it.
 func newGormDB(cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
 	return gormstore.New(cfg.DBDriver, cfg.DBDSN, gormstore.Options{
 		MaxOpenConns:    cfg.DBMaxOpenConns,
@@ -63,34 +49,17 @@ func newGormDB(cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
 	})
 }
 
-// newDatabase builds the configured database without touching it; it
-// opens at start and closes at stop.
-func newDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
-	db, err := newGormDB(cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	lc.Append(fx.Hook{
-		OnStart: db.Open,
-		OnStop:  func(context.Context) error { return db.Close() },
-	})
-	return db, nil
-}
-
-// newStoreDatabase builds the configured database without touching it.
-// At start it opens, and its schema is migrated or, with
-// USERD_DB_AUTO_MIGRATE=false, checked; at stop it closes. The hook is
-// appended here, before any constructor that takes the database can
-// append its own, so it runs first.
-func newStoreDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
-	db, err := newGormDB(cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	lc.Append(fx.Hook{
+// openDatabase is the start step that opens db, and with migrate migrates
+// its schema or, with USERD_DB_AUTO_MIGRATE=false, checks it; at stop it
+// closes db.
+func openDatabase(cfg config.Config, log *slog.Logger, db *gormstore.DB, migrate bool) fx.Hook {
+	return fx.Hook{
 		OnStart: func(ctx context.Context) error {
 			if err := db.Open(ctx); err != nil {
 				return err
+			}
+			if !migrate {
+				return nil
 			}
 			if err := prepareSchema(ctx, db, cfg.DBAutoMigrate); err != nil {
 				_ = db.Close()
@@ -100,8 +69,7 @@ func newStoreDatabase(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*go
 			return nil
 		},
 		OnStop: func(context.Context) error { return db.Close() },
-	})
-	return db, nil
+	}
 }
 
 // prepareSchema migrates the schema, or with auto-migration off checks that

@@ -13,13 +13,11 @@ import (
 	"github.com/userd/userd/config"
 )
 
-// httpModule serves the API on USERD_HTTP_ADDR and, when it is set, the
-// metrics on USERD_METRICS_ADDR: each listens at start, shuts down
-// gracefully at stop.
-var httpModule = fx.Module("http",
-	fx.Provide(newHandler),
-	fx.Invoke(serveAPI, serveMetrics),
-)
+// httpModule provides the handler of the API. The listeners, the API's on
+// USERD_HTTP_ADDR and, when it is set, the metrics' on USERD_METRICS_ADDR,
+// are the last steps of the start (serveAPI, serveMetrics in
+// startServer): each listens at start, shuts down gracefully at stop.
+var httpModule = fx.Module("http", fx.Provide(newHandler))
 
 // listener is what newListener needs to know of one address.
 type listener struct {

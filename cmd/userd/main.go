@@ -19,7 +19,8 @@
 //
 // The command line is spf13/cobra's: root.go builds it, and each command
 // lives in a file of its own. wiring.go holds the fx modules and the one
-// path by which commands build and run the app.
+// path by which commands build and run the app; start.go, the steps of
+// the start, in the order they run.
 package main
 
 import (

@@ -30,28 +30,22 @@ var errNoSecretKey = errors.New("no secret key: with USERD_DB_DRIVER=postgres or
 	"make one with `openssl rand -base64 32`")
 
 // secretsModule provides the secret box the stores seal with. It is built
-// without a key, and keyed at start, before the database's secrets are
-// read: reading a key file, or making one, is I/O.
+// without a key, and keyed at start (keySecretBox), before the database's
+// secrets are read: reading a key file, or making one, is I/O.
 var secretsModule = fx.Module("secrets",
-	fx.Provide(fx.Annotate(newSecretBox, fx.As(fx.Self()), fx.As(new(ports.SecretBox)))),
-	// Built first, its start hook runs first: a deployment without a key
-	// fails before it touches the database.
-	fx.Invoke(func(*secretbox.Box) {}),
+	fx.Provide(fx.Annotate(func() (*secretbox.Box, error) { return secretbox.New() },
+		fx.As(fx.Self()), fx.As(new(ports.SecretBox)))),
 )
 
-func newSecretBox(lc fx.Lifecycle, cfg config.Config, log *slog.Logger) (*secretbox.Box, error) {
-	box, err := secretbox.New()
-	if err != nil {
-		return nil, err
-	}
-	lc.Append(fx.StartHook(func() error {
+// keySecretBox is the start step that gives box its keys (secretKeys).
+func keySecretBox(cfg config.Config, log *slog.Logger, box *secretbox.Box) fx.Hook {
+	return fx.StartHook(func() error {
 		keys, err := secretKeys(cfg, log)
 		if err != nil {
 			return err
 		}
 		return box.SetKeys(keys...)
-	}))
-	return box, nil
+	})
 }
 
 // secretKeys returns the secret keys, current first: those of
@@ -104,13 +98,13 @@ func secretKeys(cfg config.Config, log *slog.Logger) ([][]byte, error) {
 	return kf.Keys, nil
 }
 
-// sealClearKeys adds the start step that seals the keys an earlier version
+// sealClearKeys is the start step that seals the keys an earlier version
 // stored in clear, under the current secret key, and checks that every
-// sealed key opens. Its hook follows those of the database (opened and
-// migrated) and of the secret box, whose values it takes, and precedes the
-// token keys' load, which needs the keys.
-func sealClearKeys(lc fx.Lifecycle, keys *gormstore.KeyStore, log *slog.Logger) {
-	lc.Append(fx.StartHook(func(ctx context.Context) error {
+// sealed key opens. It follows the keying of the secret box and the
+// database's opening and migration, and precedes the token keys' load,
+// which needs the keys (startStore, startServer).
+func sealClearKeys(keys *gormstore.KeyStore, log *slog.Logger) fx.Hook {
+	return fx.StartHook(func(ctx context.Context) error {
 		n, err := keys.SealClear(ctx)
 		if err != nil {
 			return secretKeyHint(err)
@@ -119,7 +113,7 @@ func sealClearKeys(lc fx.Lifecycle, keys *gormstore.KeyStore, log *slog.Logger) 
 			log.Info("sealed the keys stored in clear by an earlier version", slog.Int("keys", n))
 		}
 		return nil
-	}))
+	})
 }
 
 // secretKeyHint adds what to do to a secret that does not open.

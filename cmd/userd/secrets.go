@@ -40,7 +40,8 @@ func (r *root) reencrypt(ctx context.Context) error {
 		mfa  *gormstore.MFAStore
 		box  *secretbox.Box
 	)
-	options := fx.Options(baseModule(cfg, r.stderr), secretsModule, sqlModule, fx.Populate(&db, &keys, &mfa, &box))
+	start := func(lc fx.Lifecycle, p storeStart) { startStore(lc, p, false) }
+	options := fx.Options(baseModule(cfg, r.stderr), secretsModule, sqlModule, fx.Invoke(start), fx.Populate(&db, &keys, &mfa, &box))
 	return withApp(ctx, cfg, options, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, startTimeout)
 		defer cancel()

@@ -68,7 +68,8 @@ func withApp(ctx context.Context, cfg config.Config, options fx.Option, fn func(
 // without the metrics or the HTTP server. populate receives the values the
 // command uses.
 func commandOptions(cfg config.Config, logOut io.Writer, populate ...any) fx.Option {
-	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), mailModule, factorsModule, webhooksModule, appModule, fx.Populate(populate...))
+	return fx.Options(baseModule(cfg, logOut), storeModule(cfg), mailModule, factorsModule, webhooksModule, appModule,
+		fx.Invoke(startCommand), fx.Populate(populate...))
 }
 
 // serverOptions are the fx options of `userd serve`.
@@ -88,17 +89,10 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		// one: a decoration applies to its scope and those below it.
 		fx.Decorate(countHashing),
 		fx.Invoke(warnDeprecated),
-		// Modules before httpModule: start hooks run in the order they
-		// were added, fx runs modules' invokes before the root's, and the
-		// keys must be loaded and the bootstrap admin exist before the
-		// listener opens and /readyz says 200.
-		tokensModule,
-		fx.Module("bootstrap", fx.Invoke(bootstrapAdmin)),
-		deliveryModule,
-		housekeepingModule,
-		sessionEndingsModule,
 		rateLimitModule,
 		httpModule,
+		// The one invoke that starts anything: its steps, in order.
+		fx.Invoke(startServer),
 	)
 }
 
@@ -127,46 +121,42 @@ func newLogger(cfg config.Config, out io.Writer) *slog.Logger {
 }
 
 // storeModule picks the storage adapter named by the configuration, with
-// the secret box it seals with. Both modules bind the same ports, so
-// nothing else changes with the backend.
+// the secret box it seals with. Each hands over its ports as one
+// ports.Stores, so nothing else changes with the backend; storePorts gives
+// the adapters that take a store port of their own theirs.
 func storeModule(cfg config.Config) fx.Option {
 	if cfg.DBDriver == config.DriverMemory {
-		return fx.Options(secretsModule, memoryModule)
+		return fx.Options(secretsModule, memoryModule, storePorts)
 	}
-	return fx.Options(secretsModule, sqlModule, sealModule)
+	return fx.Options(secretsModule, sqlModule, storePorts)
 }
+
+// storePorts are the ports of the store that adapters other than the
+// application take: the token adapter's key store, the readiness check,
+// and the outbox whose backlog the metrics show.
+var storePorts = fx.Provide(
+	func(s ports.Stores) ports.KeyStore { return s.Keys },
+	func(s ports.Stores) ports.HealthChecker { return s.Health },
+	func(s ports.Stores) ports.Outbox { return s.Outbox },
+)
 
 // memoryModule keeps everything in process memory: tests, demos.
 var memoryModule = fx.Module("memory",
-	fx.Provide(
-		memory.NewStore,
-		fx.Annotate((*memory.Store).Users, fx.As(new(ports.UserRepository))),
-		fx.Annotate((*memory.Store).RefreshTokens, fx.As(new(ports.RefreshTokenStore))),
-		fx.Annotate((*memory.Store).LoginAttempts, fx.As(new(ports.LoginAttemptStore))),
-		fx.Annotate((*memory.Store).Keys, fx.As(new(ports.KeyStore))),
-		fx.Annotate(memory.NewAuditLog, fx.As(fx.Self()), fx.As(new(ports.AuditLog))),
-		fx.Annotate((*memory.Store).Outbox, fx.As(new(ports.Outbox))),
-		fx.Annotate((*memory.Store).LinkTokens, fx.As(new(ports.LinkTokenStore))),
-		fx.Annotate((*memory.Store).MFA, fx.As(new(ports.MFAStore))),
-		fx.Annotate((*memory.Store).MFAChallenges, fx.As(new(ports.MFAChallengeStore))),
-		fx.Annotate((*memory.Store).Passkeys, fx.As(new(ports.PasskeyStore))),
-		fx.Annotate(memory.NewPurger, fx.As(new(ports.Purger))),
-		fx.Annotate(memory.NewLock, fx.As(new(ports.Lock))),
-		fx.Annotate(func(s *memory.Store) *memory.Store { return s },
-			fx.As(new(ports.HealthChecker)), fx.As(new(ports.Transactor))),
-	),
+	fx.Provide(newMemoryStores),
 	fx.Invoke(func(log *slog.Logger) {
 		log.Warn("USERD_DB_DRIVER=memory: nothing is kept across restarts")
 	}),
 )
 
-// bootstrapAdmin creates USERD_BOOTSTRAP_ADMIN_EMAIL at start when set and
-// not registered yet.
-func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, svc *application.Services, log *slog.Logger) {
-	if cfg.BootstrapAdminEmail == "" {
-		return
-	}
-	lc.Append(fx.StartHook(func(ctx context.Context) error {
+// newMemoryStores is a fresh memory store, its audit log included.
+func newMemoryStores(box ports.SecretBox) ports.Stores {
+	return memory.NewStore().Stores(box, memory.NewAuditLog())
+}
+
+// bootstrapAdmin is the start step that creates
+// USERD_BOOTSTRAP_ADMIN_EMAIL when it is not registered yet.
+func bootstrapAdmin(cfg config.Config, svc *application.Services, log *slog.Logger) fx.Hook {
+	return fx.StartHook(func(ctx context.Context) error {
 		u, created, err := svc.Users.EnsureAdmin(ctx, cfg.BootstrapAdminName, cfg.BootstrapAdminEmail, cfg.BootstrapAdminPassword)
 		if errors.Is(err, application.ErrEmailHeldByNonAdmin) {
 			return fmt.Errorf("bootstrap admin: USERD_BOOTSTRAP_ADMIN_EMAIL %s belongs to account %s, which does not hold ROLE_ADMIN: "+
@@ -179,5 +169,5 @@ func bootstrapAdmin(lc fx.Lifecycle, cfg config.Config, svc *application.Service
 			log.Info("bootstrap admin created", slog.String("user_id", u.ID.String()))
 		}
 		return nil
-	}))
+	})
 }

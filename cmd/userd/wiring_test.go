@@ -30,15 +30,15 @@ func TestDatabase_opens_at_start(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "userd.db")
 	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": path})
-	var users ports.UserRepository
-	app := fxtest.New(t, fx.NopLogger, baseModule(cfg, io.Discard), storeModule(cfg), fx.Populate(&users))
+	var stores ports.Stores
+	app := fxtest.New(t, fx.NopLogger, baseModule(cfg, io.Discard), storeModule(cfg), fx.Invoke(startCommand), fx.Populate(&stores))
 	for _, file := range []string{path, filepath.Join(dir, keyFileName)} {
 		if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%s exists before start (stat: %v)", file, err)
 		}
 	}
 	app.RequireStart()
-	if _, err := users.ByEmail(t.Context(), "nobody@example.com"); !errors.Is(err, domain.ErrUserNotFound) {
+	if _, err := stores.Users.ByEmail(t.Context(), "nobody@example.com"); !errors.Is(err, domain.ErrUserNotFound) {
 		t.Fatalf("ByEmail on the migrated database = %v, want ErrUserNotFound", err)
 	}
 	app.RequireStop()

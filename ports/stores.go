@@ -1,0 +1,35 @@
+package ports
+
+// Stores are the store ports, handed over as one value by the store
+// adapter that fills them (memory.Store.Stores, gormstore.NewStores), so
+// that whoever wires the application picks a store in one place and
+// copies no port by hand. Every field is set unless its comment says it
+// may be nil.
+type Stores struct {
+	Users    UserRepository
+	Tokens   RefreshTokenStore
+	Attempts LoginAttemptStore
+	// Keys keeps the token adapter's signing keys and refresh-token key.
+	Keys KeyStore
+	// Tx runs a change and the messages it causes as one transaction.
+	Tx     Transactor
+	Outbox Outbox
+	Links  LinkTokenStore
+	// MFA, Challenges and Passkeys keep second factors, the sign-ins
+	// waiting for one, and passkeys with their ceremonies.
+	MFA        MFAStore
+	Challenges MFAChallengeStore
+	Passkeys   PasskeyStore
+	// Audit may be nil: events are then counted but not stored.
+	Audit AuditLog
+	// Purger deletes the rows nothing can use any more; nil leaves
+	// housekeeping nothing to do. Lock keeps housekeeping to one node at a
+	// time; nil when this node is the only one.
+	Purger Purger
+	Lock   Lock
+	// SessionEndings carries the sessions one node ends to the others;
+	// nil for a store of one process.
+	SessionEndings SessionEndings
+	// Health tells whether the store can serve (readiness).
+	Health HealthChecker
+}

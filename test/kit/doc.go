@@ -1,0 +1,2 @@
+// Package kit is the shared test kit of userd's test suites.
+package kit
