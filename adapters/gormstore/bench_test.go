@@ -282,3 +282,77 @@ func BenchmarkSessions100(b *testing.B) {
 		})
 	}
 }
+
+// An outbox claim on each database: the statement each delivery worker
+// runs on every tick. The ten oldest of 100 due messages are leased again
+// at each iteration, their lease having ended.
+func BenchmarkOutboxClaim(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(backend.name, func(b *testing.B) {
+			db := backend.open(b)
+			outbox := NewOutbox(db, newTestBox(b))
+			ctx := b.Context()
+			start := time.Now().UTC().Truncate(time.Microsecond)
+			for i := range 100 {
+				created := start.Add(time.Duration(i) * time.Microsecond)
+				m := domain.OutboxMessage{ID: domain.NewOutboxID(created), Kind: domain.OutboxMail, Payload: []byte(`{}`),
+					Secret: i%2 == 0, CreatedAt: created, NextAttemptAt: start}
+				if err := outbox.Enqueue(ctx, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			now := start
+			for b.Loop() {
+				now = now.Add(time.Second)
+				if got, err := outbox.Claim(ctx, now, time.Second, 10); err != nil || len(got) != 10 {
+					b.Fatalf("claimed %d, %v", len(got), err)
+				}
+			}
+		})
+	}
+}
+
+// The writes that answer the row they change (UPDATE … RETURNING, and
+// DELETE … RETURNING, on MySQL a transaction of two statements each), on
+// each database: a link token issued then used, a passkey ceremony
+// created then taken.
+func BenchmarkReturningWrites(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(backend.name, func(b *testing.B) {
+			db := backend.open(b)
+			users, links, passkeys := NewUserRepository(db), NewLinkTokenStore(db), NewPasskeyStore(db)
+			ctx := b.Context()
+			u := benchUser(0)
+			if err := users.Create(ctx, u); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("link_issue_use", func(b *testing.B) {
+				for b.Loop() {
+					_, hash := domain.NewLinkToken()
+					now := time.Now()
+					tok := domain.LinkToken{Hash: hash, Purpose: domain.LinkVerifyEmail, UserID: u.ID, Email: u.Email,
+						CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+					if err := links.Issue(ctx, tok); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := links.Use(ctx, hash, domain.LinkVerifyEmail, now); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("ceremony_create_take", func(b *testing.B) {
+				for b.Loop() {
+					now := time.Now()
+					c := domain.PasskeyCeremony{ID: randomHex(b), Purpose: domain.CeremonyLogin, State: []byte(`{}`),
+						CreatedAt: now, ExpiresAt: now.Add(time.Minute)}
+					if err := passkeys.CreateCeremony(ctx, c); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := passkeys.TakeCeremony(ctx, c.ID, domain.CeremonyLogin, now); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
