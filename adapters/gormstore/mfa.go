@@ -97,6 +97,8 @@ func (s *MFAStore) PutTOTP(ctx context.Context, f domain.TOTPFactor) error {
 	var n int64
 	args := []any{string(f.UserID), sealed, toMicros(f.CreatedAt), f.LastStep}
 	if s.db.dialect == dialectMySQL {
+		// Other steps, not only other SQL: the upsert cannot tell what it
+		// did, and a read in its transaction must (mysqlPutTOTPSQL).
 		err = s.db.transaction(ctx, func(tx *gorm.DB) error {
 			if err := tx.Exec(mysqlPutTOTPSQL, args...).Error; err != nil {
 				return err
@@ -165,27 +167,18 @@ func (s *MFAStore) AcceptTOTPStep(ctx context.Context, user domain.UserID, step 
 	return res.RowsAffected == 1, nil
 }
 
-// DeleteTOTP implements ports.MFAStore: one statement, which returns what
-// it removed.
+// deleteTOTP removes a user's factor and answers whether it was
+// confirmed, in one write (deleteRow). Arguments: the user id.
+var deleteTOTP = newRowDelete("totp_factors", "user_id = ?", "user_id, confirmed_at", "user_id", 0)
+
+// DeleteTOTP implements ports.MFAStore: one write, which returns what it
+// removed.
 func (s *MFAStore) DeleteTOTP(ctx context.Context, user domain.UserID) (bool, error) {
-	var rows []totpFactorRow
-	var err error
-	if s.db.dialect == dialectMySQL {
-		err = s.db.mysqlDeleteReturning(ctx, &rows, `SELECT user_id, confirmed_at FROM totp_factors WHERE user_id = ?`, []any{string(user)},
-			`DELETE FROM totp_factors WHERE user_id IN ?`, func() []any {
-				ids := make([]any, len(rows))
-				for i, r := range rows {
-					ids[i] = r.UserID
-				}
-				return ids
-			})
-	} else {
-		err = s.db.writer(ctx).Raw(`DELETE FROM totp_factors WHERE user_id = ? RETURNING user_id, confirmed_at`, string(user)).Scan(&rows).Error
-	}
+	row, ok, err := deleteRow[totpFactorRow](ctx, s.db, deleteTOTP, string(user))
 	if err != nil {
 		return false, storeError("delete totp factor", err)
 	}
-	return len(rows) == 1 && rows[0].ConfirmedMicros != nil, nil
+	return ok && row.ConfirmedMicros != nil, nil
 }
 
 // ReplaceRecoveryCodes implements ports.MFAStore, in one transaction. A

@@ -241,39 +241,3 @@ func (l mysqlMigrationLocker) SessionUnlock(ctx context.Context, conn *sql.Conn)
 	}
 	return nil
 }
-
-// mysqlUpdateReturning does on MySQL what UPDATE … RETURNING does on the
-// other databases, which MySQL lacks: in one transaction, update (a
-// conditional UPDATE with args) and, when it matched a row, read it back
-// into dest with read, which selects it by its key. The update has locked
-// the row, so the read finds it as written. A concurrent update of the
-// same row waits for the lock, then evaluates its condition on the row
-// this one wrote (READ COMMITTED), as on PostgreSQL. dest is left as it
-// is when no row matched.
-func (db *DB) mysqlUpdateReturning(ctx context.Context, dest any, update string, args []any, read string, key any) error {
-	return db.transaction(ctx, func(tx *gorm.DB) error {
-		res := tx.Exec(update, args...)
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		return tx.Raw(read, key).Scan(dest).Error
-	})
-}
-
-// mysqlDeleteReturning does on MySQL what DELETE … RETURNING does on the
-// other databases: in one transaction, read and lock the rows that find
-// (with args) selects into dest, then delete them with del, which names
-// them by key. A concurrent delete of the same rows waits for the locks,
-// then finds them gone. keys gives the keys of what find read.
-func (db *DB) mysqlDeleteReturning(ctx context.Context, dest any, find string, args []any, del string, keys func() []any) error {
-	return db.transaction(ctx, func(tx *gorm.DB) error {
-		if err := tx.Raw(find+" FOR UPDATE", args...).Scan(dest).Error; err != nil {
-			return err
-		}
-		k := keys()
-		if len(k) == 0 {
-			return nil
-		}
-		return tx.Exec(del, k).Error
-	})
-}
