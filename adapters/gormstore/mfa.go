@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -242,51 +241,9 @@ func (s *MFAStore) Summary(ctx context.Context, user domain.UserID) (domain.MFAS
 
 // Reencrypt rewrites every TOTP secret not sealed under the box's current
 // key so that it is, all in one transaction, and returns how many rows it
-// changed, as KeyStore.Reencrypt does for the keys (and, on SQLite, with
-// the same care that the replaced values leave the file). A secret that
-// does not open fails the whole and changes nothing.
+// changed, as KeyStore.Reencrypt does for the keys (reseal, which on
+// SQLite also sees that the replaced values leave the file). A secret
+// that does not open fails the whole and changes nothing.
 func (s *MFAStore) Reencrypt(ctx context.Context) (int, error) {
-	const op = "re-encrypt totp secrets"
-	changed := 0
-	err := s.db.transaction(ctx, func(tx *gorm.DB) (err error) {
-		changed = 0 // the transaction may run again (see transaction)
-		if s.db.dialect == dialectSQLite {
-			restore, err := secureDelete(tx)
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, restore()) }()
-		}
-		read := tx
-		if s.db.dialect.rowLocks() {
-			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
-		}
-		var rows []totpFactorRow
-		if err := read.Select(totpColumns).Order("user_id").Find(&rows).Error; err != nil {
-			return err
-		}
-		for _, row := range rows {
-			secret, err := s.box.Open(row.Secret, []byte(row.UserID))
-			if err != nil {
-				return fmt.Errorf("totp secret of %s: %w", row.UserID, err)
-			}
-			if s.box.Current(row.Secret) {
-				continue
-			}
-			sealed, err := s.box.Seal(secret, []byte(row.UserID))
-			if err != nil {
-				return fmt.Errorf("totp secret of %s: %w", row.UserID, err)
-			}
-			res := tx.Model(&totpFactorRow{}).Where("user_id = ?", row.UserID).Update("secret", sealed)
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected != 1 {
-				return fmt.Errorf("totp factor of %s changed while it was re-encrypted", row.UserID)
-			}
-			changed++
-		}
-		return nil
-	})
-	return s.db.resealed(ctx, op, changed, err)
+	return s.db.reseal(ctx, "re-encrypt totp secrets", totpSecrets, s.box, true)
 }
