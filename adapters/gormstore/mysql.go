@@ -37,15 +37,12 @@ const mysqlSQLMode = "'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SU
 //   - InterpolateParams: a statement with arguments that is not one of
 //     the pool's prepared statements (those of a transaction, see
 //     openTransactions) is sent with its arguments escaped into it, in one
-//     round trip, instead of prepared, executed and closed on the server:
-//     a refresh (lookup and rotation) makes 5 prepares fewer and 8 round
-//     trips instead of 13 (MariaDB's Com_stmt_prepare over 1,000 of
-//     BenchmarkTransactions/mysql/rotate: 5,029 → 2), and took 22% less
-//     time (benchstat, 6 runs each alternated, p=0.015, ±30% noise on a
-//     shared machine). The driver escapes by the server's rules (it reads
-//     NO_BACKSLASH_ESCAPES from the session) and refuses to interpolate
-//     in the multibyte charsets where escaping is unsafe; utf8mb4, set
-//     here, is not one of them.
+//     round trip, instead of prepared, executed and closed on the server
+//     in three: a refresh makes fewer round trips and no prepares
+//     (docs/performance.md, "The SQL store"). The driver escapes by the
+//     server's rules (it reads NO_BACKSLASH_ESCAPES from the session) and
+//     refuses to interpolate in the multibyte charsets where escaping is
+//     unsafe; utf8mb4, set here, is not one of them.
 //
 // The error never repeats the DSN, which may hold a password.
 func mysqlConfig(dsn string) (*mysql.Config, error) {

@@ -70,8 +70,8 @@ type lookupRow struct {
 
 // Lookup implements ports.RefreshTokenStore. One joined query reads the
 // token and its family at the same instant. Its row is scanned by
-// database/sql, not GORM: GORM's reflective Scan was three quarters of
-// Lookup's CPU (BenchmarkRefreshSQLite profile).
+// database/sql, not GORM: GORM's reflective Scan was most of Lookup's CPU
+// (docs/performance.md, "The SQL store").
 func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
 	var row lookupRow
 	err := s.db.reader(ctx).Raw(`
@@ -168,14 +168,14 @@ func (r refreshFamilyRow) activeAt(at int64) bool {
 }
 
 // rotatePostgresSQL is a whole rotation in one statement, so one round
-// trip and one commit instead of seven round trips (measured in
-// BenchmarkRefreshPostgres). Its parts share one snapshot, but every
-// UPDATE and FOR UPDATE of PostgreSQL checks the newest version of a row
-// it waits for: a token a concurrent rotation used meanwhile, or a family
-// revoked meanwhile, is not matched. The family is locked before the
-// token (used needs family's rows), as in RevokeFamily; touched updates
-// the row family locked, which its own transaction may. family is
-// familyActiveSQL at the rotation's time.
+// trip and one commit instead of a transaction's seven round trips
+// (docs/performance.md, "The SQL store"). Its parts share one snapshot,
+// but every UPDATE and FOR UPDATE of PostgreSQL checks the newest version
+// of a row it waits for: a token a concurrent rotation used meanwhile, or
+// a family revoked meanwhile, is not matched. The family is locked
+// before the token (used needs family's rows), as in RevokeFamily;
+// touched updates the row family locked, which its own transaction may.
+// family is familyActiveSQL at the rotation's time.
 const rotatePostgresSQL = `
 WITH family AS (
 	SELECT id FROM refresh_families WHERE id = @family AND revoked_at IS NULL
@@ -232,8 +232,8 @@ func (s *RefreshTokenStore) rotateSQLite(ctx context.Context, usedHash string, u
 		})
 	}
 	// A transaction of its own, begun on the writer pool by database/sql:
-	// GORM's Begin and Commit added 21 allocations a rotation and nothing
-	// this needs.
+	// GORM's Begin and Commit added allocations to every rotation and
+	// nothing this needs.
 	s.db.stmts.prepare(ctx, rotateSQLiteUse, rotateSQLiteStore, rotateSQLiteTouch)
 	tx, err := s.db.stmts.pool.BeginTx(ctx, nil)
 	if err != nil {

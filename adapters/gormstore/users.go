@@ -166,11 +166,10 @@ func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domai
 // wants a NOCASE index, PostgreSQL's a text_pattern_ops one): it filters
 // the walk of the primary key in id order, which stops once the page is
 // full, so a common prefix costs a page's worth of rows and a rare one up
-// to the whole table: over 100,000 users, 0.5 ms and 14 ms on SQLite, 0.3
-// ms and 24 ms on PostgreSQL (BenchmarkListPages/*/email_prefix_*). An
-// index for it would have to be a bytewise one on PostgreSQL (COLLATE "C"
-// or text_pattern_ops) queried by range; not worth it at the console's
-// scale so far.
+// to the whole table (docs/performance.md, "The SQL store"). An index
+// for it would have to be a bytewise one on PostgreSQL (COLLATE "C" or
+// text_pattern_ops) queried by range; not worth it at the console's scale
+// so far.
 func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
 	if !storableText(string(q.Email)) || !storableText(q.EmailPrefix) {
 		// No stored email holds such bytes, and PostgreSQL answers a
