@@ -51,6 +51,28 @@ func BenchmarkUserRepository(b *testing.B) {
 	}
 }
 
+// createBenchUser stores benchUser(0) in db and returns it.
+func createBenchUser(b *testing.B, db *DB) domain.User {
+	b.Helper()
+	u := benchUser(0)
+	if err := NewUserRepository(db).Create(b.Context(), u); err != nil {
+		b.Fatal(err)
+	}
+	return u
+}
+
+// issueBenchLink issues a link token of purpose to u, created at now,
+// and returns its hash.
+func issueBenchLink(b *testing.B, links *LinkTokenStore, u domain.User, purpose domain.LinkPurpose, now time.Time) string {
+	b.Helper()
+	_, hash := domain.NewLinkToken()
+	tok := domain.LinkToken{Hash: hash, Purpose: purpose, UserID: u.ID, Email: u.Email, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := links.Issue(b.Context(), tok); err != nil {
+		b.Fatal(err)
+	}
+	return hash
+}
+
 func benchUser(i int) domain.User {
 	now := time.Now().UTC()
 	return domain.User{
@@ -189,10 +211,7 @@ func BenchmarkTransactions(b *testing.B) {
 			users, tokens := NewUserRepository(db), NewRefreshTokenStore(db)
 			links, outbox := NewLinkTokenStore(db), NewOutbox(db, newTestBox(b))
 			ctx := b.Context()
-			u := benchUser(0)
-			if err := users.Create(ctx, u); err != nil {
-				b.Fatal(err)
-			}
+			u := createBenchUser(b, db)
 			b.Run("rotate", func(b *testing.B) {
 				now := time.Now()
 				fam := domain.RefreshFamily{ID: randomHex(b), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
@@ -221,13 +240,8 @@ func BenchmarkTransactions(b *testing.B) {
 			})
 			b.Run("reset_within_tx", func(b *testing.B) {
 				for b.Loop() {
-					_, hash := domain.NewLinkToken()
 					now := time.Now()
-					tok := domain.LinkToken{Hash: hash, Purpose: domain.LinkResetPassword, UserID: u.ID, Email: u.Email,
-						CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
-					if err := links.Issue(ctx, tok); err != nil {
-						b.Fatal(err)
-					}
+					hash := issueBenchLink(b, links, u, domain.LinkResetPassword, now)
 					err := db.WithinTx(ctx, func(ctx context.Context) error {
 						if _, err := links.Use(ctx, hash, domain.LinkResetPassword, now); err != nil {
 							return err
@@ -256,12 +270,9 @@ func BenchmarkSessions100(b *testing.B) {
 	for _, backend := range backends {
 		b.Run(backend.name, func(b *testing.B) {
 			db := backend.open(b)
-			users, tokens := NewUserRepository(db), NewRefreshTokenStore(db)
+			tokens := NewRefreshTokenStore(db)
 			ctx := b.Context()
-			u := benchUser(0)
-			if err := users.Create(ctx, u); err != nil {
-				b.Fatal(err)
-			}
+			u := createBenchUser(b, db)
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			for i := range 100 {
 				f := domain.RefreshFamily{ID: fmt.Sprintf("%032x", i), UserID: u.ID, CreatedAt: now.Add(time.Duration(i) * time.Second),
@@ -320,21 +331,13 @@ func BenchmarkReturningWrites(b *testing.B) {
 	for _, backend := range backends {
 		b.Run(backend.name, func(b *testing.B) {
 			db := backend.open(b)
-			users, links, passkeys := NewUserRepository(db), NewLinkTokenStore(db), NewPasskeyStore(db)
+			links, passkeys := NewLinkTokenStore(db), NewPasskeyStore(db)
 			ctx := b.Context()
-			u := benchUser(0)
-			if err := users.Create(ctx, u); err != nil {
-				b.Fatal(err)
-			}
+			u := createBenchUser(b, db)
 			b.Run("link_issue_use", func(b *testing.B) {
 				for b.Loop() {
-					_, hash := domain.NewLinkToken()
 					now := time.Now()
-					tok := domain.LinkToken{Hash: hash, Purpose: domain.LinkVerifyEmail, UserID: u.ID, Email: u.Email,
-						CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
-					if err := links.Issue(ctx, tok); err != nil {
-						b.Fatal(err)
-					}
+					hash := issueBenchLink(b, links, u, domain.LinkVerifyEmail, now)
 					if _, err := links.Use(ctx, hash, domain.LinkVerifyEmail, now); err != nil {
 						b.Fatal(err)
 					}

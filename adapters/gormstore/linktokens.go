@@ -95,7 +95,7 @@ func (s *LinkTokenStore) Peek(ctx context.Context, hash string, purpose domain.L
 }
 
 // useLink marks a usable token used and returns it, in one conditional
-// write (updateRow): of two concurrent uses, on one node or several, the
+// write (writeRow): of two concurrent uses, on one node or several, the
 // second finds used_at set (on PostgreSQL it waits for the first's row
 // lock, then evaluates the condition again on the row the first wrote)
 // and changes nothing. Arguments: now, then those of usableSQL (the hash
@@ -105,7 +105,7 @@ var useLink = newRowUpdate("link_tokens", "used_at = ?", usableSQL, linkColumns,
 // Use implements ports.LinkTokenStore.
 func (s *LinkTokenStore) Use(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {
 	at := toMicros(now)
-	row, ok, err := updateRow[linkTokenRow](ctx, s.db, useLink, at, hash, string(purpose), at)
+	row, ok, err := writeRow[linkTokenRow](ctx, s.db, useLink, at, hash, string(purpose), at)
 	if err != nil {
 		return domain.LinkToken{}, storeError("use link token", err)
 	}

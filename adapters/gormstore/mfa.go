@@ -167,13 +167,13 @@ func (s *MFAStore) AcceptTOTPStep(ctx context.Context, user domain.UserID, step 
 }
 
 // deleteTOTP removes a user's factor and answers whether it was
-// confirmed, in one write (deleteRow). Arguments: the user id.
+// confirmed, in one write (writeRow). Arguments: the user id.
 var deleteTOTP = newRowDelete("totp_factors", "user_id = ?", "user_id, confirmed_at", "user_id", 0)
 
 // DeleteTOTP implements ports.MFAStore: one write, which returns what it
 // removed.
 func (s *MFAStore) DeleteTOTP(ctx context.Context, user domain.UserID) (bool, error) {
-	row, ok, err := deleteRow[totpFactorRow](ctx, s.db, deleteTOTP, string(user))
+	row, ok, err := writeRow[totpFactorRow](ctx, s.db, deleteTOTP, string(user))
 	if err != nil {
 		return false, storeError("delete totp factor", err)
 	}

@@ -92,7 +92,7 @@ func (s *MFAChallengeStore) Challenge(ctx context.Context, hash string, now time
 }
 
 // failChallenge counts a wrong code against a usable challenge and
-// returns it, in one write (updateRow): concurrent failures each add one
+// returns it, in one write (writeRow): concurrent failures each add one
 // (on PostgreSQL each waits for the row lock of the one before and adds
 // to what it wrote), and none counts past the limit. Arguments: those of
 // usableChallengeSQL (the hash the first).
@@ -100,7 +100,7 @@ var failChallenge = newRowUpdate("mfa_challenges", "failures = failures + 1", us
 
 // FailChallenge implements ports.MFAChallengeStore.
 func (s *MFAChallengeStore) FailChallenge(ctx context.Context, hash string, now time.Time) (domain.MFAChallenge, error) {
-	row, ok, err := updateRow[mfaChallengeRow](ctx, s.db, failChallenge, hash, toMicros(now))
+	row, ok, err := writeRow[mfaChallengeRow](ctx, s.db, failChallenge, hash, toMicros(now))
 	return oneChallenge("fail mfa challenge", row, ok, err)
 }
 
@@ -112,7 +112,7 @@ var useChallenge = newRowUpdate("mfa_challenges", "used_at = ?", usableChallenge
 // UseChallenge implements ports.MFAChallengeStore.
 func (s *MFAChallengeStore) UseChallenge(ctx context.Context, hash string, now time.Time) (domain.MFAChallenge, error) {
 	at := toMicros(now)
-	row, ok, err := updateRow[mfaChallengeRow](ctx, s.db, useChallenge, at, hash, at)
+	row, ok, err := writeRow[mfaChallengeRow](ctx, s.db, useChallenge, at, hash, at)
 	return oneChallenge("use mfa challenge", row, ok, err)
 }
 

@@ -192,7 +192,7 @@ func (s *PasskeyStore) RecordPasskeyUse(ctx context.Context, id domain.PasskeyID
 }
 
 // renamePasskey renames a passkey of one user and returns it, in one
-// write (updateRow): the user id in the condition keeps a request from
+// write (writeRow): the user id in the condition keeps a request from
 // renaming another user's passkey, and the answer is the row as written,
 // with no second read that a concurrent delete could slip between (on
 // MySQL, the update's lock keeps it out). Arguments: the name, the id,
@@ -201,7 +201,7 @@ var renamePasskey = newRowUpdate("passkeys", "name = ?", "id = ? AND user_id = ?
 
 // RenamePasskey implements ports.PasskeyStore.
 func (s *PasskeyStore) RenamePasskey(ctx context.Context, user domain.UserID, id domain.PasskeyID, name string) (domain.Passkey, error) {
-	row, ok, err := updateRow[passkeyRow](ctx, s.db, renamePasskey, name, string(id), string(user))
+	row, ok, err := writeRow[passkeyRow](ctx, s.db, renamePasskey, name, string(id), string(user))
 	if err != nil {
 		return domain.Passkey{}, storeError("rename passkey", err)
 	}
@@ -252,7 +252,7 @@ func (s *PasskeyStore) CreateCeremony(ctx context.Context, c domain.PasskeyCerem
 }
 
 // takeCeremony removes a ceremony that may be finished and returns it, in
-// one write (deleteRow): of two concurrent takes, on any nodes, the second
+// one write (writeRow): of two concurrent takes, on any nodes, the second
 // finds no row (on PostgreSQL and MySQL it waits for the first's row
 // lock, then finds the row gone). Arguments: the id, the purpose, now.
 var takeCeremony = newRowDelete("passkey_ceremonies", "id = ? AND purpose = ? AND expires_at > ?", ceremonyColumns, "id", 0)
@@ -261,7 +261,7 @@ var takeCeremony = newRowDelete("passkey_ceremonies", "id = ? AND purpose = ? AN
 // purpose, or expired, is left in place: it is of no use to the caller,
 // and taking it would let a wrong request spoil the right one.
 func (s *PasskeyStore) TakeCeremony(ctx context.Context, id string, purpose domain.CeremonyPurpose, now time.Time) (domain.PasskeyCeremony, error) {
-	row, ok, err := deleteRow[passkeyCeremonyRow](ctx, s.db, takeCeremony, id, string(purpose), toMicros(now))
+	row, ok, err := writeRow[passkeyCeremonyRow](ctx, s.db, takeCeremony, id, string(purpose), toMicros(now))
 	if err != nil {
 		return domain.PasskeyCeremony{}, storeError("take passkey ceremony", err)
 	}

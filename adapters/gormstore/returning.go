@@ -14,86 +14,58 @@ import (
 // the package loads; the functions run the form of the DB's dialect. A
 // store method names its statement, never the dialect.
 
-// rowUpdate is an UPDATE of at most one row, whose condition holds the
-// row's key among its arguments, that answers the row as written.
-type rowUpdate struct {
-	// returning is the UPDATE … RETURNING of SQLite and PostgreSQL.
+// rowWrite is an UPDATE or a DELETE of at most one row, whose condition
+// holds the row's key among its arguments, that answers the row: an
+// updated row as written, a deleted one as it was.
+type rowWrite struct {
+	// returning is the UPDATE or DELETE … RETURNING of SQLite and
+	// PostgreSQL.
 	returning string
-	// update is the UPDATE alone, and read the SELECT of the row by its
-	// key: MySQL's form.
-	update, read string
-	// key is the index, among the UPDATE's arguments, of the row's key.
+	// write and read are MySQL's form: the UPDATE or DELETE alone, and
+	// the SELECT of the row. An update writes first, with all the
+	// arguments, then reads the row by its key; a delete reads first,
+	// with all the arguments, locking the row (FOR UPDATE), then deletes
+	// it by its key.
+	write, read string
+	readFirst   bool
+	// key is the index, among the arguments, of the row's key.
 	key int
 }
 
 // newRowUpdate is UPDATE table SET set WHERE where, answering columns;
 // keyColumn is the table's key, equal in where to the argument at index
 // keyArg (counted over the arguments of set and where).
-func newRowUpdate(table, set, where, columns, keyColumn string, keyArg int) rowUpdate {
+func newRowUpdate(table, set, where, columns, keyColumn string, keyArg int) rowWrite {
 	update := "UPDATE " + table + " SET " + set + " WHERE " + where
-	return rowUpdate{
+	return rowWrite{
 		returning: update + " RETURNING " + columns,
-		update:    update,
+		write:     update,
 		read:      "SELECT " + columns + " FROM " + table + " WHERE " + keyColumn + " = ?",
 		key:       keyArg,
 	}
 }
 
-// updateRow runs q with args, on the writer or in ctx's transaction, and
-// returns the row it changed, as written, and true; false when no row
-// matched. On MySQL the UPDATE and, when it matched a row, the read of
-// that row by its key run in one transaction (a savepoint of ctx's): the
-// update has locked the row, so the read finds it as written, and a
-// concurrent update of the same row waits for the lock, then evaluates its
-// condition on the row this one wrote (READ COMMITTED), as on PostgreSQL.
-func updateRow[R any](ctx context.Context, db *DB, q rowUpdate, args ...any) (R, bool, error) {
-	var rows []R
-	var err error
-	if db.dialect.returning() {
-		err = db.writer(ctx).Raw(q.returning, args...).Scan(&rows).Error
-	} else {
-		err = db.transaction(ctx, func(tx *gorm.DB) error {
-			rows = nil // the transaction may run again (see transaction)
-			res := tx.Exec(q.update, args...)
-			if res.Error != nil || res.RowsAffected == 0 {
-				return res.Error
-			}
-			return tx.Raw(q.read, args[q.key]).Scan(&rows).Error
-		})
-	}
-	return firstRow(rows, err)
-}
-
-// rowDelete is a DELETE of at most one row, whose condition holds the
-// row's key among its arguments, that answers the row as it was.
-type rowDelete struct {
-	// returning is the DELETE … RETURNING of SQLite and PostgreSQL.
-	returning string
-	// find is the SELECT … FOR UPDATE of the row, and del the DELETE of
-	// it by its key: MySQL's form.
-	find, del string
-	// key is the index, among the condition's arguments, of the row's key.
-	key int
-}
-
 // newRowDelete is DELETE FROM table WHERE where, answering columns;
 // keyColumn is the table's key, equal in where to the argument at index
 // keyArg.
-func newRowDelete(table, where, columns, keyColumn string, keyArg int) rowDelete {
-	return rowDelete{
+func newRowDelete(table, where, columns, keyColumn string, keyArg int) rowWrite {
+	return rowWrite{
 		returning: "DELETE FROM " + table + " WHERE " + where + " RETURNING " + columns,
-		find:      "SELECT " + columns + " FROM " + table + " WHERE " + where + " FOR UPDATE",
-		del:       "DELETE FROM " + table + " WHERE " + keyColumn + " = ?",
+		write:     "DELETE FROM " + table + " WHERE " + keyColumn + " = ?",
+		read:      "SELECT " + columns + " FROM " + table + " WHERE " + where + " FOR UPDATE",
+		readFirst: true,
 		key:       keyArg,
 	}
 }
 
-// deleteRow runs q with args, on the writer or in ctx's transaction, and
-// returns the row it removed and true; false when no row matched. On
-// MySQL the row is read and locked, then deleted by its key, in one
-// transaction (a savepoint of ctx's): a concurrent delete of the same row
-// waits for the lock, then finds the row gone.
-func deleteRow[R any](ctx context.Context, db *DB, q rowDelete, args ...any) (R, bool, error) {
+// writeRow runs q with args, on the writer or in ctx's transaction, and
+// returns the row it wrote and true; false when no row matched. On MySQL
+// the two statements run in one transaction (a savepoint of ctx's): an
+// update's read finds the row as written, which the UPDATE has locked; a
+// delete's read locks the row it finds. Either way a concurrent write of
+// the same row waits for the lock, then evaluates its condition on the
+// row as this one left it (READ COMMITTED), as on PostgreSQL.
+func writeRow[R any](ctx context.Context, db *DB, q rowWrite, args ...any) (R, bool, error) {
 	var rows []R
 	var err error
 	if db.dialect.returning() {
@@ -101,13 +73,27 @@ func deleteRow[R any](ctx context.Context, db *DB, q rowDelete, args ...any) (R,
 	} else {
 		err = db.transaction(ctx, func(tx *gorm.DB) error {
 			rows = nil // the transaction may run again (see transaction)
-			if err := tx.Raw(q.find, args...).Scan(&rows).Error; err != nil || len(rows) == 0 {
-				return err
-			}
-			return tx.Exec(q.del, args[q.key]).Error
+			return q.mysql(tx, &rows, args)
 		})
 	}
 	return firstRow(rows, err)
+}
+
+// mysql runs MySQL's form of q in tx, scanning the row into rows, a
+// pointer to a slice of rows.
+func (q rowWrite) mysql(tx *gorm.DB, rows any, args []any) error {
+	if q.readFirst {
+		found := tx.Raw(q.read, args...).Scan(rows)
+		if found.Error != nil || found.RowsAffected == 0 {
+			return found.Error
+		}
+		return tx.Exec(q.write, args[q.key]).Error
+	}
+	res := tx.Exec(q.write, args...)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return res.Error
+	}
+	return tx.Raw(q.read, args[q.key]).Scan(rows).Error
 }
 
 // firstRow is the answer of a write of at most one row.
