@@ -2,11 +2,8 @@ package gormstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -66,16 +63,7 @@ func NewMFAChallengeStore(db *DB) *MFAChallengeStore { return &MFAChallengeStore
 // any more, so that the table holds a few minutes of logins.
 func (s *MFAChallengeStore) CreateChallenge(ctx context.Context, c domain.MFAChallenge) error {
 	row := fromDomainMFAChallenge(c)
-	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
-		if err := tx.Where("expires_at <= ?", row.CreatedMicros).Delete(&mfaChallengeRow{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(&row).Error
-	})
-	if errors.Is(err, gorm.ErrForeignKeyViolated) {
-		return fmt.Errorf("create mfa challenge: %w", domain.ErrUserNotFound)
-	}
-	return storeError("create mfa challenge", err)
+	return createAfterExpired(ctx, s.db, "create mfa challenge", &row, row.CreatedMicros)
 }
 
 // usableChallengeSQL is the condition of a challenge that may be used at

@@ -239,16 +239,7 @@ func (s *PasskeyStore) DeletePasskeys(ctx context.Context, user domain.UserID) (
 // with them.
 func (s *PasskeyStore) CreateCeremony(ctx context.Context, c domain.PasskeyCeremony) error {
 	row := fromDomainCeremony(c)
-	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
-		if err := tx.Where("expires_at <= ?", row.CreatedMicros).Delete(&passkeyCeremonyRow{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(&row).Error
-	})
-	if errors.Is(err, gorm.ErrForeignKeyViolated) {
-		return fmt.Errorf("create passkey ceremony: %w", domain.ErrUserNotFound)
-	}
-	return storeError("create passkey ceremony", err)
+	return createAfterExpired(ctx, s.db, "create passkey ceremony", &row, row.CreatedMicros)
 }
 
 // takeCeremony removes a ceremony that may be finished and returns it, in

@@ -3,9 +3,12 @@ package gormstore
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -90,6 +93,27 @@ func (p *Purger) CountPurgeable(ctx context.Context, kind domain.PurgeKind, cuto
 		return 0, storeError("count purgeable "+string(kind), err)
 	}
 	return int(n), nil
+}
+
+// createAfterExpired stores row in a transaction that first deletes the
+// rows of its table (R's, which has an expires_at column) that expired at
+// or before createdAt (Unix microseconds): rows that anyone may make (a
+// login's challenge, a passkey ceremony) and nothing can use once
+// expired, so that the table holds minutes of them whatever the
+// housekeeping's schedule. It returns domain.ErrUserNotFound when the
+// row's user does not exist (deleted meanwhile, say); op names the work
+// in errors.
+func createAfterExpired[R any](ctx context.Context, db *DB, op string, row *R, createdAt int64) error {
+	err := db.transaction(ctx, func(tx *gorm.DB) error {
+		if err := tx.Where("expires_at <= ?", createdAt).Delete(new(R)).Error; err != nil {
+			return err
+		}
+		return tx.Create(row).Error
+	})
+	if errors.Is(err, gorm.ErrForeignKeyViolated) {
+		return fmt.Errorf("%s: %w", op, domain.ErrUserNotFound)
+	}
+	return storeError(op, err)
 }
 
 // Lock is the SQL ports.Lock. On PostgreSQL it is a session-level
