@@ -96,6 +96,8 @@ func lockedSQL(failures, last, now string) string {
 // again.
 func (s *LoginAttemptStore) Reserve(ctx context.Context, email domain.Email, at time.Time) (domain.LoginAttempts, error) {
 	if s.db.dialect == dialectMySQL {
+		// Other steps, not only other SQL: a read locked, the domain's
+		// policy applied, a write (see mysqlReserve).
 		return s.mysqlReserve(ctx, email, at)
 	}
 	for range 3 {

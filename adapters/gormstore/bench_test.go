@@ -51,6 +51,28 @@ func BenchmarkUserRepository(b *testing.B) {
 	}
 }
 
+// createBenchUser stores benchUser(0) in db and returns it.
+func createBenchUser(b *testing.B, db *DB) domain.User {
+	b.Helper()
+	u := benchUser(0)
+	if err := NewUserRepository(db).Create(b.Context(), u); err != nil {
+		b.Fatal(err)
+	}
+	return u
+}
+
+// issueBenchLink issues a link token of purpose to u, created at now,
+// and returns its hash.
+func issueBenchLink(b *testing.B, links *LinkTokenStore, u domain.User, purpose domain.LinkPurpose, now time.Time) string {
+	b.Helper()
+	_, hash := domain.NewLinkToken()
+	tok := domain.LinkToken{Hash: hash, Purpose: purpose, UserID: u.ID, Email: u.Email, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	if err := links.Issue(b.Context(), tok); err != nil {
+		b.Fatal(err)
+	}
+	return hash
+}
+
 func benchUser(i int) domain.User {
 	now := time.Now().UTC()
 	return domain.User{
@@ -189,10 +211,7 @@ func BenchmarkTransactions(b *testing.B) {
 			users, tokens := NewUserRepository(db), NewRefreshTokenStore(db)
 			links, outbox := NewLinkTokenStore(db), NewOutbox(db, newTestBox(b))
 			ctx := b.Context()
-			u := benchUser(0)
-			if err := users.Create(ctx, u); err != nil {
-				b.Fatal(err)
-			}
+			u := createBenchUser(b, db)
 			b.Run("rotate", func(b *testing.B) {
 				now := time.Now()
 				fam := domain.RefreshFamily{ID: randomHex(b), UserID: u.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
@@ -221,13 +240,8 @@ func BenchmarkTransactions(b *testing.B) {
 			})
 			b.Run("reset_within_tx", func(b *testing.B) {
 				for b.Loop() {
-					_, hash := domain.NewLinkToken()
 					now := time.Now()
-					tok := domain.LinkToken{Hash: hash, Purpose: domain.LinkResetPassword, UserID: u.ID, Email: u.Email,
-						CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
-					if err := links.Issue(ctx, tok); err != nil {
-						b.Fatal(err)
-					}
+					hash := issueBenchLink(b, links, u, domain.LinkResetPassword, now)
 					err := db.WithinTx(ctx, func(ctx context.Context) error {
 						if _, err := links.Use(ctx, hash, domain.LinkResetPassword, now); err != nil {
 							return err
@@ -256,12 +270,9 @@ func BenchmarkSessions100(b *testing.B) {
 	for _, backend := range backends {
 		b.Run(backend.name, func(b *testing.B) {
 			db := backend.open(b)
-			users, tokens := NewUserRepository(db), NewRefreshTokenStore(db)
+			tokens := NewRefreshTokenStore(db)
 			ctx := b.Context()
-			u := benchUser(0)
-			if err := users.Create(ctx, u); err != nil {
-				b.Fatal(err)
-			}
+			u := createBenchUser(b, db)
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			for i := range 100 {
 				f := domain.RefreshFamily{ID: fmt.Sprintf("%032x", i), UserID: u.ID, CreatedAt: now.Add(time.Duration(i) * time.Second),
@@ -279,6 +290,72 @@ func BenchmarkSessions100(b *testing.B) {
 					b.Fatalf("%d sessions, %v", len(got), err)
 				}
 			}
+		})
+	}
+}
+
+// An outbox claim on each database: the statement each delivery worker
+// runs on every tick. The ten oldest of 100 due messages are leased again
+// at each iteration, their lease having ended.
+func BenchmarkOutboxClaim(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(backend.name, func(b *testing.B) {
+			db := backend.open(b)
+			outbox := NewOutbox(db, newTestBox(b))
+			ctx := b.Context()
+			start := time.Now().UTC().Truncate(time.Microsecond)
+			for i := range 100 {
+				created := start.Add(time.Duration(i) * time.Microsecond)
+				m := domain.OutboxMessage{ID: domain.NewOutboxID(created), Kind: domain.OutboxMail, Payload: []byte(`{}`),
+					Secret: i%2 == 0, CreatedAt: created, NextAttemptAt: start}
+				if err := outbox.Enqueue(ctx, m); err != nil {
+					b.Fatal(err)
+				}
+			}
+			now := start
+			for b.Loop() {
+				now = now.Add(time.Second)
+				if got, err := outbox.Claim(ctx, now, time.Second, 10); err != nil || len(got) != 10 {
+					b.Fatalf("claimed %d, %v", len(got), err)
+				}
+			}
+		})
+	}
+}
+
+// The writes that answer the row they change (UPDATE … RETURNING, and
+// DELETE … RETURNING, on MySQL a transaction of two statements each), on
+// each database: a link token issued then used, a passkey ceremony
+// created then taken.
+func BenchmarkReturningWrites(b *testing.B) {
+	for _, backend := range backends {
+		b.Run(backend.name, func(b *testing.B) {
+			db := backend.open(b)
+			links, passkeys := NewLinkTokenStore(db), NewPasskeyStore(db)
+			ctx := b.Context()
+			u := createBenchUser(b, db)
+			b.Run("link_issue_use", func(b *testing.B) {
+				for b.Loop() {
+					now := time.Now()
+					hash := issueBenchLink(b, links, u, domain.LinkVerifyEmail, now)
+					if _, err := links.Use(ctx, hash, domain.LinkVerifyEmail, now); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("ceremony_create_take", func(b *testing.B) {
+				for b.Loop() {
+					now := time.Now()
+					c := domain.PasskeyCeremony{ID: randomHex(b), Purpose: domain.CeremonyLogin, State: []byte(`{}`),
+						CreatedAt: now, ExpiresAt: now.Add(time.Minute)}
+					if err := passkeys.CreateCeremony(ctx, c); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := passkeys.TakeCeremony(ctx, c.ID, domain.CeremonyLogin, now); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		})
 	}
 }

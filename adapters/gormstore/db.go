@@ -48,9 +48,9 @@ const (
 
 // Pool defaults for PostgreSQL and MySQL, used where Options leaves a field zero.
 // Idle equals open: with fewer idle slots than open connections, a busy
-// node closes and reopens connections all the time (measured at 85 new
-// sessions a second at concurrency 16, PostgreSQL's CPU at 0.9 cores and
-// read p99 at 22 ms; with idle = open, 16 sessions in all and p99 4.8 ms).
+// node closes and reopens connections all the time, each a new server
+// session, which costs the database CPU and the reads their latency
+// (docs/performance.md, "The SQL store").
 const (
 	DefaultMaxOpenConns    = 20
 	DefaultMaxIdleConns    = 20
@@ -299,8 +299,9 @@ func gormConfig() *gorm.Config {
 		// would only cost a round trip (and the SQLite write lock).
 		SkipDefaultTransaction: true,
 		// Every query shape is reused on every request: preparing each once
-		// per connection saves the parse and plan (15% of a refresh on
-		// SQLite, by profile). Not in transactions: see openTransactions.
+		// per connection saves its parse and plan on every later run
+		// (docs/performance.md, "The SQL store"). Not in transactions:
+		// see openTransactions.
 		PrepareStmt: true,
 		NowFunc:     func() time.Time { return time.Now().UTC() },
 		// Open pings with its context instead.

@@ -10,8 +10,9 @@ import (
 // hotRead is the prepared statement of a read made on nearly every
 // request, run through database/sql rather than GORM: for a signed-in
 // request's account lookup, GORM's statement building, callbacks and
-// reflective scan cost 127 allocations and about as much CPU as SQLite's
-// own work (by profile). It is prepared on the read pool on first use
+// reflective scan cost about as much CPU as SQLite's own work, and about
+// half of the lookup's allocations (docs/performance.md, "The SQL
+// store"). It is prepared on the read pool on first use
 // (database/sql prepares it again on each connection that runs it) and
 // closed with the pool. The query must be a constant with parameters
 // only: no value is ever put into its text.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -93,7 +92,7 @@ func (s *KeyStore) open(row keyRow) ([]byte, error) {
 // each row once: on PostgreSQL the rows are read FOR UPDATE, on SQLite the
 // transaction holds the write lock.
 func (s *KeyStore) SealClear(ctx context.Context) (int, error) {
-	return s.reseal(ctx, "seal clear keys", false)
+	return s.db.reseal(ctx, "seal clear keys", keySecrets, s.box, false)
 }
 
 // Reencrypt rewrites every secret that is not sealed under the box's
@@ -102,122 +101,5 @@ func (s *KeyStore) SealClear(ctx context.Context) (int, error) {
 // older secret keys can be dropped. A secret that does not open fails the
 // whole and changes nothing.
 func (s *KeyStore) Reencrypt(ctx context.Context) (int, error) {
-	return s.reseal(ctx, "re-encrypt keys", true)
-}
-
-// reseal does SealClear, or with all Reencrypt. On SQLite, the values it
-// replaces must not stay in the file: a secret sealed in place of a
-// shorter clear one goes to a new cell, and the old cell's bytes would
-// remain in the page's free space, where a copy of the file finds the key
-// in clear. secure_delete zeroes freed space while the transaction runs,
-// and a checkpoint then writes the zeroed pages over the database file
-// (should a reader hold it back, the next checkpoint does).
-func (s *KeyStore) reseal(ctx context.Context, op string, all bool) (int, error) {
-	changed := 0
-	err := s.db.transaction(ctx, func(tx *gorm.DB) (err error) {
-		changed = 0 // the transaction may run again (see transaction)
-		if s.db.dialect == dialectSQLite {
-			restore, err := secureDelete(tx)
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, restore()) }()
-		}
-		read := tx
-		if s.db.dialect.rowLocks() {
-			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
-		}
-		var rows []keyRow
-		if err := read.Select(keyColumns).Order("id").Find(&rows).Error; err != nil {
-			return err
-		}
-		for _, row := range rows {
-			var secret []byte
-			if row.Sealed {
-				var err error
-				if secret, err = s.open(row); err != nil {
-					return err
-				}
-				if !all || s.box.Current(row.Secret) {
-					continue
-				}
-			} else {
-				secret = row.Secret
-			}
-			sealed, err := s.box.Seal(secret, []byte(row.ID))
-			if err != nil {
-				return fmt.Errorf("key %q: %w", row.ID, err)
-			}
-			res := tx.Model(&keyRow{}).Where("id = ? AND sealed = ?", row.ID, row.Sealed).
-				Updates(map[string]any{"secret": sealed, "sealed": true})
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected != 1 {
-				return fmt.Errorf("key %q changed while it was sealed", row.ID)
-			}
-			changed++
-		}
-		return nil
-	})
-	return s.db.resealed(ctx, op, changed, err)
-}
-
-// Checkpoint writes SQLite's write-ahead log over the database file and
-// empties it, so that what a re-encryption overwrote (zeroed by
-// secure_delete in the log) leaves the file too; it does nothing on
-// PostgreSQL and MySQL. Re-encryptions run outside a transaction checkpoint
-// themselves; a caller that runs several in one transaction calls it once
-// the transaction has committed.
-func (db *DB) Checkpoint(ctx context.Context) error {
-	if db.dialect != dialectSQLite {
-		return nil
-	}
-	// Scanned, not Exec'd: these pragmas answer a row, and a prepared
-	// statement left on its row would keep the next commit from
-	// completing.
-	var result struct{ Busy, Log, Checkpointed int }
-	return storeError("checkpoint", db.gorm.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&result).Error)
-}
-
-// checkpointOutsideTx is Checkpoint, unless ctx is inside a transaction,
-// whose commit the checkpoint must wait for: SQLite's automatic
-// checkpoints, or the caller's Checkpoint, do it then.
-func (db *DB) checkpointOutsideTx(ctx context.Context) error {
-	if db.txOf(ctx) != nil {
-		return nil
-	}
-	return db.Checkpoint(ctx)
-}
-
-// secureDelete turns SQLite's secure_delete on for tx's connection and
-// returns what turns it back to what it was.
-func secureDelete(tx *gorm.DB) (restore func() error, err error) {
-	var was, now int
-	if err := tx.Raw("PRAGMA secure_delete").Scan(&was).Error; err != nil {
-		return nil, err
-	}
-	if err := tx.Raw("PRAGMA secure_delete = 1").Scan(&now).Error; err != nil {
-		return nil, err
-	}
-	return func() error { return tx.Raw(fmt.Sprintf("PRAGMA secure_delete = %d", was)).Scan(&now).Error }, nil
-}
-
-// resealed ends a re-sealing of op that changed changed rows in a
-// transaction that returned err: errors of the secret key keep their
-// words for the operator, and a SQLite file whose rows changed is
-// checkpointed, so that the old sealed values leave it.
-func (db *DB) resealed(ctx context.Context, op string, changed int, err error) (int, error) {
-	if err != nil {
-		if errors.Is(err, domain.ErrSecretInvalid) || errors.Is(err, domain.ErrSecretKeyUnknown) || errors.Is(err, domain.ErrSecretKeyMissing) {
-			return 0, fmt.Errorf("%s: %w", op, err)
-		}
-		return 0, storeError(op, err)
-	}
-	if changed > 0 {
-		if err := db.checkpointOutsideTx(ctx); err != nil {
-			return 0, fmt.Errorf("%s: %w", op, err)
-		}
-	}
-	return changed, nil
+	return s.db.reseal(ctx, "re-encrypt keys", keySecrets, s.box, true)
 }

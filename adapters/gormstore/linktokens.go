@@ -94,37 +94,25 @@ func (s *LinkTokenStore) Peek(ctx context.Context, hash string, purpose domain.L
 	return toDomainLinkToken(rows[0]), nil
 }
 
-// useSQL marks a usable token used and returns it, in one conditional
-// statement: of two concurrent uses, on one node or several, the second
-// finds used_at set (on PostgreSQL it waits for the first's row lock, then
-// evaluates the condition again on the row the first wrote) and changes
-// nothing. Arguments: now, then those of usableSQL.
-const useSQL = `UPDATE link_tokens SET used_at = ? WHERE ` + usableSQL + ` RETURNING ` + linkColumns
-
-// mysqlUseSQL and mysqlLinkByHashSQL are useSQL on MySQL (see
-// mysqlUpdateReturning).
-const (
-	mysqlUseSQL        = `UPDATE link_tokens SET used_at = ? WHERE ` + usableSQL
-	mysqlLinkByHashSQL = `SELECT ` + linkColumns + ` FROM link_tokens WHERE hash = ?`
-)
+// useLink marks a usable token used and returns it, in one conditional
+// write (writeRow): of two concurrent uses, on one node or several, the
+// second finds used_at set (on PostgreSQL it waits for the first's row
+// lock, then evaluates the condition again on the row the first wrote)
+// and changes nothing. Arguments: now, then those of usableSQL (the hash
+// the second).
+var useLink = newRowUpdate("link_tokens", "used_at = ?", usableSQL, linkColumns, "hash", 1)
 
 // Use implements ports.LinkTokenStore.
 func (s *LinkTokenStore) Use(ctx context.Context, hash string, purpose domain.LinkPurpose, now time.Time) (domain.LinkToken, error) {
 	at := toMicros(now)
-	var rows []linkTokenRow
-	var err error
-	if s.db.dialect == dialectMySQL {
-		err = s.db.mysqlUpdateReturning(ctx, &rows, mysqlUseSQL, []any{at, hash, string(purpose), at}, mysqlLinkByHashSQL, hash)
-	} else {
-		err = s.db.writer(ctx).Raw(useSQL, at, hash, string(purpose), at).Scan(&rows).Error
-	}
+	row, ok, err := writeRow[linkTokenRow](ctx, s.db, useLink, at, hash, string(purpose), at)
 	if err != nil {
 		return domain.LinkToken{}, storeError("use link token", err)
 	}
-	if len(rows) == 0 {
+	if !ok {
 		return domain.LinkToken{}, fmt.Errorf("use link token: %w", domain.ErrInvalidLinkToken)
 	}
-	return toDomainLinkToken(rows[0]), nil
+	return toDomainLinkToken(row), nil
 }
 
 // Void implements ports.LinkTokenStore.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -97,6 +96,8 @@ func (s *MFAStore) PutTOTP(ctx context.Context, f domain.TOTPFactor) error {
 	var n int64
 	args := []any{string(f.UserID), sealed, toMicros(f.CreatedAt), f.LastStep}
 	if s.db.dialect == dialectMySQL {
+		// Other steps, not only other SQL: the upsert cannot tell what it
+		// did, and a read in its transaction must (mysqlPutTOTPSQL).
 		err = s.db.transaction(ctx, func(tx *gorm.DB) error {
 			if err := tx.Exec(mysqlPutTOTPSQL, args...).Error; err != nil {
 				return err
@@ -165,27 +166,18 @@ func (s *MFAStore) AcceptTOTPStep(ctx context.Context, user domain.UserID, step 
 	return res.RowsAffected == 1, nil
 }
 
-// DeleteTOTP implements ports.MFAStore: one statement, which returns what
-// it removed.
+// deleteTOTP removes a user's factor and answers whether it was
+// confirmed, in one write (writeRow). Arguments: the user id.
+var deleteTOTP = newRowDelete("totp_factors", "user_id = ?", "user_id, confirmed_at", "user_id", 0)
+
+// DeleteTOTP implements ports.MFAStore: one write, which returns what it
+// removed.
 func (s *MFAStore) DeleteTOTP(ctx context.Context, user domain.UserID) (bool, error) {
-	var rows []totpFactorRow
-	var err error
-	if s.db.dialect == dialectMySQL {
-		err = s.db.mysqlDeleteReturning(ctx, &rows, `SELECT user_id, confirmed_at FROM totp_factors WHERE user_id = ?`, []any{string(user)},
-			`DELETE FROM totp_factors WHERE user_id IN ?`, func() []any {
-				ids := make([]any, len(rows))
-				for i, r := range rows {
-					ids[i] = r.UserID
-				}
-				return ids
-			})
-	} else {
-		err = s.db.writer(ctx).Raw(`DELETE FROM totp_factors WHERE user_id = ? RETURNING user_id, confirmed_at`, string(user)).Scan(&rows).Error
-	}
+	row, ok, err := writeRow[totpFactorRow](ctx, s.db, deleteTOTP, string(user))
 	if err != nil {
 		return false, storeError("delete totp factor", err)
 	}
-	return len(rows) == 1 && rows[0].ConfirmedMicros != nil, nil
+	return ok && row.ConfirmedMicros != nil, nil
 }
 
 // ReplaceRecoveryCodes implements ports.MFAStore, in one transaction. A
@@ -249,51 +241,9 @@ func (s *MFAStore) Summary(ctx context.Context, user domain.UserID) (domain.MFAS
 
 // Reencrypt rewrites every TOTP secret not sealed under the box's current
 // key so that it is, all in one transaction, and returns how many rows it
-// changed, as KeyStore.Reencrypt does for the keys (and, on SQLite, with
-// the same care that the replaced values leave the file). A secret that
-// does not open fails the whole and changes nothing.
+// changed, as KeyStore.Reencrypt does for the keys (reseal, which on
+// SQLite also sees that the replaced values leave the file). A secret
+// that does not open fails the whole and changes nothing.
 func (s *MFAStore) Reencrypt(ctx context.Context) (int, error) {
-	const op = "re-encrypt totp secrets"
-	changed := 0
-	err := s.db.transaction(ctx, func(tx *gorm.DB) (err error) {
-		changed = 0 // the transaction may run again (see transaction)
-		if s.db.dialect == dialectSQLite {
-			restore, err := secureDelete(tx)
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, restore()) }()
-		}
-		read := tx
-		if s.db.dialect.rowLocks() {
-			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
-		}
-		var rows []totpFactorRow
-		if err := read.Select(totpColumns).Order("user_id").Find(&rows).Error; err != nil {
-			return err
-		}
-		for _, row := range rows {
-			secret, err := s.box.Open(row.Secret, []byte(row.UserID))
-			if err != nil {
-				return fmt.Errorf("totp secret of %s: %w", row.UserID, err)
-			}
-			if s.box.Current(row.Secret) {
-				continue
-			}
-			sealed, err := s.box.Seal(secret, []byte(row.UserID))
-			if err != nil {
-				return fmt.Errorf("totp secret of %s: %w", row.UserID, err)
-			}
-			res := tx.Model(&totpFactorRow{}).Where("user_id = ?", row.UserID).Update("secret", sealed)
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected != 1 {
-				return fmt.Errorf("totp factor of %s changed while it was re-encrypted", row.UserID)
-			}
-			changed++
-		}
-		return nil
-	})
-	return s.db.resealed(ctx, op, changed, err)
+	return s.db.reseal(ctx, "re-encrypt totp secrets", totpSecrets, s.box, true)
 }

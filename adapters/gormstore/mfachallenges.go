@@ -2,11 +2,8 @@ package gormstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -66,16 +63,7 @@ func NewMFAChallengeStore(db *DB) *MFAChallengeStore { return &MFAChallengeStore
 // any more, so that the table holds a few minutes of logins.
 func (s *MFAChallengeStore) CreateChallenge(ctx context.Context, c domain.MFAChallenge) error {
 	row := fromDomainMFAChallenge(c)
-	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
-		if err := tx.Where("expires_at <= ?", row.CreatedMicros).Delete(&mfaChallengeRow{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(&row).Error
-	})
-	if errors.Is(err, gorm.ErrForeignKeyViolated) {
-		return fmt.Errorf("create mfa challenge: %w", domain.ErrUserNotFound)
-	}
-	return storeError("create mfa challenge", err)
+	return createAfterExpired(ctx, s.db, "create mfa challenge", &row, row.CreatedMicros)
 }
 
 // usableChallengeSQL is the condition of a challenge that may be used at
@@ -87,63 +75,43 @@ func (s *MFAChallengeStore) Challenge(ctx context.Context, hash string, now time
 	var rows []mfaChallengeRow
 	err := s.db.reader(ctx).Raw(`SELECT `+challengeColumns+` FROM mfa_challenges WHERE `+usableChallengeSQL,
 		hash, toMicros(now)).Scan(&rows).Error
-	return oneChallenge("mfa challenge", rows, err)
+	row, ok, err := firstRow(rows, err)
+	return oneChallenge("mfa challenge", row, ok, err)
 }
 
-// failSQL counts a wrong code against a usable challenge and returns it,
-// in one statement: concurrent failures each add one (on PostgreSQL each
-// waits for the row lock of the one before and adds to what it wrote),
-// and none counts past the limit. Arguments: those of usableChallengeSQL.
-var failSQL = `UPDATE mfa_challenges SET failures = failures + 1 WHERE ` + usableChallengeSQL + ` RETURNING ` + challengeColumns
+// failChallenge counts a wrong code against a usable challenge and
+// returns it, in one write (writeRow): concurrent failures each add one
+// (on PostgreSQL each waits for the row lock of the one before and adds
+// to what it wrote), and none counts past the limit. Arguments: those of
+// usableChallengeSQL (the hash the first).
+var failChallenge = newRowUpdate("mfa_challenges", "failures = failures + 1", usableChallengeSQL, challengeColumns, "hash", 0)
 
 // FailChallenge implements ports.MFAChallengeStore.
 func (s *MFAChallengeStore) FailChallenge(ctx context.Context, hash string, now time.Time) (domain.MFAChallenge, error) {
-	var rows []mfaChallengeRow
-	args := []any{hash, toMicros(now)}
-	var err error
-	if s.db.dialect == dialectMySQL {
-		err = s.db.mysqlUpdateReturning(ctx, &rows, mysqlFailSQL, args, mysqlChallengeByHashSQL, hash)
-	} else {
-		err = s.db.writer(ctx).Raw(failSQL, args...).Scan(&rows).Error
-	}
-	return oneChallenge("fail mfa challenge", rows, err)
+	row, ok, err := writeRow[mfaChallengeRow](ctx, s.db, failChallenge, hash, toMicros(now))
+	return oneChallenge("fail mfa challenge", row, ok, err)
 }
 
-// useChallengeSQL marks a usable challenge used and returns it, in one
-// conditional statement, as useSQL does a link token. Arguments: now,
-// then those of usableChallengeSQL.
-var useChallengeSQL = `UPDATE mfa_challenges SET used_at = ? WHERE ` + usableChallengeSQL + ` RETURNING ` + challengeColumns
-
-// mysqlFailSQL, mysqlUseChallengeSQL and mysqlChallengeByHashSQL are
-// failSQL and useChallengeSQL on MySQL (see mysqlUpdateReturning).
-var (
-	mysqlFailSQL            = `UPDATE mfa_challenges SET failures = failures + 1 WHERE ` + usableChallengeSQL
-	mysqlUseChallengeSQL    = `UPDATE mfa_challenges SET used_at = ? WHERE ` + usableChallengeSQL
-	mysqlChallengeByHashSQL = `SELECT ` + challengeColumns + ` FROM mfa_challenges WHERE hash = ?`
-)
+// useChallenge marks a usable challenge used and returns it, in one
+// conditional write, as useLink does a link token. Arguments: now, then
+// those of usableChallengeSQL (the hash the second).
+var useChallenge = newRowUpdate("mfa_challenges", "used_at = ?", usableChallengeSQL, challengeColumns, "hash", 1)
 
 // UseChallenge implements ports.MFAChallengeStore.
 func (s *MFAChallengeStore) UseChallenge(ctx context.Context, hash string, now time.Time) (domain.MFAChallenge, error) {
 	at := toMicros(now)
-	var rows []mfaChallengeRow
-	args := []any{at, hash, at}
-	var err error
-	if s.db.dialect == dialectMySQL {
-		err = s.db.mysqlUpdateReturning(ctx, &rows, mysqlUseChallengeSQL, args, mysqlChallengeByHashSQL, hash)
-	} else {
-		err = s.db.writer(ctx).Raw(useChallengeSQL, args...).Scan(&rows).Error
-	}
-	return oneChallenge("use mfa challenge", rows, err)
+	row, ok, err := writeRow[mfaChallengeRow](ctx, s.db, useChallenge, at, hash, at)
+	return oneChallenge("use mfa challenge", row, ok, err)
 }
 
 // oneChallenge is the answer of a statement that finds at most one
 // usable challenge: it, or domain.ErrInvalidMFAToken.
-func oneChallenge(op string, rows []mfaChallengeRow, err error) (domain.MFAChallenge, error) {
+func oneChallenge(op string, row mfaChallengeRow, found bool, err error) (domain.MFAChallenge, error) {
 	if err != nil {
 		return domain.MFAChallenge{}, storeError(op, err)
 	}
-	if len(rows) == 0 {
+	if !found {
 		return domain.MFAChallenge{}, fmt.Errorf("%s: %w", op, domain.ErrInvalidMFAToken)
 	}
-	return toDomainMFAChallenge(rows[0]), nil
+	return toDomainMFAChallenge(row), nil
 }

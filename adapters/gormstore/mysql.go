@@ -37,15 +37,12 @@ const mysqlSQLMode = "'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SU
 //   - InterpolateParams: a statement with arguments that is not one of
 //     the pool's prepared statements (those of a transaction, see
 //     openTransactions) is sent with its arguments escaped into it, in one
-//     round trip, instead of prepared, executed and closed on the server:
-//     a refresh (lookup and rotation) makes 5 prepares fewer and 8 round
-//     trips instead of 13 (MariaDB's Com_stmt_prepare over 1,000 of
-//     BenchmarkTransactions/mysql/rotate: 5,029 → 2), and took 22% less
-//     time (benchstat, 6 runs each alternated, p=0.015, ±30% noise on a
-//     shared machine). The driver escapes by the server's rules (it reads
-//     NO_BACKSLASH_ESCAPES from the session) and refuses to interpolate
-//     in the multibyte charsets where escaping is unsafe; utf8mb4, set
-//     here, is not one of them.
+//     round trip, instead of prepared, executed and closed on the server
+//     in three: a refresh makes fewer round trips and no prepares
+//     (docs/performance.md, "The SQL store"). The driver escapes by the
+//     server's rules (it reads NO_BACKSLASH_ESCAPES from the session) and
+//     refuses to interpolate in the multibyte charsets where escaping is
+//     unsafe; utf8mb4, set here, is not one of them.
 //
 // The error never repeats the DSN, which may hold a password.
 func mysqlConfig(dsn string) (*mysql.Config, error) {
@@ -240,40 +237,4 @@ func (l mysqlMigrationLocker) SessionUnlock(ctx context.Context, conn *sql.Conn)
 		return fmt.Errorf("migration unlock: %w", err)
 	}
 	return nil
-}
-
-// mysqlUpdateReturning does on MySQL what UPDATE … RETURNING does on the
-// other databases, which MySQL lacks: in one transaction, update (a
-// conditional UPDATE with args) and, when it matched a row, read it back
-// into dest with read, which selects it by its key. The update has locked
-// the row, so the read finds it as written. A concurrent update of the
-// same row waits for the lock, then evaluates its condition on the row
-// this one wrote (READ COMMITTED), as on PostgreSQL. dest is left as it
-// is when no row matched.
-func (db *DB) mysqlUpdateReturning(ctx context.Context, dest any, update string, args []any, read string, key any) error {
-	return db.transaction(ctx, func(tx *gorm.DB) error {
-		res := tx.Exec(update, args...)
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		return tx.Raw(read, key).Scan(dest).Error
-	})
-}
-
-// mysqlDeleteReturning does on MySQL what DELETE … RETURNING does on the
-// other databases: in one transaction, read and lock the rows that find
-// (with args) selects into dest, then delete them with del, which names
-// them by key. A concurrent delete of the same rows waits for the locks,
-// then finds them gone. keys gives the keys of what find read.
-func (db *DB) mysqlDeleteReturning(ctx context.Context, dest any, find string, args []any, del string, keys func() []any) error {
-	return db.transaction(ctx, func(tx *gorm.DB) error {
-		if err := tx.Raw(find+" FOR UPDATE", args...).Scan(dest).Error; err != nil {
-			return err
-		}
-		k := keys()
-		if len(k) == 0 {
-			return nil
-		}
-		return tx.Exec(del, k).Error
-	})
 }

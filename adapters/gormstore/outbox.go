@@ -30,6 +30,9 @@ type outboxRow struct {
 
 func (outboxRow) TableName() string { return "outbox_messages" }
 
+// key is the row's primary key.
+func (r outboxRow) key() string { return r.ID }
+
 // outboxColumns are the columns a claim returns, named (see keyColumns):
 // claimed_until is the store's own business.
 const outboxColumns = "id, kind, payload, secret, created_at, next_attempt_at, attempts, last_error"
@@ -106,7 +109,7 @@ func (o *Outbox) Enqueue(ctx context.Context, m domain.OutboxMessage) error {
 // checked again (and left out); on SQLite none, as the immediate
 // transaction holds the write lock. The selection is a MATERIALIZED CTE:
 // as an IN subquery, PostgreSQL may run it more than once and lease more
-// than the limit. Arguments: the lease's end, now, now, the limit.
+// than the limit. Arguments: now, now, the limit, the lease's end.
 const claimSQL = `
 WITH picked AS MATERIALIZED (
 	SELECT id FROM outbox_messages
@@ -118,6 +121,17 @@ UPDATE outbox_messages SET claimed_until = ?
 WHERE id IN (SELECT id FROM picked)
 RETURNING ` + outboxColumns
 
+// claims are Claim's statement (updateSet) in the form of each dialect,
+// indexed by it: the choice of the rows is locked, and locked rows
+// skipped, on PostgreSQL and MySQL only, and MySQL chooses then leases
+// (mysqlClaimSQL). Arguments: now, now, the limit (the choice's), the
+// lease's end (the SET's).
+var claims = [...]setUpdate{
+	dialectSQLite:   {returning: fmt.Sprintf(claimSQL, "")},
+	dialectPostgres: {returning: fmt.Sprintf(claimSQL, "\n\tFOR UPDATE SKIP LOCKED")},
+	dialectMySQL:    {choose: mysqlClaimSQL, update: `UPDATE outbox_messages SET claimed_until = ? WHERE id IN ?`},
+}
+
 // Claim implements ports.Outbox: one statement in a transaction, whose
 // messages are opened before it commits. A secret payload that does not
 // open (sealed under a secret key the box lacks, or altered) fails the
@@ -127,24 +141,13 @@ func (o *Outbox) Claim(ctx context.Context, now time.Time, lease time.Duration, 
 	if limit < 1 {
 		return []domain.OutboxMessage{}, nil
 	}
-	lock := ""
-	if o.db.dialect.rowLocks() {
-		lock = "\n\tFOR UPDATE SKIP LOCKED"
-	}
-	query := fmt.Sprintf(claimSQL, lock)
-	nowMicros, until := toMicros(now), toMicros(now.Add(lease))
+	args := []any{toMicros(now), toMicros(now), limit, toMicros(now.Add(lease))}
 	var (
 		out     []domain.OutboxMessage
 		openErr error
 	)
 	err := o.db.transaction(ctx, func(tx *gorm.DB) error {
-		var rows []outboxRow
-		var err error
-		if o.db.dialect == dialectMySQL {
-			rows, err = mysqlClaim(tx, nowMicros, limit, until)
-		} else {
-			err = tx.Raw(query, nowMicros, nowMicros, limit, until).Scan(&rows).Error
-		}
+		rows, err := updateSetIn(tx, o.db.dialect, claims[o.db.dialect], outboxRow.key, args, args[:3], args[3:])
 		if err != nil {
 			return err
 		}
@@ -183,23 +186,6 @@ WHERE next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
 ORDER BY created_at, id
 LIMIT ?
 FOR UPDATE SKIP LOCKED`
-
-// mysqlClaim is the claim's statement on MySQL, in tx: the rows it
-// leased.
-func mysqlClaim(tx *gorm.DB, now int64, limit int, until int64) ([]outboxRow, error) {
-	var rows []outboxRow
-	if err := tx.Raw(mysqlClaimSQL, now, now, limit).Scan(&rows).Error; err != nil || len(rows) == 0 {
-		return rows, err
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	if err := tx.Exec(`UPDATE outbox_messages SET claimed_until = ? WHERE id IN ?`, until, ids).Error; err != nil {
-		return nil, err
-	}
-	return rows, nil
-}
 
 // Done implements ports.Outbox.
 func (o *Outbox) Done(ctx context.Context, id domain.OutboxID) error {

@@ -191,38 +191,25 @@ func (s *PasskeyStore) RecordPasskeyUse(ctx context.Context, id domain.PasskeyID
 	return res.RowsAffected == 1, nil
 }
 
-// renamePasskeySQL renames a passkey of one user and returns it, in one
-// statement: the user id in the condition keeps a request from renaming
-// another user's passkey, and RETURNING (SQLite 3.35+, PostgreSQL) answers
-// with the row as written, with no second read that a concurrent delete
-// could slip between. Arguments: the name, the id, the user id.
-var renamePasskeySQL = `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ? RETURNING ` + strings.Join(passkeyColumns, ", ")
-
-// mysqlRenamePasskeySQL and mysqlPasskeyByIDSQL are renamePasskeySQL on
-// MySQL (see mysqlUpdateReturning).
-var (
-	mysqlRenamePasskeySQL = `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`
-	mysqlPasskeyByIDSQL   = `SELECT ` + strings.Join(passkeyColumns, ", ") + ` FROM passkeys WHERE id = ?`
-)
+// renamePasskey renames a passkey of one user and returns it, in one
+// write (writeRow): the user id in the condition keeps a request from
+// renaming another user's passkey, and the answer is the row as written,
+// with no second read that a concurrent delete could slip between (on
+// MySQL, the update's lock keeps it out). Arguments: the name, the id,
+// the user id.
+var renamePasskey = newRowUpdate("passkeys", "name = ?", "id = ? AND user_id = ?", strings.Join(passkeyColumns, ", "), "id", 1)
 
 // RenamePasskey implements ports.PasskeyStore.
 func (s *PasskeyStore) RenamePasskey(ctx context.Context, user domain.UserID, id domain.PasskeyID, name string) (domain.Passkey, error) {
-	var rows []passkeyRow
-	args := []any{name, string(id), string(user)}
-	var err error
-	if s.db.dialect == dialectMySQL {
-		err = s.db.mysqlUpdateReturning(ctx, &rows, mysqlRenamePasskeySQL, args, mysqlPasskeyByIDSQL, string(id))
-	} else {
-		err = s.db.writer(ctx).Raw(renamePasskeySQL, args...).Scan(&rows).Error
-	}
+	row, ok, err := writeRow[passkeyRow](ctx, s.db, renamePasskey, name, string(id), string(user))
 	if err != nil {
 		return domain.Passkey{}, storeError("rename passkey", err)
 	}
 	// No row came back: no passkey of the user has the id.
-	if len(rows) == 0 {
+	if !ok {
 		return domain.Passkey{}, fmt.Errorf("rename passkey: %w", domain.ErrPasskeyNotFound)
 	}
-	return toDomainPasskey(rows[0]), nil
+	return toDomainPasskey(row), nil
 }
 
 // DeletePasskey implements ports.PasskeyStore.
@@ -252,55 +239,25 @@ func (s *PasskeyStore) DeletePasskeys(ctx context.Context, user domain.UserID) (
 // with them.
 func (s *PasskeyStore) CreateCeremony(ctx context.Context, c domain.PasskeyCeremony) error {
 	row := fromDomainCeremony(c)
-	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
-		if err := tx.Where("expires_at <= ?", row.CreatedMicros).Delete(&passkeyCeremonyRow{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(&row).Error
-	})
-	if errors.Is(err, gorm.ErrForeignKeyViolated) {
-		return fmt.Errorf("create passkey ceremony: %w", domain.ErrUserNotFound)
-	}
-	return storeError("create passkey ceremony", err)
+	return createAfterExpired(ctx, s.db, "create passkey ceremony", &row, row.CreatedMicros)
 }
 
-// takeCeremonySQL removes a ceremony that may be finished and returns it,
-// in one statement: of two concurrent takes, on any nodes, the second
-// finds no row (on PostgreSQL it waits for the first's row lock, then
-// finds the row gone). Arguments: the id, the purpose, now.
-const takeCeremonySQL = `DELETE FROM passkey_ceremonies WHERE id = ? AND purpose = ? AND expires_at > ? RETURNING ` + ceremonyColumns
-
-// mysqlFindCeremonySQL is takeCeremonySQL's choice of a row, for MySQL,
-// which has no DELETE … RETURNING (MariaDB has; MySQL 8 has not): see
-// mysqlDeleteReturning.
-const mysqlFindCeremonySQL = `SELECT ` + ceremonyColumns + ` FROM passkey_ceremonies WHERE id = ? AND purpose = ? AND expires_at > ?`
-
-func ceremonyIDs(rows []passkeyCeremonyRow) []any {
-	ids := make([]any, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	return ids
-}
+// takeCeremony removes a ceremony that may be finished and returns it, in
+// one write (writeRow): of two concurrent takes, on any nodes, the second
+// finds no row (on PostgreSQL and MySQL it waits for the first's row
+// lock, then finds the row gone). Arguments: the id, the purpose, now.
+var takeCeremony = newRowDelete("passkey_ceremonies", "id = ? AND purpose = ? AND expires_at > ?", ceremonyColumns, "id", 0)
 
 // TakeCeremony implements ports.PasskeyStore. A ceremony of another
 // purpose, or expired, is left in place: it is of no use to the caller,
 // and taking it would let a wrong request spoil the right one.
 func (s *PasskeyStore) TakeCeremony(ctx context.Context, id string, purpose domain.CeremonyPurpose, now time.Time) (domain.PasskeyCeremony, error) {
-	var rows []passkeyCeremonyRow
-	args := []any{id, string(purpose), toMicros(now)}
-	var err error
-	if s.db.dialect == dialectMySQL {
-		err = s.db.mysqlDeleteReturning(ctx, &rows, mysqlFindCeremonySQL, args, `DELETE FROM passkey_ceremonies WHERE id IN ?`,
-			func() []any { return ceremonyIDs(rows) })
-	} else {
-		err = s.db.writer(ctx).Raw(takeCeremonySQL, args...).Scan(&rows).Error
-	}
+	row, ok, err := writeRow[passkeyCeremonyRow](ctx, s.db, takeCeremony, id, string(purpose), toMicros(now))
 	if err != nil {
 		return domain.PasskeyCeremony{}, storeError("take passkey ceremony", err)
 	}
-	if len(rows) == 0 {
+	if !ok {
 		return domain.PasskeyCeremony{}, fmt.Errorf("take passkey ceremony: %w", domain.ErrInvalidPasskey)
 	}
-	return toDomainCeremony(rows[0]), nil
+	return toDomainCeremony(row), nil
 }

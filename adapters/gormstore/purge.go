@@ -3,9 +3,12 @@ package gormstore
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -19,9 +22,8 @@ import (
 // the few messages waiting, which a scan reads at once.
 type purgeRule struct {
 	table string
-	// pk is the primary key on PostgreSQL; SQLite uses the rowid, which
-	// every table of ours has and which is the table's own order; MySQL
-	// needs neither.
+	// pk is the primary key, which the batch's DELETE may name
+	// (dialect.deleteSomeSQL).
 	pk    string
 	where string
 	args  int
@@ -59,11 +61,9 @@ func (p *Purger) rule(kind domain.PurgeKind, cutoff time.Time) (purgeRule, []any
 	return r, args, nil
 }
 
-// Purge implements ports.Purger with one DELETE of the rows a limited
-// SELECT picks (neither SQLite nor PostgreSQL has DELETE … LIMIT by
-// default; MySQL has, and refuses the subquery): a
-// statement is its own transaction, short enough not to hold SQLite's
-// one writer for long.
+// Purge implements ports.Purger with one DELETE of at most limit rows
+// (dialect.deleteSomeSQL): a statement is its own transaction, short
+// enough not to hold SQLite's one writer for long.
 func (p *Purger) Purge(ctx context.Context, kind domain.PurgeKind, cutoff time.Time, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
@@ -73,22 +73,7 @@ func (p *Purger) Purge(ctx context.Context, kind domain.PurgeKind, cutoff time.T
 		return 0, err
 	}
 	// The table and column names are the constants above, never input.
-	var q string
-	switch p.db.dialect {
-	case dialectMySQL:
-		// MySQL refuses a LIMIT in an IN subquery, and has DELETE … LIMIT
-		// instead. Not ORDER BY the key: MariaDB then reads every stale row
-		// by the index of the condition and sorts them all, for each batch
-		// (20,000 expired sessions purged at 2,900-3,400 rows/s; without
-		// it, the index range stops at the limit). Which rows a batch takes
-		// does not matter; a statement-based binlog would log such a
-		// DELETE as rows (MIXED, MariaDB's default) or warn (STATEMENT).
-		q = fmt.Sprintf("DELETE FROM %s WHERE %s LIMIT ?", r.table, r.where)
-	case dialectPostgres:
-		q = fmt.Sprintf("DELETE FROM %[1]s WHERE %[2]s IN (SELECT %[2]s FROM %[1]s WHERE %[3]s LIMIT ?)", r.table, r.pk, r.where)
-	default:
-		q = fmt.Sprintf("DELETE FROM %[1]s WHERE rowid IN (SELECT rowid FROM %[1]s WHERE %[2]s LIMIT ?)", r.table, r.where)
-	}
+	q := p.db.dialect.deleteSomeSQL(r.table, r.pk, r.where)
 	res := p.db.writer(ctx).Exec(q, append(args, limit)...)
 	if res.Error != nil {
 		return 0, storeError("purge "+string(kind), res.Error)
@@ -110,6 +95,27 @@ func (p *Purger) CountPurgeable(ctx context.Context, kind domain.PurgeKind, cuto
 	return int(n), nil
 }
 
+// createAfterExpired stores row in a transaction that first deletes the
+// rows of its table (R's, which has an expires_at column) that expired at
+// or before createdAt (Unix microseconds): rows that anyone may make (a
+// login's challenge, a passkey ceremony) and nothing can use once
+// expired, so that the table holds minutes of them whatever the
+// housekeeping's schedule. It returns domain.ErrUserNotFound when the
+// row's user does not exist (deleted meanwhile, say); op names the work
+// in errors.
+func createAfterExpired[R any](ctx context.Context, db *DB, op string, row *R, createdAt int64) error {
+	err := db.transaction(ctx, func(tx *gorm.DB) error {
+		if err := tx.Where("expires_at <= ?", createdAt).Delete(new(R)).Error; err != nil {
+			return err
+		}
+		return tx.Create(row).Error
+	})
+	if errors.Is(err, gorm.ErrForeignKeyViolated) {
+		return fmt.Errorf("%s: %w", op, domain.ErrUserNotFound)
+	}
+	return storeError(op, err)
+}
+
 // Lock is the SQL ports.Lock. On PostgreSQL it is a session-level
 // advisory lock, keyed by the name and the schema (as lastAdminLockSQL
 // is), held on a connection of its own until released: a node that dies
@@ -129,14 +135,12 @@ var _ ports.Lock = (*Lock)(nil)
 // NewLock returns the lock of db.
 func NewLock(db *DB) *Lock { return &Lock{db: db, held: make(map[string]bool)} }
 
-// advisoryKey is the 64-bit key of the lock name ($1, on a bare
-// connection) in the current schema.
-const advisoryKey = `('x' || left(md5('userd lock ' || $1::text || ' ' || current_schema()), 16))::bit(64)::bigint`
-
 // unlockTimeout bounds the release of an advisory lock.
 const unlockTimeout = time.Second
 
-// TryLock implements ports.Lock.
+// TryLock implements ports.Lock. SQLite's branch is a lock of another
+// kind, in the process; the others hold the server's
+// (dialect.trySessionLock) on a connection taken from the pool.
 func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
 	if l.db.dialect == dialectSQLite {
 		return l.tryLocal(name)
@@ -149,12 +153,7 @@ func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
 	if err != nil {
 		return nil, false, storeError("lock "+name, err)
 	}
-	var ok bool
-	if l.db.dialect == dialectMySQL {
-		ok, err = mysqlTryLock(ctx, conn, "lock "+name, 0)
-	} else {
-		err = conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock("+advisoryKey+")", name).Scan(&ok)
-	}
+	ok, err := l.db.dialect.trySessionLock(ctx, conn, name)
 	if err != nil || !ok {
 		_ = conn.Close()
 		return nil, false, storeError("lock "+name, err)
@@ -173,13 +172,7 @@ func (l *Lock) TryLock(ctx context.Context, name string) (func(), bool, error) {
 			}
 			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
 			defer cancel()
-			var unlocked bool
-			var err error
-			if l.db.dialect == dialectMySQL {
-				unlocked, err = mysqlUnlock(uctx, conn, "lock "+name)
-			} else {
-				err = conn.QueryRowContext(uctx, "SELECT pg_advisory_unlock("+advisoryKey+")", name).Scan(&unlocked)
-			}
+			unlocked, err := l.db.dialect.unlockSession(uctx, conn, name)
 			if err != nil || !unlocked {
 				// The session may still hold the lock: the connection
 				// must not go back to the pool, where it would keep it.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -71,8 +70,8 @@ type lookupRow struct {
 
 // Lookup implements ports.RefreshTokenStore. One joined query reads the
 // token and its family at the same instant. Its row is scanned by
-// database/sql, not GORM: GORM's reflective Scan was three quarters of
-// Lookup's CPU (BenchmarkRefreshSQLite profile).
+// database/sql, not GORM: GORM's reflective Scan was most of Lookup's CPU
+// (docs/performance.md, "The SQL store").
 func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
 	var row lookupRow
 	err := s.db.reader(ctx).Raw(`
@@ -131,6 +130,10 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 // immediate transaction. So a revocation either precedes the rotation,
 // which then fails, or follows it and ends the successor too. Only when
 // nothing was rotated does a read find out why (rotationRefused).
+//
+// Each dialect has its own steps, not just its own SQL: PostgreSQL one
+// WITH statement, SQLite three prepared statements run through
+// database/sql, MySQL a locking read then the writes, in a transaction.
 func (s *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error) {
 	var err error
 	switch s.db.dialect {
@@ -165,14 +168,14 @@ func (r refreshFamilyRow) activeAt(at int64) bool {
 }
 
 // rotatePostgresSQL is a whole rotation in one statement, so one round
-// trip and one commit instead of seven round trips (measured in
-// BenchmarkRefreshPostgres). Its parts share one snapshot, but every
-// UPDATE and FOR UPDATE of PostgreSQL checks the newest version of a row
-// it waits for: a token a concurrent rotation used meanwhile, or a family
-// revoked meanwhile, is not matched. The family is locked before the
-// token (used needs family's rows), as in RevokeFamily; touched updates
-// the row family locked, which its own transaction may. family is
-// familyActiveSQL at the rotation's time.
+// trip and one commit instead of a transaction's seven round trips
+// (docs/performance.md, "The SQL store"). Its parts share one snapshot,
+// but every UPDATE and FOR UPDATE of PostgreSQL checks the newest version
+// of a row it waits for: a token a concurrent rotation used meanwhile, or
+// a family revoked meanwhile, is not matched. The family is locked
+// before the token (used needs family's rows), as in RevokeFamily;
+// touched updates the row family locked, which its own transaction may.
+// family is familyActiveSQL at the rotation's time.
 const rotatePostgresSQL = `
 WITH family AS (
 	SELECT id FROM refresh_families WHERE id = @family AND revoked_at IS NULL
@@ -229,8 +232,8 @@ func (s *RefreshTokenStore) rotateSQLite(ctx context.Context, usedHash string, u
 		})
 	}
 	// A transaction of its own, begun on the writer pool by database/sql:
-	// GORM's Begin and Commit added 21 allocations a rotation and nothing
-	// this needs.
+	// GORM's Begin and Commit added allocations to every rotation and
+	// nothing this needs.
 	s.db.stmts.prepare(ctx, rotateSQLiteUse, rotateSQLiteStore, rotateSQLiteTouch)
 	tx, err := s.db.stmts.pool.BeginTx(ctx, nil)
 	if err != nil {
@@ -279,12 +282,8 @@ func (s *RefreshTokenStore) rotateLocked(ctx context.Context, usedHash string, u
 		if successor.FamilyID != used.FamilyID || string(successor.UserID) != used.UserID {
 			return errFamilyMismatch
 		}
-		read := tx
-		if s.db.dialect.rowLocks() {
-			read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
-		}
 		var fam refreshFamilyRow
-		if err := read.Where("id = ?", used.FamilyID).Take(&fam).Error; err != nil {
+		if err := s.db.dialect.forUpdate(tx).Where("id = ?", used.FamilyID).Take(&fam).Error; err != nil {
 			return err
 		}
 		if fam.RevokedMicros != nil {
@@ -362,51 +361,25 @@ func (s *RefreshTokenStore) RevokeFamily(ctx context.Context, familyID string, a
 	return storeError("revoke refresh family", err)
 }
 
+// revokeUser ends a user's open families and answers their ids
+// (updateSet): the rows it updates are the ids it returns, on MySQL read
+// locked first, so that no other revocation ends them meanwhile.
+// Arguments: the time, the user id.
+var revokeUser = setUpdate{
+	returning: `UPDATE refresh_families SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id`,
+	choose:    `SELECT id FROM refresh_families WHERE user_id = ? AND revoked_at IS NULL FOR UPDATE`,
+	update:    `UPDATE refresh_families SET revoked_at = ? WHERE id IN ?`,
+}
+
 // RevokeUser implements ports.RefreshTokenStore. The ids returned are
-// exactly the families this call ended: on PostgreSQL those of its UPDATE
-// ... RETURNING; on SQLite read and revoked in one transaction, under the
-// one writer's lock; on MySQL read locked and revoked in one transaction.
+// exactly the families this call ended (revokeUser).
 func (s *RefreshTokenStore) RevokeUser(ctx context.Context, userID domain.UserID, at time.Time) ([]string, error) {
-	var ended []string
-	var err error
-	switch s.db.dialect {
-	case dialectPostgres:
-		// One statement: the rows it updates are the ids it returns.
-		err = s.db.writer(ctx).Raw(`UPDATE refresh_families SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id`,
-			toMicros(at), string(userID)).Scan(&ended).Error
-	case dialectMySQL:
-		ended, err = s.mysqlRevokeUser(ctx, userID, at)
-	default:
-		err = s.db.transaction(ctx, func(tx *gorm.DB) error {
-			ended = ended[:0]
-			const open = "user_id = ? AND revoked_at IS NULL"
-			if err := tx.Model(&refreshFamilyRow{}).Where(open, string(userID)).Pluck("id", &ended).Error; err != nil {
-				return err
-			}
-			return tx.Model(&refreshFamilyRow{}).Where(open, string(userID)).Update("revoked_at", toMicros(at)).Error
-		})
-	}
+	args := []any{toMicros(at), string(userID)}
+	ended, err := updateSet(ctx, s.db, revokeUser, ownKey, args, args[1:], args[:1])
 	if err != nil {
 		return nil, storeError("revoke user's refresh families", err)
 	}
 	return ended, nil
-}
-
-// mysqlRevokeUser is RevokeUser on MySQL, which has no UPDATE …
-// RETURNING: the open families are read locked, so that no other
-// revocation ends them meanwhile, and revoked by id.
-func (s *RefreshTokenStore) mysqlRevokeUser(ctx context.Context, userID domain.UserID, at time.Time) ([]string, error) {
-	var ended []string
-	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
-		ended = ended[:0]
-		err := tx.Model(&refreshFamilyRow{}).Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate}).
-			Where("user_id = ? AND revoked_at IS NULL", string(userID)).Pluck("id", &ended).Error
-		if err != nil || len(ended) == 0 {
-			return err
-		}
-		return tx.Model(&refreshFamilyRow{}).Where("id IN ?", ended).Update("revoked_at", toMicros(at)).Error
-	})
-	return ended, err
 }
 
 // Sessions implements ports.RefreshTokenStore.

@@ -131,8 +131,8 @@ var sqlitePragmas = []struct {
 	// acknowledged write survives a crash of the process (tested by
 	// test/faults with SIGKILL), and the last commits before a power cut or
 	// kernel crash may be lost. It nearly doubles write throughput
-	// (refresh 1,287 → 2,261 req/s, userd-load at concurrency 16). Add
-	// _synchronous=FULL to USERD_DB_DSN for power-loss durability.
+	// (docs/performance.md, "The SQL store"). Add _synchronous=FULL to
+	// USERD_DB_DSN for power-loss durability.
 	{"_synchronous", "NORMAL", []string{"_sync"}},
 	// Take the write lock at BEGIN: a transaction that reads and then
 	// writes (Update, Rotate) can then neither lose an update nor fail

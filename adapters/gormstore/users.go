@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -108,11 +107,7 @@ func (r *UserRepository) anyEmailTaken(ctx context.Context, users []domain.User)
 // userByIDQuery is ByID's statement on the read pool (hotRead): the
 // columns of userColumns, which ByID scans in that order.
 func userByIDQuery(d dialect) string {
-	param := "?"
-	if d == dialectPostgres {
-		param = "$1"
-	}
-	return "SELECT " + strings.Join(userColumns, ", ") + " FROM users WHERE id = " + param
+	return "SELECT " + strings.Join(userColumns, ", ") + " FROM users WHERE id = " + d.param(1)
 }
 
 // ByID implements ports.UserRepository. Outside a transaction, where
@@ -171,11 +166,10 @@ func (r *UserRepository) ByEmail(ctx context.Context, email domain.Email) (domai
 // wants a NOCASE index, PostgreSQL's a text_pattern_ops one): it filters
 // the walk of the primary key in id order, which stops once the page is
 // full, so a common prefix costs a page's worth of rows and a rare one up
-// to the whole table: over 100,000 users, 0.5 ms and 14 ms on SQLite, 0.3
-// ms and 24 ms on PostgreSQL (BenchmarkListPages/*/email_prefix_*). An
-// index for it would have to be a bytewise one on PostgreSQL (COLLATE "C"
-// or text_pattern_ops) queried by range; not worth it at the console's
-// scale so far.
+// to the whole table (docs/performance.md, "The SQL store"). An index
+// for it would have to be a bytewise one on PostgreSQL (COLLATE "C" or
+// text_pattern_ops) queried by range; not worth it at the console's scale
+// so far.
 func (r *UserRepository) List(ctx context.Context, q ports.UserListQuery) ([]domain.User, error) {
 	if !storableText(string(q.Email)) || !storableText(q.EmailPrefix) {
 		// No stored email holds such bytes, and PostgreSQL answers a
@@ -304,12 +298,8 @@ func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 // until tx ends, so that concurrent updates queue on it; on SQLite the
 // immediate transaction has serialised them already.
 func (r *UserRepository) lock(tx *gorm.DB, id domain.UserID) (userRow, error) {
-	read := tx
-	if r.db.dialect.rowLocks() {
-		read = read.Clauses(clause.Locking{Strength: clause.LockingStrengthUpdate})
-	}
 	var row userRow
-	err := read.Select(userColumns).Where("id = ?", string(id)).Take(&row).Error
+	err := r.db.dialect.forUpdate(tx).Select(userColumns).Where("id = ?", string(id)).Take(&row).Error
 	return row, err
 }
 
@@ -325,9 +315,8 @@ const lastAdminLockSQL = `SELECT pg_advisory_xact_lock(('x' || left(md5('userd l
 // otherEnabledAdminSQL finds an enabled admin other than the user: a user
 // not disabled whose profiles (comma-separated, see fromDomainUser) hold
 // ROLE_ADMIN, which is domain.User.IsEnabledAdmin. %s is the function that
-// finds a string in another, instr on SQLite and MySQL (whose profiles
-// column has a binary collation, so that it minds case), strpos on
-// PostgreSQL: LIKE would ignore case on SQLite.
+// finds a string in another and minds case (dialect.instr): LIKE would
+// ignore case on SQLite.
 const otherEnabledAdminSQL = `SELECT id FROM users WHERE id <> ? AND disabled = ? AND %s(',' || profiles || ',', ?) > 0 LIMIT 1`
 
 // mysqlLastAdminLockSQL is lastAdminLockSQL on MySQL: the lock of a row
@@ -350,15 +339,14 @@ var adminProfile = "," + string(domain.ProfileAdmin) + ","
 // mysqlLastAdminLockSQL, under READ COMMITTED. (Locking the other admins'
 // rows instead would not do: two admins removing each other each hold
 // their own row and wait for the other's, and nine at once deadlock more
-// often than a few retries undo.)
+// often than a few retries undo.) The branch on the dialect is that of
+// the lock: each database serialises these changes its own way.
 func (r *UserRepository) keepAnAdmin(tx *gorm.DB, id domain.UserID) error {
-	find := "instr"
 	switch r.db.dialect {
 	case dialectPostgres:
 		if err := tx.Exec(lastAdminLockSQL).Error; err != nil {
 			return err
 		}
-		find = "strpos"
 	case dialectMySQL:
 		var held []string
 		if err := tx.Raw(mysqlLastAdminLockSQL).Scan(&held).Error; err != nil {
@@ -366,7 +354,7 @@ func (r *UserRepository) keepAnAdmin(tx *gorm.DB, id domain.UserID) error {
 		}
 	}
 	var others []string
-	if err := tx.Raw(fmt.Sprintf(otherEnabledAdminSQL, find), string(id), false, adminProfile).Scan(&others).Error; err != nil {
+	if err := tx.Raw(fmt.Sprintf(otherEnabledAdminSQL, r.db.dialect.instr()), string(id), false, adminProfile).Scan(&others).Error; err != nil {
 		return err
 	}
 	if len(others) == 0 {
