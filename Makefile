@@ -16,7 +16,7 @@ TEST_PACKAGES ?= ./...
 FUZZTIME    ?= 60s
 FUZZBUDGET  ?= 15
 
-.PHONY: run build test lint axe-deps bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest purgeload peerload
+.PHONY: run build test lint node-deps axe-deps bench fmt tidy clean common-passwords fuzz fuzz-short postman faults soak loadtest purgeload peerload
 
 ## run: start the service on the embedded SQLite default (./userd.db, :8080)
 run: build
@@ -28,7 +28,7 @@ build:
 
 ## test: gofmt and vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN),
 ## then every fuzz target briefly
-test: lint axe-deps
+test: lint node-deps
 	$(GO) test -count=1 -race $(GOTESTFLAGS) $(TEST_PACKAGES)
 	@$(MAKE) --no-print-directory fuzz-short
 
@@ -75,22 +75,20 @@ fuzz:
 fuzz-short:
 	$(call fuzz-run,$(shell n=$$(echo $(FUZZ_TARGETS) | wc -w); [ "$$n" -gt 0 ] || n=1; s=$$(( $(FUZZBUDGET) / n )); [ "$$s" -ge 1 ] || s=1; echo $${s}s))
 
-# AXE_JS is the axe-core script that the Chromium tests inject into each
-# page (test/chromium), from the version pinned in test/axe/package-lock.json.
-AXE_JS = test/axe/node_modules/axe-core/axe.min.js
+# NODE_DIR holds the Node.js packages of the test suites, pinned in its
+# package-lock.json and installed once for all of them: axe-core, which the
+# Chromium tests inject into each page (test/chromium), and the certified
+# OpenID clients that test the OpenID provider (test/oidcflow).
+NODE_DIR = test/node
 
-## axe-deps: install the pinned axe-core into test/axe/node_modules (npm ci) when it is
-## missing or another version; part of `make test`. Without npm, or when npm ci fails
-## outside CI, it says so and goes on: the accessibility checks then skip (they fail when CI=true)
-axe-deps:
-	@pinned=$$(sed -n 's/.*"axe-core": *"\([^"]*\)".*/\1/p' test/axe/package.json); \
-	installed=$$(sed -n 's/^  "version": *"\([^"]*\)".*/\1/p' test/axe/node_modules/axe-core/package.json 2>/dev/null); \
-	if [ -f $(AXE_JS) ] && [ "$$installed" = "$$pinned" ]; then exit 0; fi; \
-	if ! command -v npm >/dev/null 2>&1; then \
-		echo "axe-deps: npm is missing, so axe-core $$pinned is not installed: the accessibility checks of the Chromium tests skip (or fail when CI=true)"; exit 0; fi; \
-	echo "axe-deps: installing axe-core $$pinned into test/axe/node_modules"; \
-	npm ci --prefix test/axe --no-audit --no-fund --loglevel=error || { \
-		echo "axe-deps: npm ci failed: the accessibility checks of the Chromium tests skip (or fail when CI=true)"; [ "$$CI" != true ]; }
+## node-deps: install the pinned packages of $(NODE_DIR) (npm ci) when they are missing or
+## the lock file changed since; part of `make test`. Without npm, or when npm ci fails
+## outside CI, it says so and goes on: the suites that need them then skip (they fail when CI=true)
+node-deps:
+	@lock=$$(sha256sum $(NODE_DIR)/package-lock.json | cut -d' ' -f1); 	if [ "$$(cat $(NODE_DIR)/node_modules/.userd-lock 2>/dev/null)" = "$$lock" ]; then exit 0; fi; 	if ! command -v npm >/dev/null 2>&1; then 		echo "node-deps: npm is missing: the accessibility checks and the OpenID client tests skip (or fail when CI=true)"; exit 0; fi; 	echo "node-deps: installing $(NODE_DIR)/package-lock.json into $(NODE_DIR)/node_modules"; 	if npm ci --prefix $(NODE_DIR) --no-audit --no-fund --loglevel=error; then echo "$$lock" >$(NODE_DIR)/node_modules/.userd-lock; else 		echo "node-deps: npm ci failed: the accessibility checks and the OpenID client tests skip (or fail when CI=true)"; [ "$$CI" != true ]; fi
+
+## axe-deps: the former name of node-deps
+axe-deps: node-deps
 
 # GOLANGCI_LINT runs golangci-lint at the version pinned in test/tools/go.mod
 # (built from source by the Go toolchain on first use, then cached).

@@ -17,12 +17,12 @@ import (
 	"github.com/userd/userd/test/kit"
 )
 
-// modulePath is the module whose root holds test/axe and docs/img.
+// modulePath is the module whose root holds test/node and docs/img.
 const modulePath = "github.com/userd/userd"
 
-// axeDir is where `make axe-deps` installs the pinned axe-core, relative
-// to the module's root.
-const axeDir = "test/axe"
+// axeDir is where `make node-deps` installs the pinned axe-core, with the
+// other Node.js packages of the tests, relative to the module's root.
+const axeDir = "test/node"
 
 // axeTags are the rules axe runs: those of WCAG 2.0 and 2.1, levels A and
 // AA.
@@ -39,7 +39,7 @@ var axeScript struct {
 
 // loadAxe reads axe.min.js of the pinned axe-core from the module's
 // root, and checks that the version installed is the one of
-// test/axe/package.json.
+// test/node/package.json.
 func loadAxe() (source, version string, _ error) {
 	axeScript.once.Do(func() {
 		axeScript.source, axeScript.version, axeScript.err = readAxe()
@@ -70,7 +70,7 @@ func readAxe() (source, version string, _ error) {
 	if pkg.Version != pinned {
 		return "", "", fmt.Errorf("axe-core %s is installed, %s is pinned: %w", pkg.Version, pinned, errAxeMissing)
 	}
-	src, err := os.ReadFile(filepath.Join(dir, "axe.min.js")) //nolint:gosec // G304: the module's own axe-core, installed by make axe-deps
+	src, err := os.ReadFile(filepath.Join(dir, "axe.min.js")) //nolint:gosec // G304: the module's own axe-core, installed by make node-deps
 	if err != nil {
 		return "", "", errAxeMissing
 	}
@@ -78,10 +78,10 @@ func readAxe() (source, version string, _ error) {
 }
 
 // errAxeMissing says how to install axe-core.
-var errAxeMissing = errors.New("axe-core is not installed in " + axeDir + "/node_modules (make axe-deps, which needs npm)")
+var errAxeMissing = errors.New("axe-core is not installed in " + axeDir + "/node_modules (make node-deps, which needs npm)")
 
 func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path) //nolint:gosec // G304: a package.json of the module's test/axe
+	data, err := os.ReadFile(path) //nolint:gosec // G304: a package.json of the module's test/node
 	if err != nil {
 		return err
 	}
@@ -171,11 +171,11 @@ func (b *Browser) violations(t testing.TB) []Violation {
 }
 
 // CheckAccessibility runs axe-core (the version pinned in
-// test/axe/package.json) over the page shown, as it looks in the
+// test/node/package.json) over the page shown, as it looks in the
 // viewport and the scheme emulated now, and fails t with each violation
 // of the WCAG 2.1 A and AA rules: its rule, impact and help, and the
 // selectors of the elements that break it. page names the page in the
-// messages. Without axe-core installed (make axe-deps) it skips t, or
+// messages. Without axe-core installed (make node-deps) it skips t, or
 // fails it when CI=true.
 func (b *Browser) CheckAccessibility(t testing.TB, page string) {
 	t.Helper()
