@@ -42,8 +42,8 @@ func parseRedirectURI(s string) (redirectKind, string) {
 		return 0, "must not be empty"
 	case len(s) > MaxRedirectURILen:
 		return 0, "must be at most 2000 bytes"
-	case !printableASCII(s):
-		return 0, "must be printable ASCII without spaces (percent-encode the rest)"
+	case !uriChars(s):
+		return 0, "must hold only the characters of a URI (RFC 3986); percent-encode the rest"
 	case strings.Contains(s, "#"):
 		return 0, "must not have a fragment (#)"
 	case strings.Contains(s, "*"):
@@ -78,11 +78,18 @@ func parseRedirectURI(s string) (redirectKind, string) {
 	return redirectPrivateUse, ""
 }
 
-// printableASCII reports whether s holds only the characters of a URI:
-// printable ASCII, no space.
-func printableASCII(s string) bool {
+// uriChars reports whether s holds only characters that may appear in a
+// URI (RFC 3986 §2): letters, digits, "-._~", the delimiters
+// ":/?#[]@!$&'()*+,;=" and "%". Spaces, quotes, "<>\^`{|}" and
+// anything beyond ASCII are not among them: they would have to be
+// escaped wherever the URI is written (a page, a header).
+func uriChars(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] > '~' {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~:/?#[]@!$&'()*+,;=%", c) >= 0:
+		default:
 			return false
 		}
 	}
