@@ -18,6 +18,10 @@ const (
 	AuditOAuthClientSecretRotated AuditEventType = "oauth_client.secret_rotated" //nolint:gosec // G101: the name of an event, not a credential
 )
 
+// EndedByClientDeletion is why a session of the OpenID provider (a user's
+// grant of tokens to a client) ended when its client was deleted.
+const EndedByClientDeletion SessionEnd = "client_deleted"
+
 // OAuthClientCreatedEvent records that actor (empty for the operator)
 // registered the client of type typ.
 func OAuthClientCreatedEvent(actor UserID, client OAuthClientID, typ OAuthClientType, origin Origin) AuditEvent {

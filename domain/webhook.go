@@ -41,6 +41,7 @@ var WebhookEventTypes = []string{
 	WebhookUserCreated, WebhookUserUpdated, WebhookUserDeleted, WebhookUserEmailVerified,
 	WebhookUserPasswordReset, WebhookUserDisabled, WebhookUserEnabled, WebhookUserMFAEnabled,
 	WebhookUserMFADisabled, WebhookSessionCreated, WebhookSessionRevoked,
+	WebhookOAuthClientCreated, WebhookOAuthClientUpdated, WebhookOAuthClientDeleted,
 }
 
 // KnownWebhookEventType reports whether t is one of WebhookEventTypes.
