@@ -138,9 +138,10 @@ func (s *OAuthClientService) Update(ctx context.Context, actor *domain.Principal
 	)
 	err = s.webhooks.inTxFor(ctx, domain.WebhookOAuthClientUpdated, func(ctx context.Context) error {
 		var err error
-		c, err = s.clients.Update(ctx, id, func(c *domain.OAuthClient) error {
-			fields, err = c.Apply(in, s.clock.Now())
-			return err
+		c, err = s.clients.Update(ctx, id, func(stored *domain.OAuthClient) error {
+			var applyErr error
+			fields, applyErr = stored.Apply(in, s.clock.Now())
+			return applyErr
 		})
 		if err != nil || len(fields) == 0 {
 			return err
