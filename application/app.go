@@ -26,6 +26,11 @@ type Deps struct {
 	// Webhooks, when set, receives the events (USERD_WEBHOOK_URL); nil
 	// queues none.
 	Webhooks ports.WebhookSender
+	// OAuthClientRevoker, when set, ends what an OAuth client was given
+	// (grants, codes, refresh tokens) when the client is deleted. The
+	// OpenID provider's stores fill it; nil until they exist, when no
+	// client has been given anything to end.
+	OAuthClientRevoker ports.OAuthClientRevoker
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
 	// PurgeMetrics, when set, counts the rows housekeeping deleted.
@@ -104,6 +109,9 @@ type Services struct {
 	Passkeys *PasskeyService
 	// Sessions lists and ends a user's sessions.
 	Sessions *SessionService
+	// OAuthClients manages the OpenID provider's clients, and finds and
+	// authenticates one for the provider.
+	OAuthClients *OAuthClientService
 	// Housekeeping deletes expired and used rows; the server runs it,
 	// `userd purge` makes one pass.
 	Housekeeping *HousekeepingService
@@ -140,6 +148,7 @@ func (deps Deps) check() error {
 		{"Stores.Users", st.Users != nil}, {"Stores.Tokens", st.Tokens != nil}, {"Stores.Attempts", st.Attempts != nil},
 		{"Stores.Tx", st.Tx != nil}, {"Stores.Outbox", st.Outbox != nil}, {"Stores.Links", st.Links != nil},
 		{"Stores.MFA", st.MFA != nil}, {"Stores.Challenges", st.Challenges != nil}, {"Stores.Passkeys", st.Passkeys != nil},
+		{"Stores.OAuthClients", st.OAuthClients != nil},
 		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
 		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Mailer", deps.Mailer != nil},
 		{"OTP", deps.OTP != nil}, {"RelyingParty", deps.RelyingParty != nil},
@@ -233,6 +242,9 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			rp: deps.RelyingParty, tx: st.Tx, factors: sh.factors, signIn: sh.signIn, delivery: sh.delivery}},
 		Sessions: &SessionService{core: c, sessionPorts: sessionPorts{users: st.Users, tokens: st.Tokens,
 			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds}},
+		OAuthClients: &OAuthClientService{core: c, oauthClientPorts: oauthClientPorts{users: st.Users,
+			clients: st.OAuthClients, tx: st.Tx, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,
+			revoker: deps.OAuthClientRevoker}},
 		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
 			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
 				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},

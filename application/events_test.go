@@ -554,6 +554,19 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	_, err = e.keys.RotateAsOperator(ctx, domain.RotateWhenPublished)
 	wantErr(t, err, nil)
 
+	// An OAuth client's secrets, old and new, are secrets too.
+	client, err := e.env.svc.OAuthClients.Create(requestCtx, admin, clientIn("Grafana", "confidential"))
+	wantErr(t, err, nil)
+	clientID := client.Client.ID.String()
+	_, err = e.env.svc.OAuthClients.Update(requestCtx, admin, clientID, domain.OAuthClientInput{Name: ptr(first)})
+	wantErr(t, err, nil)
+	rotated, err := e.env.svc.OAuthClients.RotateSecret(requestCtx, admin, clientID)
+	wantErr(t, err, nil)
+	_, err = e.env.svc.OAuthClients.AuthenticateClient(requestCtx, clientID, client.Secret)
+	wantErr(t, err, domain.ErrInvalidClientCredentials)
+	wantErr(t, e.env.svc.OAuthClients.Delete(requestCtx, admin, clientID), nil)
+	secrets = append(secrets, client.Secret, rotated, client.Client.SecretHash, domain.HashOAuthClientSecret(rotated))
+
 	trail := e.trail(t)
 	seen := map[domain.AuditEventType]bool{}
 	for _, ev := range trail {

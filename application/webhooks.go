@@ -29,12 +29,18 @@ type webhookQueue struct {
 // or not at all. Without a receiver, or for a type the deployment does not
 // want, it does nothing. data never holds a secret, hash or token.
 func (q *webhookQueue) emit(ctx context.Context, typ string, user domain.UserID, data map[string]any) error {
-	if !q.wants(typ) {
-		return nil
-	}
 	payload := map[string]any{"userId": user.String()}
 	for k, v := range data {
 		payload[k] = v
+	}
+	return q.emitData(ctx, typ, payload)
+}
+
+// emitData is emit of an event about something other than a user: its
+// data is payload, as it is.
+func (q *webhookQueue) emitData(ctx context.Context, typ string, payload map[string]any) error {
+	if !q.wants(typ) {
+		return nil
 	}
 	now := q.clock.Now()
 	id := domain.NewOutboxID(now)

@@ -87,6 +87,7 @@ var AuditEventTypes = []AuditEventType{
 	AuditPasswordResetRequested, AuditPasswordResetCompleted, AuditMailGivenUp,
 	AuditTOTPEnabled, AuditTOTPDisabled, AuditRecoveryCodesRenewed, AuditRecoveryCodeUsed,
 	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved, AuditPasskeyRenamed,
+	AuditOAuthClientCreated, AuditOAuthClientUpdated, AuditOAuthClientDeleted, AuditOAuthClientSecretRotated,
 }
 
 // ParseAuditEventType returns s as an event type when it is one of

@@ -27,12 +27,21 @@ const (
 	WebhookPing              = "ping"
 )
 
+// Webhook event types of OAuth clients: their data carries the clientId
+// (and, for an update, the names of the fields changed), never a secret.
+const (
+	WebhookOAuthClientCreated = "oauth_client.created"
+	WebhookOAuthClientUpdated = "oauth_client.updated"
+	WebhookOAuthClientDeleted = "oauth_client.deleted"
+)
+
 // WebhookEventTypes are the types USERD_WEBHOOK_EVENTS may name, in the
 // contract's order.
 var WebhookEventTypes = []string{
 	WebhookUserCreated, WebhookUserUpdated, WebhookUserDeleted, WebhookUserEmailVerified,
 	WebhookUserPasswordReset, WebhookUserDisabled, WebhookUserEnabled, WebhookUserMFAEnabled,
 	WebhookUserMFADisabled, WebhookSessionCreated, WebhookSessionRevoked,
+	WebhookOAuthClientCreated, WebhookOAuthClientUpdated, WebhookOAuthClientDeleted,
 }
 
 // KnownWebhookEventType reports whether t is one of WebhookEventTypes.
@@ -40,7 +49,8 @@ func KnownWebhookEventType(t string) bool { return slices.Contains(WebhookEventT
 
 // WebhookEvent is one event for the receiver. ID is the webhook-id header,
 // the same on every attempt, by which receivers deduplicate. Data carries
-// the userId and names, never a secret, hash or token.
+// the userId (the clientId for a client's events) and names, never a
+// secret, hash or token.
 type WebhookEvent struct {
 	ID        string         `json:"id"`
 	Type      string         `json:"type"`

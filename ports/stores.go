@@ -20,6 +20,8 @@ type Stores struct {
 	MFA        MFAStore
 	Challenges MFAChallengeStore
 	Passkeys   PasskeyStore
+	// OAuthClients keeps the OAuth/OpenID clients of the provider.
+	OAuthClients OAuthClientStore
 	// Audit may be nil: events are then counted but not stored.
 	Audit AuditLog
 	// Purger deletes the rows nothing can use any more; nil leaves

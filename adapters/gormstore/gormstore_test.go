@@ -107,6 +107,13 @@ func TestContract(t *testing.T) {
 					return NewUserRepository(db), NewPasskeyStore(db)
 				})
 			})
+			t.Run("oauth_clients", func(t *testing.T) {
+				t.Parallel()
+				contract.OAuthClientStore(t, func(t *testing.T) contract.OAuthClientStorage {
+					db := b.open(t)
+					return contract.OAuthClientStorage{Tx: db, Clients: NewOAuthClientStore(db)}
+				})
+			})
 			t.Run("purge", func(t *testing.T) {
 				t.Parallel()
 				contract.Purger(t, func(t *testing.T) contract.PurgeStores {

@@ -152,6 +152,7 @@ type handler struct {
 	passkeys *application.PasskeyService
 	sessions *application.SessionService
 	audit    *application.AuditService
+	clients  *application.OAuthClientService
 	health   ports.HealthChecker
 	clock    ports.Clock
 	log      *slog.Logger
@@ -233,7 +234,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 // It panics on options that config refuses (an origin that is not one).
 func newHandler(svc *application.Services, opts Options) *handler {
 	h := &handler{mail: svc.Mail, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
-		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions,
+		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions, clients: svc.OAuthClients,
 		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
 	if h.clock == nil {
 		h.clock = systemClock{}

@@ -195,6 +195,7 @@ var optionalBody = map[string]bool{
 	"/api/users/me/mfa/recovery-codes":    true,
 	"/api/users/:id/password-reset":       true,
 	"/api/users/:id/unlock":               true,
+	"/api/oauth-clients/:id/secret":       true,
 	"/auth/passkey":                       true,
 }
 

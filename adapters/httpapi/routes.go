@@ -30,7 +30,7 @@ func (h *handler) routeOperations(e *gin.Engine, metrics http.Handler) {
 }
 
 // routeAPI routes /api/*: users, the audit trail, sessions, second
-// factors and passkeys.
+// factors and passkeys, and the OAuth clients.
 func (h *handler) routeAPI(e *gin.Engine) {
 	// Header checks (406, 415, early 413) run before authentication: they
 	// are about the form of the request, which is wrong whoever sends it.
@@ -39,6 +39,7 @@ func (h *handler) routeAPI(e *gin.Engine) {
 	api := e.Group("/api", h.apiHeaders)
 	h.routeUsers(api)
 	h.routeFactors(api)
+	h.routeOAuthClients(api)
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
 	// would reach the :id routes and answer 400 invalid_id; they sit outside
@@ -94,6 +95,17 @@ func (h *handler) routeFactors(api *gin.RouterGroup) {
 	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)
 	api.PATCH("/users/me/passkeys/:passkeyId", required, h.validQuery, h.renamePasskey)
 	api.DELETE("/users/me/passkeys/:passkeyId", required, h.validQuery, limited, h.deletePasskey)
+}
+
+// routeOAuthClients routes the OpenID provider's clients, an admin's.
+func (h *handler) routeOAuthClients(api *gin.RouterGroup) {
+	required := h.authenticate(true)
+	api.GET("/oauth-clients", required, h.validQuery, h.listOAuthClients)
+	api.POST("/oauth-clients", required, h.validQuery, h.createOAuthClient)
+	api.GET("/oauth-clients/:id", required, h.validQuery, h.getOAuthClient)
+	api.PUT("/oauth-clients/:id", required, h.validQuery, h.updateOAuthClient)
+	api.DELETE("/oauth-clients/:id", required, h.validQuery, h.deleteOAuthClient)
+	api.POST("/oauth-clients/:id/secret", required, h.validQuery, h.rotateOAuthClientSecret)
 }
 
 // routeAuth routes /auth/*: sign-in, refresh, logout and the links by

@@ -155,3 +155,11 @@ func TestLock(t *testing.T) {
 	t.Parallel()
 	contract.Lock(t, func(*testing.T) ports.Lock { return memory.NewLock() })
 }
+
+func TestOAuthClientStore(t *testing.T) {
+	t.Parallel()
+	contract.OAuthClientStore(t, func(*testing.T) contract.OAuthClientStorage {
+		s := memory.NewStore()
+		return contract.OAuthClientStorage{Tx: s, Clients: s.OAuthClients()}
+	})
+}

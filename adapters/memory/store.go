@@ -67,6 +67,9 @@ type Store struct {
 	// ceremonies by id.
 	passkeys   map[domain.PasskeyID]domain.Passkey
 	ceremonies map[string]domain.PasskeyCeremony
+
+	// clients holds the OAuth clients by id.
+	clients map[domain.OAuthClientID]domain.OAuthClient
 }
 
 var (
@@ -91,6 +94,8 @@ func NewStore() *Store {
 		challenges: make(map[string]domain.MFAChallenge),
 		passkeys:   make(map[domain.PasskeyID]domain.Passkey),
 		ceremonies: make(map[string]domain.PasskeyCeremony),
+
+		clients: make(map[domain.OAuthClientID]domain.OAuthClient),
 	}
 }
 
@@ -126,6 +131,9 @@ func (s *Store) MFAChallenges() *MFAChallengeStore { return &MFAChallengeStore{s
 // Passkeys returns the store's passkey store.
 func (s *Store) Passkeys() *PasskeyStore { return &PasskeyStore{s: s} }
 
+// OAuthClients returns the store's OAuth client store.
+func (s *Store) OAuthClients() *OAuthClientStore { return &OAuthClientStore{s: s} }
+
 // Stores returns every store port of s in one value, sealing secrets with
 // box. audit, when set, is the audit log the ports write to and the purger
 // purges; nil keeps no events. The store is one process's: there are no
@@ -134,7 +142,7 @@ func (s *Store) Stores(box ports.SecretBox, audit *AuditLog) ports.Stores {
 	st := ports.Stores{
 		Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Keys: s.Keys(box),
 		Tx: s, Outbox: s.Outbox(box), Links: s.LinkTokens(),
-		MFA: s.MFA(box), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(),
+		MFA: s.MFA(box), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(), OAuthClients: s.OAuthClients(),
 		Purger: NewPurger(s, audit), Lock: NewLock(), Health: s,
 	}
 	if audit != nil {
@@ -224,6 +232,8 @@ type state struct {
 	challenges map[string]domain.MFAChallenge
 	passkeys   map[domain.PasskeyID]domain.Passkey
 	ceremonies map[string]domain.PasskeyCeremony
+
+	clients map[domain.OAuthClientID]domain.OAuthClient
 }
 
 func (s *Store) snapshot() state {
@@ -243,6 +253,8 @@ func (s *Store) snapshot() state {
 		challenges: maps.Clone(s.challenges),
 		passkeys:   maps.Clone(s.passkeys),
 		ceremonies: maps.Clone(s.ceremonies),
+
+		clients: maps.Clone(s.clients),
 	}
 }
 
@@ -251,6 +263,7 @@ func (s *Store) restore(st state) {
 	s.families, s.tokens, s.attempts, s.keys = st.families, st.tokens, st.attempts, st.keys
 	s.outbox, s.links = st.outbox, st.links
 	s.totp, s.recovery, s.challenges, s.passkeys, s.ceremonies = st.totp, st.recovery, st.challenges, st.passkeys, st.ceremonies
+	s.clients = st.clients
 }
 
 // normTime drops what the SQL store cannot keep (sub-microsecond digits,

@@ -69,6 +69,8 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *root {
 		group("secrets", "manage the encryption of the secrets kept in the database", r.secretsReencryptCommand()),
 		group("webhooks", "check the webhook receiver", r.webhooksTestCommand()),
 		group("users", "manage users in bulk", r.usersImportCommand()),
+		group("clients", "manage the OpenID provider's clients", r.clientsCreateCommand(), r.clientsListCommand(),
+			r.clientsDeleteCommand(), r.clientsRotateSecretCommand()),
 		group("config", "show the configuration", r.configPrintCommand()),
 		r.purgeCommand(),
 		r.versionCommand(),
