@@ -303,8 +303,9 @@ func TestEvents_admin_actions_name_the_admin(t *testing.T) {
 	update(application.UpdateInput{Disabled: ptr(false)})
 	wantErr(t, e.env.svc.MFA.Reset(requestCtx, admin, id), nil)
 	wantErr(t, e.auth.Unlock(requestCtx, admin, id), nil)
-	key, err := e.keys.Rotate(requestCtx, admin, domain.RotateWhenPublished)
+	keys, err := e.keys.Rotate(requestCtx, admin, domain.RotateWhenPublished)
 	wantErr(t, err, nil)
+	key := keys[0]
 	wantErr(t, e.users.Delete(requestCtx, admin, id), nil)
 	bob, err := e.users.Register(requestCtx, admin, application.RegisterInput{Name: "Bob", Email: "bob@example.com", Password: "a long enough passphrase"})
 	wantErr(t, err, nil)
@@ -763,6 +764,32 @@ func TestAuditService_List_filters(t *testing.T) {
 	}
 	_, err = e.svc.List(ctx, customer, application.AuditListInput{UserID: ada.ID.String(), Type: "login.failed", Order: "newest"})
 	wantErr(t, err, domain.ErrForbidden)
+}
+
+// A rotation that adds the OpenID provider's key beside the access-token
+// key records each, in that order, and says so in the log.
+func TestEvents_a_rotation_records_each_key_added(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withProviderKeys)
+	_, admin := e.seed(t, "root@example.com", domain.ProfileAdmin)
+	keys, err := e.keys.Rotate(requestCtx, admin, domain.RotateWhenPublished)
+	wantErr(t, err, nil)
+	if len(keys) != 2 || keys[0].Purpose != domain.KeyPurposeAccessToken || keys[1].Purpose != domain.KeyPurposeOIDC {
+		t.Fatalf("Rotate = %+v, want the access-token key then the provider's", keys)
+	}
+	page, err := e.svc.Audit.List(ctx, admin, application.AuditListInput{Type: string(domain.AuditKeyRotated)})
+	wantErr(t, err, nil)
+	var got []string
+	for _, ev := range page.Items {
+		got = append(got, ev.Detail)
+	}
+	want := []string{"kid=" + keys[0].KID + " algorithm=EdDSA", "kid=" + keys[1].KID + " algorithm=RS256"}
+	if !slices.Equal(got, want) {
+		t.Errorf("key.rotated events: %q, want %q", got, want)
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, `"purpose":"oidc-signing"`) || !strings.Contains(logs, `"purpose":"access-token"`) {
+		t.Errorf("the log does not name each key's purpose:\n%s", logs)
+	}
 }
 
 // Events recorded at the same clock reading keep their order.

@@ -78,28 +78,39 @@ func (fakeIssuer) Verify(_ context.Context, token string) (domain.Principal, err
 		Session: domain.Session{ID: parts[3], AMR: amr}}, nil
 }
 
-// fakeKeys stands in for the token adapter's key management.
+// fakeKeys stands in for the token adapter's key management; with
+// provider, each rotation adds an RS256 key of the OpenID provider after
+// the access-token key, as the adapter does with the provider on.
 type fakeKeys struct {
-	mu    sync.Mutex
-	clock ports.Clock
-	keys  []domain.KeyInfo
+	mu       sync.Mutex
+	clock    ports.Clock
+	keys     []domain.KeyInfo
+	provider bool
 }
 
-// Rotate adds a key that signs at once with domain.RotateNow and is
+// Rotate adds keys that sign at once with domain.RotateNow and are
 // pending otherwise.
-func (k *fakeKeys) Rotate(_ context.Context, when domain.KeyRotation) (domain.KeyInfo, error) {
+func (k *fakeKeys) Rotate(_ context.Context, when domain.KeyRotation) ([]domain.KeyInfo, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	info := domain.KeyInfo{KID: fmt.Sprintf("kid-%02d", len(k.keys)), Algorithm: "EdDSA", ActiveFrom: k.clock.Now(), Status: domain.KeyActive}
-	if when != domain.RotateNow {
-		info.ActiveFrom, info.Status = info.ActiveFrom.Add(6*time.Minute), domain.KeyPending
-	} else {
+	if when == domain.RotateNow {
 		for i := range k.keys {
 			k.keys[i].Status = domain.KeyPublished
 		}
 	}
-	k.keys = append(k.keys, info)
-	return info, nil
+	added := []domain.KeyInfo{{Purpose: domain.KeyPurposeAccessToken, Algorithm: "EdDSA"}}
+	if k.provider {
+		added = append(added, domain.KeyInfo{Purpose: domain.KeyPurposeOIDC, Algorithm: "RS256"})
+	}
+	for i := range added {
+		added[i].KID = fmt.Sprintf("kid-%02d", len(k.keys))
+		added[i].ActiveFrom, added[i].Status = k.clock.Now(), domain.KeyActive
+		if when != domain.RotateNow {
+			added[i].ActiveFrom, added[i].Status = added[i].ActiveFrom.Add(6*time.Minute), domain.KeyPending
+		}
+		k.keys = append(k.keys, added[i])
+	}
+	return added, nil
 }
 
 func (k *fakeKeys) List(context.Context) ([]domain.KeyInfo, error) {
@@ -135,6 +146,12 @@ func noGrace(c *application.Config, _ *application.Deps) { c.RefreshReuseGrace =
 // withAuditLog stores the events in audit instead of the env's own log.
 func withAuditLog(audit ports.AuditLog) envOption {
 	return func(_ *application.Config, d *application.Deps) { d.Stores.Audit = audit }
+}
+
+// withProviderKeys turns the OpenID provider's keys on: a rotation adds
+// two keys.
+func withProviderKeys(_ *application.Config, d *application.Deps) {
+	d.Keys = &fakeKeys{clock: d.Clock, provider: true}
 }
 
 // withoutEvents leaves the audit log and the metrics out.

@@ -275,6 +275,11 @@ type Config struct {
 	// bytes. Redacted hides it.
 	JWTHMACSecret string `env:"JWT_HMAC_SECRET" envDefault:"" redact:"secret"`
 
+	// OIDCProvider turns the OpenID provider on: its RS256 signing keys
+	// are made, published in the JWK set and rotated with the access-token
+	// keys. False makes and publishes none.
+	OIDCProvider bool `env:"OIDC_PROVIDER" envDefault:"true"`
+
 	// LogLevel is one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError.
 	LogLevel slog.Level `env:"LOG_LEVEL" envDefault:"info" oneof:"debug,info,warn,error"`
 	// LogFormat is LogFormatJSON or LogFormatText.

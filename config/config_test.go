@@ -83,6 +83,7 @@ func TestDefaults(t *testing.T) {
 		Issuer:            "userd",
 		Audience:          "userd",
 		JWTAlgorithm:      JWTAlgorithmEdDSA,
+		OIDCProvider:      true,
 		LogLevel:          slog.LevelInfo,
 		LogFormat:         LogFormatJSON,
 		Argon2MemoryKiB:   19456,

@@ -40,7 +40,8 @@ const (
 	// AuditSessionRevoked: refresh-token families were ended (logout, reuse,
 	// a change of credentials or profiles).
 	AuditSessionRevoked AuditEventType = "session.revoked"
-	// AuditKeyRotated: a new access-token signing key was added.
+	// AuditKeyRotated: a new signing key was added (access tokens, or the
+	// OpenID provider's).
 	AuditKeyRotated AuditEventType = "key.rotated"
 	// AuditEmailVerificationRequested: a verification link was sent at
 	// someone's request (not at registration or a change of email).

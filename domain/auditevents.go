@@ -154,7 +154,7 @@ func SessionRevokedEvent(actor, subject UserID, why SessionEnd, family string) A
 }
 
 // KeyRotatedEvent records that actor (empty for the operator) added the
-// access-token signing key kid.
+// signing key kid (of access tokens, or of the OpenID provider).
 func KeyRotatedEvent(actor UserID, kid, algorithm string, origin Origin) AuditEvent {
 	return AuditEvent{Type: AuditKeyRotated, ActorID: actor,
 		Detail: detail("kid", kid, "algorithm", algorithm, "origin", string(origin))}

@@ -14,31 +14,35 @@ const (
 	KeyPurposeAccessToken KeyPurpose = "access-token"
 	// KeyPurposeRefreshHMAC: the key that derives refresh-token successors.
 	KeyPurposeRefreshHMAC KeyPurpose = "refresh-hmac"
+	// KeyPurposeOIDC: a key of the OpenID provider (RS256), which signs
+	// ID tokens; it rotates with the access-token keys.
+	KeyPurposeOIDC KeyPurpose = "oidc-signing"
 )
 
 // SigningKey is server-held key material shared by every node through the
-// store: JWT signing keys, and the HMAC key that derives refresh-token
-// successors.
+// store: JWT signing keys (access tokens, the OpenID provider's), and the
+// HMAC key that derives refresh-token successors.
 type SigningKey struct {
 	ID        string
 	Purpose   KeyPurpose
 	Algorithm string
 	// Secret is the private key (PKCS#8 DER) or symmetric key bytes.
 	Secret []byte
-	// CreatedAt orders the keys of a purpose. For an access-token key it
-	// is the moment the key starts signing, which a rotation sets ahead of
+	// CreatedAt orders the keys of a purpose. For a signing key (access
+	// token or OpenID provider) it is the moment the key starts signing, which a rotation sets ahead of
 	// the clock so that every verifier has fetched the key before it meets
 	// a token signed with it: such a key is stored minutes before its
 	// CreatedAt.
 	CreatedAt time.Time
 }
 
-// KeyStatus is what an access-token key is used for at a given time.
+// KeyStatus is what a signing key (access token or OpenID provider) is
+// used for at a given time.
 type KeyStatus string
 
 // Key statuses.
 const (
-	// KeyActive: the newest key of the configured algorithm whose time to
+	// KeyActive: the newest key of its purpose and algorithm whose time to
 	// sign has come; it signs.
 	KeyActive KeyStatus = "active"
 	// KeyPending: a rotated-in key whose time to sign has not come yet;
@@ -50,15 +54,17 @@ const (
 	// KeyRetired: no token it signed can still be valid; neither published
 	// nor accepted.
 	KeyRetired KeyStatus = "retired"
-	// KeyIgnored: a key of another algorithm than the configured one, or a
-	// stored key while the signing key comes from the configuration; never
-	// used.
+	// KeyIgnored: a key of another algorithm than the configured one, a
+	// stored key while the signing key comes from the configuration, or a
+	// key of the OpenID provider while the provider is off; never used.
 	KeyIgnored KeyStatus = "ignored"
 )
 
-// KeyInfo describes one access-token key, never its secret.
+// KeyInfo describes one signing key, never its secret.
 type KeyInfo struct {
-	KID       string
+	KID string
+	// Purpose is KeyPurposeAccessToken or KeyPurposeOIDC.
+	Purpose   KeyPurpose
 	Algorithm string
 	// ActiveFrom is when the key starts (or started) signing; zero for a
 	// key that comes from the configuration.

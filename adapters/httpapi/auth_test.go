@@ -2,8 +2,10 @@ package httpapi_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -343,20 +345,49 @@ func TestAuthentication_badTokens(t *testing.T) {
 
 func TestJWKS(t *testing.T) {
 	t.Parallel()
-	s := newTestServer(t)
-	// No Accept rule here: it is not an API route.
-	res := s.do("GET", "/.well-known/jwks.json", nil, withHeader("Accept", "text/html"))
-	var set struct {
-		Keys []map[string]string `json:"keys"`
-	}
-	wantJSON(t, res, http.StatusOK, &set)
-	if got := res.Header.Get("Cache-Control"); got != "public, max-age=300" {
-		t.Errorf("Cache-Control = %q", got)
-	}
-	if len(set.Keys) == 0 || set.Keys[0]["kty"] != "OKP" || set.Keys[0]["kid"] == "" || set.Keys[0]["d"] != "" {
-		t.Errorf("keys = %v", set.Keys)
-	}
-	if !bytes.Equal(res.Body, s.issuer.JWKSJSON()) {
-		t.Errorf("body is not the issuer's JWKSJSON()")
+	for _, provider := range []bool{false, true} {
+		t.Run(map[bool]string{false: "provider_off", true: "provider_on"}[provider], func(t *testing.T) {
+			t.Parallel()
+			var opts []serverOption
+			if provider {
+				opts = append(opts, withOIDCProvider())
+			}
+			s := newTestServer(t, opts...)
+			// No Accept rule here: it is not an API route.
+			res := s.do("GET", "/.well-known/jwks.json", nil, withHeader("Accept", "text/html"))
+			var set struct {
+				Keys []map[string]string `json:"keys"`
+			}
+			wantJSON(t, res, http.StatusOK, &set)
+			if got := res.Header.Get("Cache-Control"); got != "public, max-age=300" {
+				t.Errorf("Cache-Control = %q", got)
+			}
+			// The access-token key (Ed25519) first, then, with the
+			// provider on, its RSA key, each with its kid.
+			want := []string{"OKP"}
+			if provider {
+				want = append(want, "RSA")
+			}
+			var kty []string
+			for _, k := range set.Keys {
+				kty = append(kty, k["kty"])
+				if k["kid"] == "" || k["use"] != "sig" || k["d"] != "" || k["p"] != "" {
+					t.Errorf("key %v", k)
+				}
+			}
+			if !slices.Equal(kty, want) {
+				t.Fatalf("keys %v, want of types %v", set.Keys, want)
+			}
+			if provider {
+				rsa := set.Keys[1]
+				n, err := base64.RawURLEncoding.DecodeString(rsa["n"])
+				if rsa["alg"] != "RS256" || rsa["e"] != "AQAB" || err != nil || len(n)*8 < 2048 || rsa["kid"] == set.Keys[0]["kid"] {
+					t.Errorf("the RSA key %v: want alg RS256, e AQAB, n of 2048 bits or more, a kid of its own", rsa)
+				}
+			}
+			if !bytes.Equal(res.Body, s.issuer.JWKSJSON()) {
+				t.Errorf("body is not the issuer's JWKSJSON()")
+			}
+		})
 	}
 }

@@ -56,6 +56,8 @@ type serverConfig struct {
 	// observe wires the audit trail and the metrics (withAudit,
 	// withMetrics in audit_test.go); nil leaves them out.
 	observe *observation
+	// provider turns the OpenID provider's keys on (withOIDCProvider).
+	provider bool
 }
 
 type serverOption func(*serverConfig)
@@ -104,6 +106,9 @@ func withCORS(origins ...string) serverOption {
 	return func(c *serverConfig) { c.origins = origins }
 }
 
+// withOIDCProvider turns the OpenID provider's RS256 keys on.
+func withOIDCProvider() serverOption { return func(c *serverConfig) { c.provider = true } }
+
 // withRefreshCookie turns the refresh cookie on.
 func withRefreshCookie() serverOption { return func(c *serverConfig) { c.cookie = true } }
 
@@ -140,7 +145,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	logs := &logbuf.Buffer{}
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	app := kit.NewApp(t, kit.AppParts{})
+	app := kit.NewApp(t, kit.AppParts{OIDCProvider: cfg.provider})
 	app.Deps.Log, app.Config = log, cfg.app
 	if cfg.wrapUsers != nil {
 		app.Deps.Stores.Users = cfg.wrapUsers(app.Deps.Stores.Users)

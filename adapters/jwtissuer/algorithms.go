@@ -5,15 +5,17 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"math/big"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/userd/userd/domain"
-	"github.com/userd/userd/ports"
 )
 
 // algorithm is what differs between the supported algorithms.
@@ -102,6 +104,36 @@ var algorithms = map[string]algorithm{
 	},
 }
 
+// rs256 is the algorithm of the OpenID provider's keys. It is kept out of
+// algorithms, so that access tokens can never be configured with it nor
+// accept it.
+var rs256 = algorithm{
+	method: jwt.SigningMethodRS256,
+	generate: func() ([]byte, error) {
+		priv, err := rsa.GenerateKey(rand.Reader, ProviderKeyBits)
+		if err != nil {
+			return nil, err
+		}
+		return x509.MarshalPKCS8PrivateKey(priv)
+	},
+	parse: func(secret []byte) (any, any, error) {
+		priv, err := parseRSA(secret)
+		if err != nil {
+			return nil, nil, err
+		}
+		return priv, &priv.PublicKey, nil
+	},
+	jwk: func(kid string, verify any) (JWK, bool) {
+		pub := verify.(*rsa.PublicKey)
+		return JWK{
+			Kty: "RSA",
+			N:   base64.RawURLEncoding.EncodeToString(pub.N.Bytes()),
+			E:   base64.RawURLEncoding.EncodeToString(big.NewInt(int64(pub.E)).Bytes()),
+			Kid: kid, Alg: RS256, Use: "sig",
+		}, true
+	},
+}
+
 func parseEd25519(der []byte) (ed25519.PrivateKey, error) {
 	k, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
@@ -129,8 +161,26 @@ func parseP256(der []byte) (*ecdsa.PrivateKey, error) {
 	return priv, nil
 }
 
-// newStoredKey generates a key of alg with a random kid, created now.
-func newStoredKey(name string, alg algorithm, clock ports.Clock) (domain.SigningKey, error) {
+// parseRSA parses an RSA private key (which x509 validates and
+// precomputes) of at least MinRSAKeyBits.
+func parseRSA(der []byte) (*rsa.PrivateKey, error) {
+	k, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("parse PKCS#8: %w", err)
+	}
+	priv, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("not an RSA key but %T", k)
+	}
+	if bits := priv.N.BitLen(); bits < MinRSAKeyBits {
+		return nil, fmt.Errorf("RSA key of %d bits, fewer than %d", bits, MinRSAKeyBits)
+	}
+	return priv, nil
+}
+
+// newStoredKey generates a key of kind with a random kid, created at now.
+func newStoredKey(kind keyKind, now time.Time) (domain.SigningKey, error) {
+	name, alg := kind.name, kind.alg
 	secret, err := alg.generate()
 	if err != nil {
 		return domain.SigningKey{}, fmt.Errorf("jwt issuer: generate %s key: %w", name, err)
@@ -141,9 +191,9 @@ func newStoredKey(name string, alg algorithm, clock ports.Clock) (domain.Signing
 	}
 	return domain.SigningKey{
 		ID:        hex.EncodeToString(id[:]),
-		Purpose:   domain.KeyPurposeAccessToken,
+		Purpose:   kind.purpose,
 		Algorithm: name,
 		Secret:    secret,
-		CreatedAt: clock.Now(),
+		CreatedAt: now,
 	}, nil
 }

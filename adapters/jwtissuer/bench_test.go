@@ -2,8 +2,16 @@ package jwtissuer
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/userd/userd/adapters/clock"
 )
 
 func BenchmarkIssue(b *testing.B) {
@@ -68,6 +76,55 @@ func BenchmarkVerify(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkProviderSign is the signature of an ID token by the OpenID
+// provider's key, at the RSA sizes weighed for ProviderKeyBits, beside the
+// Ed25519 access-token key; the figures are in ProviderKeyBits' comment.
+func BenchmarkProviderSign(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		alg  string
+		bits int
+	}{{"RS256_2048", RS256, 2048}, {"RS256_3072", RS256, 3072}, {"EdDSA", EdDSA, 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			store, clk := newFakeKeyStore(), clock.NewManual(t0)
+			if bc.bits != 0 {
+				storeRSAKey(b, store, bc.bits)
+			}
+			opts := testOpts
+			opts.OIDCProvider = true
+			kid, key, err := startIssuer(b, store, clk, opts).ProviderKeys().SigningKey(bc.alg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := jwt.MapClaims{"iss": "http://localhost:8080", "sub": string(testUser.ID), "aud": "6740f1c2a1b2c3d4e5f60719",
+				"exp": t0.Add(time.Hour).Unix(), "iat": t0.Unix(), "auth_time": t0.Unix(), "nonce": "n-0S6_WzA2Mj",
+				"acr": "aal1", "amr": []string{"pwd"}, "sid": testSession.ID, "at_hash": "77QmUPtjPfzWtF2AnpK9RQ"}
+			for b.Loop() {
+				tok := jwt.NewWithClaims(jwt.GetSigningMethod(bc.alg), c)
+				tok.Header["kid"] = kid
+				if _, err := tok.SignedString(key); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkProviderKeyGeneration is the making of an RSA key of each size
+// weighed for ProviderKeyBits, which a rotation does while its caller
+// waits.
+func BenchmarkProviderKeyGeneration(b *testing.B) {
+	for _, bits := range []int{2048, 3072} {
+		b.Run(fmt.Sprint(bits), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := rsa.GenerateKey(rand.Reader, bits); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -12,6 +12,12 @@
 //   - RefreshCodec implements ports.RefreshTokenCodec: refresh tokens, their
 //     successors (an HMAC under a shared key) and their stored hashes.
 //
+// With Options.OIDCProvider the Issuer also keeps the OpenID provider's
+// RS256 keys (domain.KeyPurposeOIDC), published in the same JWK set and
+// rotated by the KeyManager in the same call as the access-token keys;
+// Issuer.ProviderKeys hands them to the provider's adapter in
+// standard-library types (providerkeys.go).
+//
 // Constructors only check their arguments and do no I/O. Issuer.Start and
 // RefreshCodec.Start read (or create) the keys and must succeed before
 // anything is served; Issuer.Run, in a goroutine from then until the
@@ -21,5 +27,5 @@
 // Files: options.go (Options and defaults), algorithms.go (key generation
 // and parsing per algorithm), keyset.go (loading, retirement schedule,
 // reloads), issuer.go, signer.go (Issue), verifier.go (Verify) with
-// cache.go, jwks.go, keymanager.go, refreshcodec.go.
+// cache.go, jwks.go, keymanager.go, providerkeys.go, refreshcodec.go.
 package jwtissuer

@@ -281,17 +281,31 @@ func rotate(t *testing.T, iss *Issuer, store ports.KeyStore, clk ports.Clock) do
 	return rotateWhen(t, iss, store, clk, domain.RotateNow)
 }
 
-// rotateWhen adds a key through Rotate at the clock's time and reloads iss.
+// rotateWhen adds keys through Rotate at the clock's time, reloads iss and
+// returns the first key added (the access-token key, unless configured).
 func rotateWhen(t *testing.T, iss *Issuer, store ports.KeyStore, clk ports.Clock, when domain.KeyRotation) domain.KeyInfo {
 	t.Helper()
-	info, err := newKeyManager(t, store, clk, iss.opts).Rotate(context.Background(), when)
+	infos, err := newKeyManager(t, store, clk, iss.opts).Rotate(context.Background(), when)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := iss.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return info
+	return infos[0]
+}
+
+// rotateOne is Rotate of a KeyManager that adds one key, which it returns.
+func rotateOne(t *testing.T, m *KeyManager, when domain.KeyRotation) domain.KeyInfo {
+	t.Helper()
+	infos, err := m.Rotate(context.Background(), when)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 1 {
+		t.Fatalf("Rotate added %d keys, want 1: %+v", len(infos), infos)
+	}
+	return infos[0]
 }
 
 // eventually polls cond for up to two seconds.

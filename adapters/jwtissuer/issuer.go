@@ -21,8 +21,8 @@ type Issuer struct {
 	opts   Options
 	alg    algorithm
 	parser *jwt.Parser
-	// static is set when the key is Options.HMACSecret: the store is
-	// never read.
+	// static is set when the access-token key is Options.HMACSecret: the
+	// store is never read for it.
 	static bool
 
 	// keys is nil until Start has loaded them; once published, a key set
@@ -42,10 +42,17 @@ type Issuer struct {
 	// signKID is the kid that signed when keys were last installed, to log
 	// a change.
 	signKID atomic.Pointer[string]
+
+	// oidcKeys are the OpenID provider's keys, nil until Start has loaded
+	// them and while Options.OIDCProvider is off; oidcSignKID is as
+	// signKID.
+	oidcKeys    atomic.Pointer[keySet]
+	oidcSignKID atomic.Pointer[string]
 }
 
 // New returns an Issuer of the access-token keys of the configured
-// algorithm in store, or an error when opts are not valid. It does no
+// algorithm in store (and, with Options.OIDCProvider, of the OpenID
+// provider's keys), or an error when opts are not valid. It does no
 // I/O: Start loads the keys before the Issuer is used.
 func New(store ports.KeyStore, clock ports.Clock, opts Options) (*Issuer, error) {
 	opts, alg, err := opts.withDefaults()

@@ -22,20 +22,11 @@ func TestRule_list_keys_shows_status(t *testing.T) {
 	if got, err := keys.List(ctx); err != nil || len(got) != 0 || store.count() != 0 {
 		t.Fatalf("List on an empty store = %v, %v; store holds %d", got, err, store.count())
 	}
-	first, err := keys.Rotate(ctx, domain.RotateNow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := rotateOne(t, keys, domain.RotateNow)
 	clk.Advance(time.Minute)
-	ignored, err := newKeyManager(t, store, clk, optsFor(ES256)).Rotate(ctx, domain.RotateNow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ignored := rotateOne(t, newKeyManager(t, store, clk, optsFor(ES256)), domain.RotateNow)
 	clk.Advance(time.Minute)
-	second, err := keys.Rotate(ctx, domain.RotateNow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := rotateOne(t, keys, domain.RotateNow)
 	retireAt := second.ActiveFrom.Add(ReloadInterval + DefaultTTL + DefaultLeeway)
 
 	check := func(want ...domain.KeyInfo) {
@@ -45,16 +36,16 @@ func TestRule_list_keys_shows_status(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !slices.EqualFunc(got, want, func(a, b domain.KeyInfo) bool {
-			return a.KID == b.KID && a.Algorithm == b.Algorithm && a.ActiveFrom.Equal(b.ActiveFrom) &&
+			return a.KID == b.KID && a.Purpose == b.Purpose && a.Algorithm == b.Algorithm && a.ActiveFrom.Equal(b.ActiveFrom) &&
 				a.Status == b.Status && a.RetiresAt.Equal(b.RetiresAt) && a.Configured == b.Configured
 		}) {
 			t.Errorf("List at %s:\n got %+v\nwant %+v", clk.Now().Format(time.TimeOnly), got, want)
 		}
 	}
 	firstAt := func(s domain.KeyStatus) domain.KeyInfo {
-		return domain.KeyInfo{KID: first.KID, Algorithm: EdDSA, ActiveFrom: first.ActiveFrom, Status: s, RetiresAt: retireAt}
+		return domain.KeyInfo{KID: first.KID, Purpose: domain.KeyPurposeAccessToken, Algorithm: EdDSA, ActiveFrom: first.ActiveFrom, Status: s, RetiresAt: retireAt}
 	}
-	ignoredInfo := domain.KeyInfo{KID: ignored.KID, Algorithm: ES256, ActiveFrom: ignored.ActiveFrom, Status: domain.KeyIgnored}
+	ignoredInfo := domain.KeyInfo{KID: ignored.KID, Purpose: domain.KeyPurposeAccessToken, Algorithm: ES256, ActiveFrom: ignored.ActiveFrom, Status: domain.KeyIgnored}
 	check(firstAt(domain.KeyPublished), ignoredInfo, second)
 	clk.Set(retireAt)
 	check(firstAt(domain.KeyPublished), ignoredInfo, second)
@@ -63,10 +54,7 @@ func TestRule_list_keys_shows_status(t *testing.T) {
 
 	// A rotation without RotateNow: pending until its time, then active;
 	// the key before it retires counting from that time.
-	pending, err := keys.Rotate(ctx, domain.RotateWhenPublished)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := rotateOne(t, keys, domain.RotateWhenPublished)
 	if want := clk.Now().Add(ReloadInterval + JWKSMaxAge + DefaultLeeway); pending.Status != domain.KeyPending || !pending.ActiveFrom.Equal(want) {
 		t.Fatalf("Rotate = %+v, want pending until %v", pending, want)
 	}

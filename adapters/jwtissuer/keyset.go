@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -31,8 +32,9 @@ type verificationKey struct {
 	retiresAt time.Time
 	sign      any
 	verify    any
-	// header is the token header the key signs under, encoded once:
-	// Issue would otherwise marshal the same JSON for every token.
+	// header is the access-token header the key signs under, encoded
+	// once: Issue would otherwise marshal the same JSON for every token.
+	// Empty for a key of the OpenID provider.
 	header string
 }
 
@@ -83,63 +85,113 @@ func sameKIDs(a, b *keySet) bool {
 // errNotStarted: Issue or Verify was called before Start loaded the keys.
 var errNotStarted = errors.New("jwt issuer: no key loaded; Start was not called or failed")
 
+// keyKind is a kind of stored key that the Issuer loads and the
+// KeyManager rotates: the access-token keys of the configured algorithm,
+// or the OpenID provider's RS256 keys.
+type keyKind struct {
+	purpose domain.KeyPurpose
+	// name is the algorithm's JWS name, stored with each key.
+	name string
+	alg  algorithm
+}
+
+// oidcKind is the OpenID provider's keys (Options.OIDCProvider).
+var oidcKind = keyKind{purpose: domain.KeyPurposeOIDC, name: RS256, alg: rs256}
+
+// accessKind is the access-token keys of the configured algorithm.
+func accessKind(opts Options, alg algorithm) keyKind {
+	return keyKind{purpose: domain.KeyPurposeAccessToken, name: opts.Algorithm, alg: alg}
+}
+
 // Start loads the keys, so that the Issuer can sign and verify: the newest
 // key of the configured algorithm whose time has come signs, newer ones
 // (pending) and older ones verify, the older until they retire; keys of
 // other algorithms are ignored. When the store has none it generates one,
 // which signs at once (no verifier can have cached a key set yet), and
 // stores it, then re-reads the store, because another node starting at the
-// same time may have stored one too. With
-// Options.HMACSecret the store is not used. Until Start returns nil, Issue
-// fails and Verify refuses every token.
+// same time may have stored one too. With Options.OIDCProvider it does the
+// same for the provider's RS256 keys. With Options.HMACSecret the
+// access-token key is not read from the store. Until Start returns nil,
+// Issue fails and Verify refuses every token.
 func (i *Issuer) Start(ctx context.Context) error {
-	if i.static {
-		i.install(configuredKeySet(i.opts.HMACSecret, i.alg.method))
-		return nil
-	}
 	i.loadMu.Lock()
 	defer i.loadMu.Unlock()
-	ks, err := i.readKeys(ctx)
-	if err != nil {
-		return err
-	}
-	if ks == nil {
-		k, err := newStoredKey(i.opts.Algorithm, i.alg, i.clock)
+	if i.static {
+		i.install(configuredKeySet(i.opts.HMACSecret, i.alg.method))
+	} else {
+		ks, err := i.loadOrCreate(ctx, accessKind(i.opts, i.alg))
 		if err != nil {
 			return err
 		}
-		if err := i.store.AddKey(ctx, k); err != nil {
-			return fmt.Errorf("jwt issuer: store key: %w", err)
-		}
-		if ks, err = i.readKeys(ctx); err != nil {
-			return err
-		}
-		if ks == nil {
-			return errors.New("jwt issuer: key store returned no key after adding one")
-		}
+		i.install(ks)
 	}
-	i.install(ks)
+	if !i.opts.OIDCProvider {
+		return nil
+	}
+	ks, err := i.loadOrCreate(ctx, oidcKind)
+	if err != nil {
+		return err
+	}
+	i.installOIDC(ks)
 	return nil
+}
+
+// loadOrCreate reads the keys of kind, first storing one when there is none.
+func (i *Issuer) loadOrCreate(ctx context.Context, kind keyKind) (*keySet, error) {
+	ks, err := i.readKeys(ctx, kind)
+	if err != nil || ks != nil {
+		return ks, err
+	}
+	k, err := newStoredKey(kind, i.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if err := i.store.AddKey(ctx, k); err != nil {
+		return nil, fmt.Errorf("jwt issuer: store key: %w", err)
+	}
+	if ks, err = i.readKeys(ctx, kind); err != nil {
+		return nil, err
+	}
+	if ks == nil {
+		return nil, errors.New("jwt issuer: key store returned no key after adding one")
+	}
+	return ks, nil
 }
 
 // Reload re-reads the keys from the store, picking up keys that other nodes
 // or `userd keys rotate` have added. Run calls it every ReloadInterval and
-// Verify for an unknown kid. On failure the current keys stay. Unlike
-// Start, it never adds a key.
+// Verify for an unknown kid. On failure the current keys stay, those of
+// both purposes. Unlike Start, it never adds a key.
 func (i *Issuer) Reload(ctx context.Context) error {
-	if i.static {
+	if i.static && !i.opts.OIDCProvider {
 		return nil
 	}
 	i.loadMu.Lock()
 	defer i.loadMu.Unlock()
-	ks, err := i.readKeys(ctx)
-	if err != nil {
-		return err
+	var access, oidc *keySet
+	var err error
+	if !i.static {
+		if access, err = i.readKeys(ctx, accessKind(i.opts, i.alg)); err != nil {
+			return err
+		}
+		if access == nil {
+			return fmt.Errorf("jwt issuer: key store has no %s access-token key", i.opts.Algorithm)
+		}
 	}
-	if ks == nil {
-		return fmt.Errorf("jwt issuer: key store has no %s access-token key", i.opts.Algorithm)
+	if i.opts.OIDCProvider {
+		if oidc, err = i.readKeys(ctx, oidcKind); err != nil {
+			return err
+		}
+		if oidc == nil {
+			return fmt.Errorf("jwt issuer: key store has no %s key of the OpenID provider", RS256)
+		}
 	}
-	i.install(ks)
+	if access != nil {
+		i.install(access)
+	}
+	if oidc != nil {
+		i.installOIDC(oidc)
+	}
 	return nil
 }
 
@@ -151,10 +203,21 @@ func (i *Issuer) install(ks *keySet) {
 	if old != nil && !sameKIDs(old, ks) {
 		i.verified.purge()
 	}
+	i.noteSigner(&i.signKID, ks, "access-token signing key changed", i.opts.Algorithm)
+}
+
+// installOIDC publishes ks as the OpenID provider's keys.
+func (i *Issuer) installOIDC(ks *keySet) {
+	i.oidcKeys.Store(ks)
+	i.noteSigner(&i.oidcSignKID, ks, "OpenID provider signing key changed", RS256)
+}
+
+// noteSigner logs msg when the key of ks that signs now is not the one
+// last noted in last.
+func (i *Issuer) noteSigner(last *atomic.Pointer[string], ks *keySet, msg, alg string) {
 	kid := ks.signer(i.clock.Now()).kid
-	if prev := i.signKID.Swap(&kid); prev != nil && *prev != kid {
-		i.opts.Logger.Info("access-token signing key changed",
-			slog.String("kid", kid), slog.String("algorithm", i.opts.Algorithm))
+	if prev := last.Swap(&kid); prev != nil && *prev != kid {
+		i.opts.Logger.Info(msg, slog.String("kid", kid), slog.String("algorithm", alg))
 	}
 }
 
@@ -163,7 +226,7 @@ func (i *Issuer) install(ks *keySet) {
 // keys leave the JWK set. A failed reload is logged and the current keys
 // stay. Run blocks; start it in a goroutine.
 func (i *Issuer) Run(ctx context.Context) {
-	if i.static {
+	if i.static && !i.opts.OIDCProvider {
 		<-ctx.Done()
 		return
 	}
@@ -179,7 +242,7 @@ func (i *Issuer) Run(ctx context.Context) {
 		err := i.Reload(rctx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
-			i.opts.Logger.Warn("reloading the access-token keys failed; keeping the current ones",
+			i.opts.Logger.Warn("reloading the signing keys failed; keeping the current ones",
 				slog.String("error", err.Error()))
 		}
 	}
@@ -236,15 +299,15 @@ func (i *Issuer) reloadForMiss(ctx context.Context, kid string) (any, error) {
 	return i.lookup(kid)
 }
 
-// readKeys reads the access-token keys of the configured algorithm from the
-// store. It returns nil when there is none. Keys of other algorithms are
-// skipped, so that a change of algorithm can roll out node by node.
-func (i *Issuer) readKeys(ctx context.Context) (*keySet, error) {
-	stored, err := i.store.Keys(ctx, domain.KeyPurposeAccessToken)
+// readKeys reads the keys of kind from the store. It returns nil when
+// there is none. Keys of other algorithms are skipped, so that a change of
+// algorithm can roll out node by node.
+func (i *Issuer) readKeys(ctx context.Context, kind keyKind) (*keySet, error) {
+	stored, err := i.store.Keys(ctx, kind.purpose)
 	if err != nil {
 		return nil, fmt.Errorf("jwt issuer: read keys: %w", err)
 	}
-	sched := schedule(stored, i.opts.Algorithm, i.opts.RetireAfter())
+	sched := schedule(stored, kind.name, i.opts.RetireAfter())
 	if len(sched) == 0 {
 		return nil, nil
 	}
@@ -253,12 +316,14 @@ func (i *Issuer) readKeys(ctx context.Context) (*keySet, error) {
 		if _, dup := ks.byKID[s.ID]; dup || s.ID == "" {
 			return nil, fmt.Errorf("jwt issuer: empty or repeated key id %q", s.ID)
 		}
-		sign, verify, err := i.alg.parse(s.Secret)
+		sign, verify, err := kind.alg.parse(s.Secret)
 		if err != nil {
 			return nil, fmt.Errorf("jwt issuer: key %s: %w", s.ID, err)
 		}
-		vk := verificationKey{kid: s.ID, activeFrom: s.CreatedAt, retiresAt: s.retiresAt, sign: sign, verify: verify,
-			header: encodedHeader(i.alg.method, s.ID)}
+		vk := verificationKey{kid: s.ID, activeFrom: s.CreatedAt, retiresAt: s.retiresAt, sign: sign, verify: verify}
+		if kind.purpose == domain.KeyPurposeAccessToken {
+			vk.header = encodedHeader(kind.alg.method, s.ID)
+		}
 		ks.byKID[s.ID] = vk
 		ks.ordered = append(ks.ordered, vk)
 	}

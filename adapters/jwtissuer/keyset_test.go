@@ -71,10 +71,7 @@ func TestRule_keys_of_other_algorithms_are_ignored(t *testing.T) {
 			var others []string
 			for _, other := range allAlgorithms {
 				if other != configured {
-					k, err := newKeyManager(t, store, clk, optsFor(other)).Rotate(context.Background(), domain.RotateNow)
-					if err != nil {
-						t.Fatal(err)
-					}
+					k := rotateOne(t, newKeyManager(t, store, clk, optsFor(other)), domain.RotateNow)
 					others = append(others, k.KID)
 				}
 			}
@@ -257,10 +254,7 @@ func TestRule_rotated_key_is_published_before_it_signs(t *testing.T) {
 func TestRule_first_rotated_key_of_an_algorithm_signs_at_once(t *testing.T) {
 	t.Parallel()
 	store, clk := newFakeKeyStore(), clock.NewManual(t0)
-	info, err := newKeyManager(t, store, clk, testOpts).Rotate(context.Background(), domain.RotateWhenPublished)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := rotateOne(t, newKeyManager(t, store, clk, testOpts), domain.RotateWhenPublished)
 	if info.Status != domain.KeyActive || !info.ActiveFrom.Equal(t0) {
 		t.Fatalf("Rotate on an empty store = %+v, want active from now", info)
 	}
@@ -279,10 +273,7 @@ func TestRule_a_key_set_with_no_key_due_signs_with_the_first(t *testing.T) {
 	t.Parallel()
 	store, clk := newFakeKeyStore(), clock.NewManual(t0)
 	ahead := clock.NewManual(t0.Add(time.Minute))
-	info, err := newKeyManager(t, store, ahead, testOpts).Rotate(context.Background(), domain.RotateNow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	info := rotateOne(t, newKeyManager(t, store, ahead, testOpts), domain.RotateNow)
 	iss := startIssuer(t, store, clk, testOpts)
 	if got := signer(iss).kid; got != info.KID {
 		t.Fatalf("signing kid = %s, want %s", got, info.KID)

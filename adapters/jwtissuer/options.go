@@ -18,6 +18,31 @@ const (
 	HS256 = "HS256"
 )
 
+// RS256 (RSASSA-PKCS1-v1_5 with SHA-256) is the algorithm of the OpenID
+// provider's own keys (Options.OIDCProvider): the default of ID tokens,
+// and the one every OpenID client supports. It is not an algorithm of
+// access tokens.
+const RS256 = "RS256"
+
+// RSA key sizes of the OpenID provider's keys, in bits. Keys are made
+// with ProviderKeyBits; a stored key shorter than MinRSAKeyBits is refused
+// (RFC 7518, section 3.3 and the contract: 2048 or more). 2048 rather than
+// 3072, by BenchmarkProviderSign on the shared 2-core machine of
+// docs/performance.md (medians of six runs): an ID token costs 1.25 ms to
+// sign at 2048 bits, 3.1 ms at 3072 (2.4 times) and 0.03 ms with Ed25519;
+// making a key (BenchmarkProviderKeyGeneration), 60 ms and 200 to 300 ms.
+// Every code exchange of the provider, and every refresh that returns an
+// ID token, signs one: at 3072 bits the signature alone would hold the
+// code exchange to about 650/s on the two cores, under the target
+// of 0.5 times userd's refresh rate (1,500/s on SQLite); at 2048 it allows
+// about 1,600/s. 2048-bit keys stay sound for keys that rotate (NIST SP
+// 800-57 part 1 accepts them through 2030) and are what the large OpenID
+// providers publish.
+const (
+	ProviderKeyBits = 2048
+	MinRSAKeyBits   = 2048
+)
+
 // Defaults of Options.
 const (
 	DefaultAlgorithm = EdDSA
@@ -48,7 +73,7 @@ const TokenType = "at+jwt"
 const MinHMACKeyLen = 32
 
 // Options configure an Issuer. Every node of a deployment, and the CLI that
-// rotates keys, must use the same Algorithm, TTL and Leeway.
+// rotates keys, must use the same Algorithm, TTL, Leeway and OIDCProvider.
 type Options struct {
 	// Issuer is the iss claim written and required; must not be empty.
 	Issuer string
@@ -66,6 +91,13 @@ type Options struct {
 	// Leeway is the clock skew tolerated on exp, nbf and iat; zero means
 	// DefaultLeeway.
 	Leeway time.Duration
+	// OIDCProvider is set while the OpenID provider is on
+	// (USERD_OIDC_PROVIDER): the Issuer then also loads (at first start,
+	// makes) the provider's RS256 keys, publishes them in the JWK set and
+	// serves them through ProviderKeys, and the KeyManager rotates and
+	// lists them with the access-token keys. Whatever Algorithm is, and
+	// with HMACSecret too. Off, no such key is made, loaded or published.
+	OIDCProvider bool
 	// Logger receives the warnings of Run; nil discards them.
 	Logger *slog.Logger
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/userd/userd/domain"
 )
@@ -17,27 +18,39 @@ var keyRotations = []struct {
 	Value, Label, Hint string
 	Rotation           domain.KeyRotation
 }{
-	{"published", "Once every verifier has it (recommended)",
-		"The new key is published at once and signs only after the cached copies of the key set have expired, so that no verifier meets a key it does not know.",
+	{"published", "Once every verifier has them (recommended)",
+		"The new keys are published at once and sign only after the cached copies of the key set have expired, so that no verifier meets a key it does not know.",
 		domain.RotateWhenPublished},
 	{"now", "At once (after a suspected leak)",
-		"The new key signs as soon as each node has loaded it. Verifiers with a cached key set refuse its tokens until they fetch the set again.",
+		"The new keys sign as soon as each node has loaded them. Verifiers with a cached key set refuse their tokens until they fetch the set again.",
 		domain.RotateNow},
 }
 
 // adminKeysData is the signing keys' page.
 type adminKeysData struct {
-	Keys []keyRow
+	// Keys are the access tokens' keys; ProviderKeys the OpenID
+	// provider's, which rotate with them.
+	Keys, ProviderKeys keyTable
 	// When is the choice of the rotate form.
 	When []whenChoice
-	// Configured is true when the signing key comes from the
-	// configuration: there is nothing to rotate here.
+	// Configured is true when the access-token key comes from the
+	// configuration: a rotation adds the provider's key alone, or, without
+	// the provider, there is nothing to rotate here.
 	Configured bool
+	// Provider is true when the OpenID provider's keys are in use.
+	Provider bool
+}
+
+// keyTable is a table of keys of one purpose.
+type keyTable struct {
+	// ID is the table's id; Heading the id of the heading that names it.
+	ID, Heading string
+	Rows        []keyRow
 }
 
 type keyRow struct {
 	KID, Algorithm, Status, ActiveFrom, RetiresAt string
-	// New marks the key that the last rotation added.
+	// New marks a key that the last rotation added.
 	New bool
 }
 
@@ -46,8 +59,8 @@ type whenChoice struct {
 	Checked                bool
 }
 
-// adminKeys lists the access-token signing keys, oldest first, and offers
-// a rotation.
+// adminKeys lists the signing keys, the access tokens' then the OpenID
+// provider's, oldest first, and offers a rotation.
 func (p *Pages) adminKeys(w http.ResponseWriter, r *http.Request, v visitor) {
 	pg, err := p.keysPage(r, v, "")
 	if err != nil {
@@ -55,15 +68,26 @@ func (p *Pages) adminKeys(w http.ResponseWriter, r *http.Request, v visitor) {
 		return
 	}
 	if r.URL.Query().Get("done") == "rotated" {
-		// The notice names the new key only when it is one of the list's:
+		// The notice names the new keys only when they are the list's:
 		// nothing of the query is shown as it came.
-		pg.Notice = "A new signing key is added."
-		kid := r.URL.Query().Get("kid")
-		for i, k := range pg.Data.(adminKeysData).Keys {
-			if k.KID == kid {
-				pg.Notice = "A new signing key is added: " + kid + ", " + k.Status + "."
-				pg.Data.(adminKeysData).Keys[i].New = true
+		pg.Notice = "New signing keys are added."
+		var added []string
+		d := pg.Data.(adminKeysData)
+		for _, kid := range r.URL.Query()["kid"] {
+			for _, rows := range [][]keyRow{d.Keys.Rows, d.ProviderKeys.Rows} {
+				for i, k := range rows {
+					if k.KID == kid {
+						added = append(added, kid+", "+k.Status)
+						rows[i].New = true
+					}
+				}
 			}
+		}
+		switch {
+		case len(added) == 1:
+			pg.Notice = "A new signing key is added: " + added[0] + "."
+		case len(added) > 1:
+			pg.Notice = "New signing keys are added: " + strings.Join(added, "; ") + "."
 		}
 	}
 	p.renderConsole(w, r, http.StatusOK, pg)
@@ -78,10 +102,17 @@ func (p *Pages) keysPage(r *http.Request, v visitor, when string) (page, error) 
 	}
 	pg := newPage(adminArea, &v, tmplAdminKeys, "Signing keys")
 	pg.Nav = adminKeysPath
-	d := adminKeysData{}
+	d := adminKeysData{Keys: keyTable{ID: "keys", Heading: "keys-heading"},
+		ProviderKeys: keyTable{ID: "oidc-keys", Heading: "oidc-keys-heading"}}
 	for _, k := range keys {
-		d.Keys = append(d.Keys, keyRow{KID: k.KID, Algorithm: k.Algorithm, Status: keyStatus(k),
-			ActiveFrom: consoleTime(k.ActiveFrom), RetiresAt: consoleTime(k.RetiresAt)})
+		row := keyRow{KID: k.KID, Algorithm: k.Algorithm, Status: keyStatus(k),
+			ActiveFrom: consoleTime(k.ActiveFrom), RetiresAt: consoleTime(k.RetiresAt)}
+		if k.Purpose == domain.KeyPurposeOIDC {
+			d.ProviderKeys.Rows = append(d.ProviderKeys.Rows, row)
+			d.Provider = d.Provider || k.Status != domain.KeyIgnored
+		} else {
+			d.Keys.Rows = append(d.Keys.Rows, row)
+		}
 		d.Configured = d.Configured || k.Configured
 	}
 	if when == "" {
@@ -107,8 +138,8 @@ func keyStatus(k domain.KeyInfo) string {
 	return s
 }
 
-// adminRotate adds a signing key, as `userd keys rotate` does, and shows
-// it in the list.
+// adminRotate adds the signing keys, as `userd keys rotate` does, and
+// shows them in the list.
 func (p *Pages) adminRotate(w http.ResponseWriter, r *http.Request, v visitor) {
 	when := r.PostForm.Get(fieldWhen)
 	rotation, ok := domain.RotateWhenPublished, false
@@ -121,7 +152,7 @@ func (p *Pages) adminRotate(w http.ResponseWriter, r *http.Request, v visitor) {
 		p.keysRefused(w, r, v, when, http.StatusBadRequest, fieldWhen, "Choose when the new key starts signing.")
 		return
 	}
-	k, err := p.svc.Keys.Rotate(r.Context(), v.principal, rotation)
+	added, err := p.svc.Keys.Rotate(r.Context(), v.principal, rotation)
 	if errors.Is(err, domain.ErrKeyConfigured) {
 		p.keysRefused(w, r, v, when, http.StatusConflict, "",
 			"The signing key comes from the configuration (USERD_JWT_HMAC_SECRET): change the configuration to replace it.")
@@ -131,7 +162,11 @@ func (p *Pages) adminRotate(w http.ResponseWriter, r *http.Request, v visitor) {
 		p.adminFailed(w, r, &v, err)
 		return
 	}
-	seeOther(w, r, adminKeysPath+"?kid="+url.QueryEscape(k.KID), "rotated")
+	q := url.Values{}
+	for _, k := range added {
+		q.Add("kid", k.KID)
+	}
+	seeOther(w, r, adminKeysPath+"?"+q.Encode(), "rotated")
 }
 
 // keysRefused shows the keys' page with why a rotation was refused.

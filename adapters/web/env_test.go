@@ -68,9 +68,17 @@ func withLinks(wrap func(ports.LinkTokenStore) ports.LinkTokenStore) envOption {
 
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
+	return newEnvOver(t, kit.AppParts{}, opts...)
+}
+
+// newEnvOver is newEnv over the kit's application of parts (an audit log
+// of its own added).
+func newEnvOver(t testing.TB, parts kit.AppParts, opts ...envOption) *env {
+	t.Helper()
 	logs := &logbuf.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	app := kit.NewApp(t, kit.AppParts{Audit: memory.NewAuditLog()})
+	parts.Audit = memory.NewAuditLog()
+	app := kit.NewApp(t, parts)
 	app.Deps.Log = log
 	// A refresh token presented twice is a reuse at once.
 	app.Config.RefreshReuseGrace = 0

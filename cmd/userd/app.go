@@ -37,6 +37,9 @@ var appModule = fx.Module("application",
 		fx.Annotate(newTokenIssuer, fx.As(fx.Self()), fx.As(new(ports.TokenIssuer))),
 		fx.Annotate(jwtissuer.NewRefreshCodec, fx.As(fx.Self()), fx.As(new(ports.RefreshTokenCodec))),
 		fx.Annotate(newKeyManager, fx.As(new(ports.AccessTokenKeys))),
+		// The OpenID provider's view of the issuer's keys, for the
+		// provider's adapter (through an interface it declares).
+		(*jwtissuer.Issuer).ProviderKeys,
 		newServices,
 	),
 )
@@ -52,11 +55,12 @@ func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
 // them.
 func jwtOptions(cfg config.Config, log *slog.Logger) jwtissuer.Options {
 	opts := jwtissuer.Options{
-		Issuer:    cfg.Issuer,
-		Audience:  cfg.Audience,
-		Algorithm: cfg.JWTAlgorithm,
-		TTL:       cfg.AccessTTL,
-		Logger:    log,
+		Issuer:       cfg.Issuer,
+		Audience:     cfg.Audience,
+		Algorithm:    cfg.JWTAlgorithm,
+		TTL:          cfg.AccessTTL,
+		OIDCProvider: cfg.OIDCProvider,
+		Logger:       log,
 	}
 	if cfg.JWTHMACSecret != "" {
 		opts.HMACSecret = []byte(cfg.JWTHMACSecret)

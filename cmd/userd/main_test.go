@@ -206,7 +206,8 @@ func TestServer_without_auto_migrate_needs_migrate_up(t *testing.T) {
 	fxtest.New(t, serverOptions(testConfig(t, env), io.Discard)).RequireStart().RequireStop()
 }
 
-// keyRows returns the table rows of `userd keys list` output, by kid.
+// keyRows returns the table rows of `userd keys list` output, by kid:
+// kid, purpose, algorithm, signs from, status, retires.
 func keyRows(t *testing.T, out string) map[string][]string {
 	t.Helper()
 	rows := map[string][]string{}
@@ -219,8 +220,8 @@ func keyRows(t *testing.T, out string) map[string][]string {
 			break
 		}
 		f := strings.Fields(line)
-		if len(f) != 5 {
-			t.Fatalf("row %q has %d columns, want 5", line, len(f))
+		if len(f) != 6 {
+			t.Fatalf("row %q has %d columns, want 6", line, len(f))
 		}
 		rows[f[0]] = f
 	}
@@ -234,18 +235,20 @@ func keyRows(t *testing.T, out string) map[string][]string {
 func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "userd.db")
 	t.Setenv("USERD_DB_DSN", dsn)
+	// The access-token keys alone: the provider's are the next test's.
+	t.Setenv("USERD_OIDC_PROVIDER", "false")
 
 	code, out, errOut := runCLI(t, "", "keys", "list")
-	if code != 0 || !strings.Contains(out, "no access-token keys yet") {
+	if code != 0 || !strings.Contains(out, "no signing keys yet") {
 		t.Fatalf("keys list on an empty database: code %d: %s%s", code, out, errOut)
 	}
 
 	// The first key, as a start of the server creates it.
-	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": dsn, "USERD_HTTP_ADDR": freeAddr(t)})
+	cfg := testConfig(t, map[string]string{"USERD_DB_DSN": dsn, "USERD_HTTP_ADDR": freeAddr(t), "USERD_OIDC_PROVIDER": "false"})
 	fxtest.New(t, serverOptions(cfg, io.Discard)).RequireStart().RequireStop()
 
 	code, out, errOut = runCLI(t, "", "keys", "rotate")
-	if code != 0 || !strings.HasPrefix(out, "created EdDSA key") || !strings.Contains(out, "publishes it within 30s and signs with it from") {
+	if code != 0 || !strings.HasPrefix(out, "created EdDSA key") || strings.Contains(out, "RS256") || !strings.Contains(out, "publishes it within 30s and signs with it from") {
 		t.Fatalf("keys rotate: code %d: %s%s", code, out, errOut)
 	}
 	pendingKID := strings.Fields(out)[3]
@@ -254,11 +257,11 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 		t.Fatalf("keys list: code %d: %s%s", code, out, errOut)
 	}
 	rows := keyRows(t, out)
-	if len(rows) != 2 || rows[pendingKID] == nil || rows[pendingKID][3] != "pending" {
+	if len(rows) != 2 || rows[pendingKID] == nil || rows[pendingKID][4] != "pending" {
 		t.Fatalf("the rotated key %s is not pending:\n%s", pendingKID, out)
 	}
-	if from, err := time.Parse(time.RFC3339, rows[pendingKID][2]); err != nil || time.Until(from) < 5*time.Minute || time.Until(from) > 6*time.Minute {
-		t.Errorf("the pending key signs from %q, want about 6 minutes from now (%v)", rows[pendingKID][2], err)
+	if from, err := time.Parse(time.RFC3339, rows[pendingKID][3]); err != nil || time.Until(from) < 5*time.Minute || time.Until(from) > 6*time.Minute {
+		t.Errorf("the pending key signs from %q, want about 6 minutes from now (%v)", rows[pendingKID][3], err)
 	}
 
 	code, out, errOut = runCLI(t, "", "keys", "rotate", "--now")
@@ -277,15 +280,15 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 	}
 	var statuses []string
 	for kid, row := range rows {
-		if row[1] != "EdDSA" {
-			t.Errorf("key %s has algorithm %s", kid, row[1])
+		if row[2] != "EdDSA" {
+			t.Errorf("key %s has algorithm %s", kid, row[2])
 		}
-		if _, err := time.Parse(time.RFC3339, row[2]); err != nil {
-			t.Errorf("created %q: %v", row[2], err)
+		if _, err := time.Parse(time.RFC3339, row[3]); err != nil {
+			t.Errorf("created %q: %v", row[3], err)
 		}
-		statuses = append(statuses, row[3])
+		statuses = append(statuses, row[4])
 	}
-	if rows[newKID] == nil || rows[newKID][3] != "active" || rows[pendingKID][3] != "pending" || rows[pendingKID][4] != "-" {
+	if rows[newKID] == nil || rows[newKID][4] != "active" || rows[pendingKID][4] != "pending" || rows[pendingKID][5] != "-" {
 		t.Errorf("the rotated key %s is not the active one:\n%s", newKID, out)
 	}
 	slices.Sort(statuses)
@@ -304,7 +307,7 @@ func TestRun_keys_rotate_and_list_on_sqlite(t *testing.T) {
 	}
 	statuses = nil
 	for _, row := range keyRows(t, out) {
-		statuses = append(statuses, row[1]+":"+row[3])
+		statuses = append(statuses, row[2]+":"+row[4])
 	}
 	slices.Sort(statuses)
 	if want := []string{"ES256:active", "EdDSA:ignored", "EdDSA:ignored", "EdDSA:ignored"}; !slices.Equal(statuses, want) {
@@ -323,7 +326,7 @@ func TestRun_keys_refusals(t *testing.T) {
 	}{
 		{"memory_rotate", map[string]string{"USERD_DB_DRIVER": "memory"}, []string{"keys", "rotate"}, "USERD_DB_DRIVER=memory"},
 		{"memory_list", map[string]string{"USERD_DB_DRIVER": "memory"}, []string{"keys", "list"}, "USERD_DB_DRIVER=memory"},
-		{"configured_secret", map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": secret}, []string{"keys", "rotate"}, "USERD_JWT_HMAC_SECRET"},
+		{"configured_secret", map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": secret, "USERD_OIDC_PROVIDER": "false"}, []string{"keys", "rotate"}, "USERD_JWT_HMAC_SECRET"},
 		{"short_secret", map[string]string{"USERD_JWT_ALGORITHM": "HS256", "USERD_JWT_HMAC_SECRET": "short-" + secret[:20]}, []string{"keys", "list"}, "USERD_JWT_HMAC_SECRET: must be at least 32 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -348,7 +351,7 @@ func TestRun_keys_refusals(t *testing.T) {
 		t.Fatalf("keys list: code %d: %s%s", code, out, errOut)
 	}
 	row := keyRows(t, out)[jwtissuer.ConfiguredKID([]byte(secret))]
-	if row == nil || row[1] != "HS256" || row[2] != "(USERD_JWT_HMAC_SECRET)" || row[3] != "active" {
+	if row == nil || row[2] != "HS256" || row[3] != "(USERD_JWT_HMAC_SECRET)" || row[4] != "active" {
 		t.Fatalf("keys list:\n%s", out)
 	}
 	if strings.Contains(out+errOut, secret[:20]) {
@@ -425,11 +428,18 @@ func TestServer_signs_with_each_jwt_algorithm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.kty == "" && len(set.Keys) != 0 {
-				t.Errorf("HS256 publishes keys: %v", set.Keys)
+			// The access-token key (none for HS256), then the OpenID
+			// provider's RS256 key, there whatever the algorithm.
+			var got []string
+			for _, k := range set.Keys {
+				got = append(got, k["kty"]+":"+k["alg"])
 			}
-			if tc.kty != "" && (len(set.Keys) != 1 || set.Keys[0]["kty"] != tc.kty || set.Keys[0]["alg"] != tc.alg) {
-				t.Errorf("JWKS = %v, want one %s key", set.Keys, tc.kty)
+			want := []string{"RSA:RS256"}
+			if tc.kty != "" {
+				want = []string{tc.kty + ":" + tc.alg, "RSA:RS256"}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("JWKS = %v, want keys %v", set.Keys, want)
 			}
 			if tc.secret != "" && strings.Contains(logs.String(), tc.secret) {
 				t.Error("the HMAC secret reached the logs")

@@ -180,7 +180,12 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("keys rotate: code %d: %s%s", code, out, errOut)
 	}
-	kid := strings.Fields(out)[3]
+	// One line for each key added: the access-token key, then the OpenID
+	// provider's (on by default).
+	kid, rsaKID := strings.Fields(out)[3], ""
+	if lines := strings.Split(out, "\n"); len(lines) > 2 && len(strings.Fields(lines[2])) > 3 {
+		rsaKID = strings.Fields(lines[2])[3]
+	}
 
 	db, err := gormstore.Open(gormstore.DriverSQLite, dsn, gormstore.Options{})
 	if err != nil {
@@ -199,6 +204,7 @@ func TestAuditTrail_of_serve_and_keys_rotate(t *testing.T) {
 		"user.created profiles=ROLE_ADMIN origin=operator",
 		"login.failed via=login reason=wrong_password",
 		"key.rotated kid=" + kid + " algorithm=EdDSA origin=operator",
+		"key.rotated kid=" + rsaKID + " algorithm=RS256 origin=operator",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit trail:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

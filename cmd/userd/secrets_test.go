@@ -36,7 +36,9 @@ func TestRun_secrets_reencrypt_on_sqlite(t *testing.T) {
 
 	t.Setenv("USERD_SECRET_KEY", newKey+","+oldKey)
 	code, out, errOut := runCLI(t, "", "secrets", "reencrypt")
-	want := "re-encrypted 3 secrets under key " + keyIDOf(t, newKey) + "\n"
+	// The access-token key, the OpenID provider's, the refresh-token key
+	// and the TOTP secret.
+	want := "re-encrypted 4 secrets under key " + keyIDOf(t, newKey) + "\n"
 	if code != exitOK || out != want {
 		t.Fatalf("secrets reencrypt: code %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
 	}

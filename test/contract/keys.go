@@ -67,13 +67,18 @@ func KeyStore(t *testing.T, newStorage func(t *testing.T) KeyStorage) {
 		early := newKey("k-z", domain.KeyPurposeAccessToken, at(time.Microsecond))
 		hmac := newKey("h-1", domain.KeyPurposeRefreshHMAC, at(0))
 		hmac.Algorithm = "HS256"
-		for _, k := range []domain.SigningKey{late, b, hmac, a, early} {
+		// The OpenID provider's: a secret as long as a 2048-bit RSA key in
+		// PKCS#8 (about 1,220 bytes) or a 4096-bit one (about 2,400).
+		oidc := newKey("o-1", domain.KeyPurposeOIDC, at(time.Hour))
+		oidc.Algorithm, oidc.Secret = "RS256", append(oidc.Secret, bytes.Repeat([]byte{0xa5, 0x00}, 1200)...)
+		for _, k := range []domain.SigningKey{late, b, hmac, oidc, a, early} {
 			if err := store.AddKey(ctx, k); err != nil {
 				t.Fatalf("AddKey(%s): %v", k.ID, err)
 			}
 		}
 		checkKeys(t, store, domain.KeyPurposeAccessToken, early, a, b, late)
 		checkKeys(t, store, domain.KeyPurposeRefreshHMAC, hmac)
+		checkKeys(t, store, domain.KeyPurposeOIDC, oidc)
 		checkKeys(t, store, "no-such-purpose")
 	})
 

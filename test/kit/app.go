@@ -2,7 +2,12 @@ package kit
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/hex"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +19,8 @@ import (
 	"github.com/userd/userd/adapters/totp"
 	"github.com/userd/userd/adapters/webauthn"
 	"github.com/userd/userd/application"
+	"github.com/userd/userd/domain"
+	"github.com/userd/userd/ports"
 )
 
 // Start is when every clock of the kit starts.
@@ -55,6 +62,11 @@ type AppParts struct {
 	// Audit, when set, is the audit log the store's ports write to and its
 	// purger purges; nil keeps no events.
 	Audit *memory.AuditLog
+	// OIDCProvider turns the OpenID provider's RS256 keys on
+	// (jwtissuer.Options.OIDCProvider). Unless the store holds one
+	// already, NewApp stores a key made once per test binary before the
+	// Issuer starts: an RSA key costs tens of milliseconds to make.
+	OIDCProvider bool
 }
 
 // App is an application over memory stores, set up but not built: a
@@ -95,9 +107,14 @@ func NewApp(t testing.TB, parts AppParts) *App {
 		a.Box, errs = box, append(errs, err)
 	}
 	keys := a.Store.Keys(a.Box)
-	issuer, err := jwtissuer.New(keys, a.Clock, TokenOptions)
+	opts := TokenOptions
+	opts.OIDCProvider = parts.OIDCProvider
+	if parts.OIDCProvider && a.Box != nil {
+		errs = append(errs, seedProviderKey(keys, a.Clock.Now()))
+	}
+	issuer, err := jwtissuer.New(keys, a.Clock, opts)
 	errs = append(errs, err)
-	manager, err := jwtissuer.NewKeyManager(keys, a.Clock, TokenOptions)
+	manager, err := jwtissuer.NewKeyManager(keys, a.Clock, opts)
 	errs = append(errs, err)
 	otp, err := totp.New("userd", nil)
 	errs = append(errs, err)
@@ -118,6 +135,34 @@ func NewApp(t testing.TB, parts AppParts) *App {
 		OTP: otp, RelyingParty: rp,
 	}
 	return a
+}
+
+// providerKey is the PKCS#8 form of the RSA key that seedProviderKey
+// stores, made at its first call.
+var providerKey = sync.OnceValues(func() ([]byte, error) {
+	priv, err := rsa.GenerateKey(rand.Reader, jwtissuer.ProviderKeyBits)
+	if err != nil {
+		return nil, err
+	}
+	return x509.MarshalPKCS8PrivateKey(priv)
+})
+
+// seedProviderKey stores providerKey as the OpenID provider's key, active
+// from now, unless keys holds a key of the provider already.
+func seedProviderKey(keys ports.KeyStore, now time.Time) error {
+	ctx := context.Background()
+	stored, err := keys.Keys(ctx, domain.KeyPurposeOIDC)
+	if err != nil || len(stored) > 0 {
+		return err
+	}
+	der, err := providerKey()
+	if err != nil {
+		return err
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return keys.AddKey(ctx, domain.SigningKey{ID: hex.EncodeToString(id[:]), Purpose: domain.KeyPurposeOIDC,
+		Algorithm: jwtissuer.RS256, Secret: der, CreatedAt: now})
 }
 
 // Services builds the application from a.Deps and a.Config.

@@ -106,14 +106,15 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 		t.Errorf("a disabled account's session: %d, want 401", r.Status)
 	}
 
-	// Rotate the signing key: the list gains the new one, which the
-	// issuer publishes in the JWK set once it next reads the keys.
+	// Rotate the signing keys: each list, the access tokens' and the
+	// OpenID provider's, gains a new one, which the issuer publishes in
+	// the JWK set once it next reads the keys.
 	b.Open(t, s.origin+"/admin/keys", http.StatusOK)
 	b.CheckPage(t, "admin-keys")
-	before := keyRows(t, b)
+	before, beforeOIDC := keyRows(t, b, "keys"), keyRows(t, b, "oidc-keys")
 	b.Submit(t, chromedp.Click("#rotate"), http.StatusOK)
-	if after := keyRows(t, b); after != before+1 {
-		t.Errorf("the keys page lists %d keys after the rotation, want %d", after, before+1)
+	if after, afterOIDC := keyRows(t, b, "keys"), keyRows(t, b, "oidc-keys"); after != before+1 || afterOIDC != beforeOIDC+1 || beforeOIDC == 0 {
+		t.Errorf("the keys page lists %d and %d keys after the rotation, want %d and %d", after, afterOIDC, before+1, beforeOIDC+1)
 	}
 
 	// The audit trail, filtered to Bob: the admin's actions, the admin
@@ -146,10 +147,10 @@ func TestAdminConsole_in_chromium(t *testing.T) {
 	}
 }
 
-// keyRows is the number of keys the keys page lists.
-func keyRows(t *testing.T, b *chromium.Browser) int {
+// keyRows is the number of keys the keys page lists in its table id.
+func keyRows(t *testing.T, b *chromium.Browser, id string) int {
 	t.Helper()
-	return chromium.Evaluate[int](t, b, `document.querySelectorAll("#keys tbody tr").length`)
+	return chromium.Evaluate[int](t, b, `document.querySelectorAll("#`+id+` tbody tr").length`)
 }
 
 // TestAdminConsole_off: with USERD_ADMIN_CONSOLE=false every path of the
