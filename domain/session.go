@@ -105,7 +105,7 @@ func (s Session) Strong(now time.Time) bool {
 
 // SessionOf is the session of a refresh-token family.
 func SessionOf(f RefreshFamily) Session {
-	return Session{ID: f.ID, AuthTime: f.CreatedAt, AMR: f.AMR.Clone()}
+	return Session{ID: f.ID, AuthTime: f.SignedInAt(), AMR: f.AMR.Clone()}
 }
 
 // MaxUserAgentLen is how many characters of a User-Agent a session keeps.

@@ -47,7 +47,28 @@ type RefreshFamily struct {
 	// client IP of the sign-in that opened the session.
 	UserAgent string
 	IP        string
+	// ClientID is the OpenID provider's client that the session was
+	// granted to, with the Scopes granted; empty for a session of
+	// userd's own (the API, the pages), whose tokens only userd's own
+	// refresh takes.
+	ClientID OAuthClientID
+	Scopes   []OAuthScope
+	// AuthTime is when the person signed in, when that was before
+	// CreatedAt: a session granted to a client from a browser that
+	// signed in earlier. Zero means CreatedAt.
+	AuthTime time.Time
 }
+
+// SignedInAt is when the session's person signed in (auth_time).
+func (f RefreshFamily) SignedInAt() time.Time {
+	if f.AuthTime.IsZero() {
+		return f.CreatedAt
+	}
+	return f.AuthTime
+}
+
+// ForClient reports whether the session was granted to an OpenID client.
+func (f RefreshFamily) ForClient() bool { return f.ClientID != "" }
 
 // Active reports whether tokens of the family may still be used at now:
 // it is not revoked, not past its absolute end, and, with an idle

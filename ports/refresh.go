@@ -11,7 +11,8 @@ import (
 // tokens. It never sees a token itself. Every method may also return an
 // error wrapping domain.ErrUnavailable when the store cannot serve for now.
 type RefreshTokenStore interface {
-	// CreateFamily starts a session with its first token. Its LastUsedAt
+	// CreateFamily starts a session with its first token. A family
+	// granted to a client keeps its ClientID, Scopes and AuthTime. Its LastUsedAt
 	// is its CreatedAt, whatever the caller sets; its IdleTimeout is kept
 	// to the microsecond, as its times are. The family's
 	// AMR is stored as domain.ParseAMR makes it (an empty one is
@@ -48,6 +49,13 @@ type RefreshTokenStore interface {
 	// active at that time (unknown, another user's, revoked, expired or
 	// idle past its limit).
 	RevokeSession(ctx context.Context, userID domain.UserID, familyID string, at time.Time) error
+	// Family returns the family with the id, whatever its state, or
+	// domain.ErrSessionNotFound.
+	Family(ctx context.Context, familyID string) (domain.RefreshFamily, error)
+	// RevokeClientSessions ends every family of the user granted to the
+	// client (domain.RefreshFamily.ClientID) that is not revoked yet, and
+	// returns their ids (none when there is none).
+	RevokeClientSessions(ctx context.Context, userID domain.UserID, client domain.OAuthClientID, at time.Time) ([]string, error)
 }
 
 // RefreshTokenCodec makes refresh tokens and what is stored for them. The

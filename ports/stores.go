@@ -22,6 +22,12 @@ type Stores struct {
 	Passkeys   PasskeyStore
 	// OAuthClients keeps the OAuth/OpenID clients of the provider.
 	OAuthClients OAuthClientStore
+	// AuthRequests and Grants keep the provider's flows and the
+	// consents users gave; ClientRevoker ends what a deleted client was
+	// given (grants, flows, sessions).
+	AuthRequests  AuthRequestStore
+	Grants        GrantStore
+	ClientRevoker OAuthClientRevoker
 	// Audit may be nil: events are then counted but not stored.
 	Audit AuditLog
 	// Purger deletes the rows nothing can use any more; nil leaves
