@@ -112,6 +112,8 @@ type Services struct {
 	// OAuthClients manages the OpenID provider's clients, and finds and
 	// authenticates one for the provider.
 	OAuthClients *OAuthClientService
+	// Provider is the OpenID provider: its flows, tokens and grants.
+	Provider *ProviderService
 	// Housekeeping deletes expired and used rows; the server runs it,
 	// `userd purge` makes one pass.
 	Housekeeping *HousekeepingService

@@ -138,3 +138,8 @@ func UnionScopes(a, b []OAuthScope) []OAuthScope {
 	}
 	return out
 }
+
+// ErrRedirectURINotRegistered: an authorization request's redirect_uri is
+// not one its client registered. Like an unknown client, it is answered
+// with a page, never a redirect: nothing proves the URI is the client's.
+var ErrRedirectURINotRegistered = errors.New("redirect_uri not registered for the client")
