@@ -26,11 +26,9 @@ type Deps struct {
 	// Webhooks, when set, receives the events (USERD_WEBHOOK_URL); nil
 	// queues none.
 	Webhooks ports.WebhookSender
-	// OAuthClientRevoker, when set, ends what an OAuth client was given
-	// (grants, codes, refresh tokens) when the client is deleted. The
-	// OpenID provider's stores fill it; nil until they exist, when no
-	// client has been given anything to end.
-	OAuthClientRevoker ports.OAuthClientRevoker
+	// OAuthTokens, when set, signs and checks the OpenID provider's
+	// tokens; nil turns the provider off (Services.Provider is nil).
+	OAuthTokens ports.OAuthTokens
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
 	// PurgeMetrics, when set, counts the rows housekeeping deleted.
@@ -51,6 +49,9 @@ type Config struct {
 	RefreshTTL time.Duration
 	// RefreshFamilyTTL is the absolute lifetime of a login session.
 	RefreshFamilyTTL time.Duration
+	// ProviderIssuer is the OpenID provider's issuer: USERD_PUBLIC_URL
+	// without a trailing slash.
+	ProviderIssuer string
 	// RefreshReuseGrace is how long a used refresh token may be presented
 	// again for the same successor; 0 turns the grace off.
 	RefreshReuseGrace time.Duration
@@ -137,7 +138,12 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		events:   newEvents(st.Audit, deps.Metrics, deps.Clock, log),
 		throttle: passwordThrottle{attempts: st.Attempts, clock: deps.Clock, log: log},
 	}
-	return newServices(c, deps, cfg, newShared(c, deps, cfg)), nil
+	sh := newShared(c, deps, cfg)
+	svc := newServices(c, deps, cfg, sh)
+	if deps.OAuthTokens != nil {
+		svc.Provider = newProvider(c, deps, cfg, sh, svc.OAuthClients)
+	}
+	return svc, nil
 }
 
 // check reports every port New needs that deps lacks.
@@ -193,6 +199,7 @@ type shared struct {
 	password    currentPassword
 	factors     *secondFactors
 	signIn      *signInPath
+	refresh     *refreshRotation
 }
 
 func newShared(c core, deps Deps, cfg Config) shared {
@@ -203,9 +210,12 @@ func newShared(c core, deps Deps, cfg Config) shared {
 		verifyEmailTTL: cfg.VerifyEmailTTL, verifyEmailURL: cfg.VerifyEmailURL,
 		resetPasswordTTL: cfg.ResetPasswordTTL, resetPasswordURL: cfg.ResetPasswordURL, budget: cfg.MailBudget}
 	password := currentPassword{core: c, hasher: deps.Hasher}
+	sessionEnds := newSessionEnds(cfg.EndedSessionKeep, st.SessionEndings, deps.Clock, c.log)
 	return shared{
 		webhooks: webhooks, mail: mail, delivery: make(wakeup, 1), password: password,
-		sessionEnds: newSessionEnds(cfg.EndedSessionKeep, st.SessionEndings, deps.Clock, c.log),
+		sessionEnds: sessionEnds,
+		refresh: &refreshRotation{core: c, tokens: st.Tokens, codec: deps.Codec, tx: st.Tx, webhooks: webhooks,
+			sessionEnds: sessionEnds, refreshTTL: cfg.RefreshTTL, reuseGrace: cfg.RefreshReuseGrace},
 		factors: &secondFactors{core: c, users: st.Users, mfa: st.MFA, otp: deps.OTP,
 			webhooks: webhooks, mail: mail, password: password},
 		signIn: &signInPath{core: c, users: st.Users, mfa: st.MFA, challenges: st.Challenges, tokens: st.Tokens,
@@ -227,7 +237,7 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			openRegistration: cfg.OpenRegistration, requireCurrentPassword: cfg.RequireCurrentPassword}},
 		Auth: &AuthService{core: c, authPorts: authPorts{users: st.Users, tokens: st.Tokens, codec: deps.Codec,
 			issuer: deps.Issuer, hasher: deps.Hasher, mfa: st.MFA, tx: st.Tx, signIn: sh.signIn, factors: sh.factors,
-			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refreshTTL: cfg.RefreshTTL, reuseGrace: cfg.RefreshReuseGrace}},
+			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refresh: sh.refresh}},
 		Audit:  &AuditService{users: st.Users, audit: st.Audit},
 		Import: &ImportService{core: c, users: st.Users, hasher: deps.Hasher},
 		Keys:   &KeyService{core: c, users: st.Users, keys: deps.Keys},
@@ -246,9 +256,18 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds}},
 		OAuthClients: &OAuthClientService{core: c, oauthClientPorts: oauthClientPorts{users: st.Users,
 			clients: st.OAuthClients, tx: st.Tx, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,
-			revoker: deps.OAuthClientRevoker}},
+			revoker: st.ClientRevoker}},
 		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
 			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
 				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},
 	}
+}
+
+// newProvider builds the OpenID provider's use cases.
+func newProvider(c core, deps Deps, cfg Config, sh shared, clients *OAuthClientService) *ProviderService {
+	st := deps.Stores
+	return &ProviderService{core: c, providerPorts: providerPorts{users: st.Users, clients: clients,
+		requests: st.AuthRequests, grants: st.Grants, tokens: st.Tokens, codec: deps.Codec, oauthTokens: deps.OAuthTokens,
+		tx: st.Tx, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refresh: sh.refresh,
+		issuer: cfg.ProviderIssuer, refreshTTL: cfg.RefreshTTL, refreshFamilyTTL: cfg.RefreshFamilyTTL}}
 }

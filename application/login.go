@@ -42,10 +42,8 @@ type authPorts struct {
 	webhooks *webhookQueue
 	// sessionEnds refuses the access tokens of ended sessions.
 	sessionEnds *sessionEnds
-	// refreshTTL and reuseGrace are Config's RefreshTTL and
-	// RefreshReuseGrace.
-	refreshTTL time.Duration
-	reuseGrace time.Duration
+	// refresh rotates refresh tokens, as the provider's refresh does.
+	refresh *refreshRotation
 }
 
 // TokenPair is what login and refresh answer.

@@ -29,9 +29,8 @@ type oauthClientPorts struct {
 	webhooks    *webhookQueue
 	sessionEnds *sessionEnds
 	// revoker ends what a deleted client was given, in the deletion's
-	// transaction (Deps.OAuthClientRevoker). It is nil until the
-	// provider's flows exist: no client has been given anything then, so
-	// a deletion has nothing more to end.
+	// transaction (Stores.ClientRevoker); nil in a store that keeps no
+	// flows, where a deletion has nothing more to end.
 	revoker ports.OAuthClientRevoker
 }
 

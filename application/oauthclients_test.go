@@ -281,7 +281,7 @@ func (f *fakeRevoker) RevokeClient(_ context.Context, client domain.OAuthClientI
 }
 
 func withRevoker(r ports.OAuthClientRevoker) envOption {
-	return func(_ *application.Config, d *application.Deps) { d.OAuthClientRevoker = r }
+	return func(_ *application.Config, d *application.Deps) { d.Stores.ClientRevoker = r }
 }
 
 // Deleting a client ends what it was given at once: the sessions the

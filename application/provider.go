@@ -28,8 +28,6 @@ type providerPorts struct {
 	tokens      ports.RefreshTokenStore
 	codec       ports.RefreshTokenCodec
 	oauthTokens ports.OAuthTokens
-	mfa         ports.MFAStore
-	passkeys    ports.PasskeyStore
 	tx          ports.Transactor
 	webhooks    *webhookQueue
 	sessionEnds *sessionEnds

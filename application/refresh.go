@@ -27,30 +27,70 @@ func issuePair(ctx context.Context, issuer ports.TokenIssuer, user domain.User, 
 
 // Refresh exchanges a refresh token for a new pair, rotating it. A repeat of
 // the same token within the grace window gets the same successor; any other
-// reuse revokes the whole family (RFC 9700 reuse detection).
+// reuse revokes the whole family (RFC 9700 reuse detection). A token of a
+// session granted to an OpenID client is refused here as unknown: only
+// the provider's token endpoint, for that client, takes it.
 func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, err error) {
 	outcome := ports.RefreshSucceeded
 	defer func() { s.events.refreshed(refreshOutcome(outcome, err)) }()
-	if !s.codec.WellFormed(token) {
-		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	r, err := s.refresh.rotate(ctx, token, func(f domain.RefreshFamily) bool { return !f.ForClient() })
+	if r.repeat {
+		outcome = ports.RefreshGraceRepeat
 	}
-	hash := s.codec.Hash(token)
-	rec, family, err := s.tokens.Lookup(ctx, hash)
 	if err != nil {
 		return TokenPair{}, err
 	}
-	now := s.clock.Now()
-	if !family.Active(now) {
-		return TokenPair{}, domain.ErrRefreshTokenInvalid
+	return s.refreshedPair(ctx, r.family, r.token, r.expiresAt)
+}
+
+// refreshRotation is the rotation of refresh tokens with reuse detection,
+// shared by userd's own refresh and the OpenID provider's.
+type refreshRotation struct {
+	core
+	tokens      ports.RefreshTokenStore
+	codec       ports.RefreshTokenCodec
+	tx          ports.Transactor
+	webhooks    *webhookQueue
+	sessionEnds *sessionEnds
+	refreshTTL  time.Duration
+	reuseGrace  time.Duration
+}
+
+// rotated is a refresh token's successor: the session it belongs to, the
+// token and its end; repeat tells a repeat within the grace window.
+type rotated struct {
+	family    domain.RefreshFamily
+	token     string
+	expiresAt time.Time
+	repeat    bool
+}
+
+// rotate exchanges token for its successor. admits decides, before
+// anything is written, whether the caller may use the token's session at
+// all: one it does not admit is domain.ErrRefreshTokenInvalid, as an
+// unknown token, and is neither rotated nor burnt (another client cannot
+// end a session by presenting its token).
+func (r *refreshRotation) rotate(ctx context.Context, token string, admits func(domain.RefreshFamily) bool) (rotated, error) {
+	if !r.codec.WellFormed(token) {
+		return rotated{}, domain.ErrRefreshTokenInvalid
 	}
-	successor := s.codec.Successor(token)
-	successorHash := s.codec.Hash(successor)
+	hash := r.codec.Hash(token)
+	rec, family, err := r.tokens.Lookup(ctx, hash)
+	if err != nil {
+		return rotated{}, err
+	}
+	now := r.clock.Now()
+	if !admits(family) || !family.Active(now) {
+		return rotated{}, domain.ErrRefreshTokenInvalid
+	}
+	successor := r.codec.Successor(token)
+	successorHash := r.codec.Hash(successor)
 	// A used token is judged as a repeat whatever its own expiry: one that
 	// was rotated and has since expired is stolen as surely as one that
 	// has not, and its family lives on in the successor. Only an unused
 	// token is merely too old.
 	if rec.UsedAt == nil && !now.Before(rec.ExpiresAt) {
-		return TokenPair{}, domain.ErrRefreshTokenInvalid
+		return rotated{}, domain.ErrRefreshTokenInvalid
 	}
 	if rec.UsedAt == nil {
 		next := domain.RefreshToken{
@@ -58,55 +98,56 @@ func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, e
 			FamilyID:  family.ID,
 			UserID:    family.UserID,
 			IssuedAt:  now,
-			ExpiresAt: minTime(now.Add(s.refreshTTL), family.ExpiresAt),
+			ExpiresAt: minTime(now.Add(r.refreshTTL), family.ExpiresAt),
 		}
-		consumed, err := s.tokens.Rotate(ctx, hash, now, next)
+		consumed, err := r.tokens.Rotate(ctx, hash, now, next)
 		if errors.Is(err, domain.ErrRefreshFamilyRevoked) || errors.Is(err, domain.ErrRefreshFamilyLapsed) {
-			return TokenPair{}, domain.ErrRefreshTokenInvalid
+			return rotated{}, domain.ErrRefreshTokenInvalid
 		}
 		if err != nil {
-			return TokenPair{}, fmt.Errorf("rotate refresh token: %w", err)
+			return rotated{}, fmt.Errorf("rotate refresh token: %w", err)
 		}
 		if consumed {
-			return s.refreshedPair(ctx, family, successor, next.ExpiresAt)
+			return rotated{family: family, token: successor, expiresAt: next.ExpiresAt}, nil
 		}
 		// A concurrent request consumed it first: judge it as a repeat.
-		if rec, family, err = s.tokens.Lookup(ctx, hash); err != nil {
-			return TokenPair{}, err
+		if rec, family, err = r.tokens.Lookup(ctx, hash); err != nil {
+			return rotated{}, err
 		}
 	}
 	// A used token: success from here on is a repeat within the grace window.
-	outcome = ports.RefreshGraceRepeat
-	return s.repeat(ctx, rec, family, successor, successorHash, now)
+	res, err := r.repeat(ctx, rec, family, successor, successorHash, now)
+	res.repeat = true
+	return res, err
 }
 
 // repeat answers a refresh token that was used already: within the grace
 // window, and while its successor is unused, with that same successor;
 // otherwise by revoking the family.
-func (s *AuthService) repeat(ctx context.Context, rec domain.RefreshToken, family domain.RefreshFamily,
-	successor, successorHash string, now time.Time) (TokenPair, error) {
-	if s.reuseGrace > 0 && rec.UsedAt != nil && family.Active(now) &&
-		now.Sub(*rec.UsedAt) <= s.reuseGrace &&
+func (r *refreshRotation) repeat(ctx context.Context, rec domain.RefreshToken, family domain.RefreshFamily,
+	successor, successorHash string, now time.Time) (rotated, error) {
+	if r.reuseGrace > 0 && rec.UsedAt != nil && family.Active(now) &&
+		now.Sub(*rec.UsedAt) <= r.reuseGrace &&
 		hmac.Equal([]byte(rec.SuccessorHash), []byte(successorHash)) {
-		next, nextFamily, err := s.tokens.Lookup(ctx, successorHash)
+		next, nextFamily, err := r.tokens.Lookup(ctx, successorHash)
 		if err != nil && !errors.Is(err, domain.ErrRefreshTokenInvalid) {
-			return TokenPair{}, err
+			return rotated{}, err
 		}
 		if err == nil && next.UsedAt == nil && nextFamily.Active(now) {
-			return s.refreshedPair(ctx, nextFamily, successor, next.ExpiresAt)
+			return rotated{family: nextFamily, token: successor, expiresAt: next.ExpiresAt}, nil
 		}
 	}
-	if err := s.revokeFamily(ctx, family, now, domain.EndedByReuse); err != nil {
-		return TokenPair{}, err
+	if err := r.revokeFamily(ctx, family, now, domain.EndedByReuse); err != nil {
+		return rotated{}, err
 	}
-	s.sessionEnds.ended(ctx, family.ID)
-	s.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
+	r.sessionEnds.ended(ctx, family.ID)
+	r.log.LogAttrs(ctx, slog.LevelWarn, "refresh token reuse detected; session revoked",
 		slog.String("user_id", family.UserID.String()), slog.String("family_id", family.ID))
-	s.events.note(ctx, domain.RefreshReuseDetectedEvent(family.UserID, family.ID))
+	r.events.note(ctx, domain.RefreshReuseDetectedEvent(family.UserID, family.ID))
 	if family.RevokedAt == nil {
-		s.events.note(ctx, domain.SessionRevokedEvent("", family.UserID, domain.EndedByReuse, family.ID))
+		r.events.note(ctx, domain.SessionRevokedEvent("", family.UserID, domain.EndedByReuse, family.ID))
 	}
-	return TokenPair{}, domain.ErrRefreshTokenReused
+	return rotated{}, domain.ErrRefreshTokenReused
 }
 
 func (s *AuthService) refreshedPair(ctx context.Context, family domain.RefreshFamily, refresh string, expires time.Time) (TokenPair, error) {
@@ -133,7 +174,7 @@ func (s *AuthService) Logout(ctx context.Context, token string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.revokeFamily(ctx, family, s.clock.Now(), domain.EndedByLogout); err != nil {
+	if err := s.refresh.revokeFamily(ctx, family, s.clock.Now(), domain.EndedByLogout); err != nil {
 		return err
 	}
 	s.sessionEnds.ended(ctx, family.ID)
@@ -146,18 +187,18 @@ func (s *AuthService) Logout(ctx context.Context, token string) error {
 
 // revokeFamily ends one session, and queues session.revoked with it when
 // it was live.
-func (s *AuthService) revokeFamily(ctx context.Context, family domain.RefreshFamily, now time.Time, why domain.SessionEnd) error {
+func (r *refreshRotation) revokeFamily(ctx context.Context, family domain.RefreshFamily, now time.Time, why domain.SessionEnd) error {
 	revoke := func(ctx context.Context) error {
-		if err := s.tokens.RevokeFamily(ctx, family.ID, now); err != nil {
+		if err := r.tokens.RevokeFamily(ctx, family.ID, now); err != nil {
 			return fmt.Errorf("revoke family: %w", err)
 		}
 		if family.RevokedAt != nil {
 			return nil
 		}
-		return s.webhooks.sessionRevoked(ctx, family.UserID, family.ID, string(why))
+		return r.webhooks.sessionRevoked(ctx, family.UserID, family.ID, string(why))
 	}
-	if family.RevokedAt == nil && s.webhooks.wants(domain.WebhookSessionRevoked) {
-		return s.tx.WithinTx(ctx, revoke)
+	if family.RevokedAt == nil && r.webhooks.wants(domain.WebhookSessionRevoked) {
+		return r.tx.WithinTx(ctx, revoke)
 	}
 	return revoke(ctx)
 }

@@ -28,3 +28,8 @@ func (c Config) ResetPasswordLink() string {
 	}
 	return strings.TrimSuffix(c.PublicURL, "/") + ResetPasswordPath
 }
+
+// ProviderIssuer is the OpenID provider's issuer (contract-identity.md,
+// section 1): PublicURL without a trailing slash, the iss of its tokens
+// and the base of its metadata's URLs.
+func (c Config) ProviderIssuer() string { return strings.TrimRight(c.PublicURL, "/") }

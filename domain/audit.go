@@ -89,6 +89,7 @@ var AuditEventTypes = []AuditEventType{
 	AuditTOTPEnabled, AuditTOTPDisabled, AuditRecoveryCodesRenewed, AuditRecoveryCodeUsed,
 	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved, AuditPasskeyRenamed,
 	AuditOAuthClientCreated, AuditOAuthClientUpdated, AuditOAuthClientDeleted, AuditOAuthClientSecretRotated,
+	AuditConsentGiven, AuditConsentRevoked,
 }
 
 // ParseAuditEventType returns s as an event type when it is one of

@@ -42,6 +42,7 @@ var WebhookEventTypes = []string{
 	WebhookUserPasswordReset, WebhookUserDisabled, WebhookUserEnabled, WebhookUserMFAEnabled,
 	WebhookUserMFADisabled, WebhookSessionCreated, WebhookSessionRevoked,
 	WebhookOAuthClientCreated, WebhookOAuthClientUpdated, WebhookOAuthClientDeleted,
+	WebhookConsentGiven, WebhookConsentRevoked,
 }
 
 // KnownWebhookEventType reports whether t is one of WebhookEventTypes.

@@ -40,9 +40,20 @@ var appModule = fx.Module("application",
 		// The OpenID provider's view of the issuer's keys, for the
 		// provider's adapter (through an interface it declares).
 		(*jwtissuer.Issuer).ProviderKeys,
+		newOAuthTokens,
 		newServices,
 	),
 )
+
+// newOAuthTokens gives the OpenID provider its tokens over the issuer's
+// keys, or nothing (which turns the provider off) when USERD_OIDC_PROVIDER
+// is false.
+func newOAuthTokens(cfg config.Config, iss *jwtissuer.Issuer) ports.OAuthTokens {
+	if !cfg.OIDCProvider {
+		return nil
+	}
+	return jwtissuer.NewProviderTokens(iss, cfg.ProviderIssuer())
+}
 
 func newPasswordHasher(cfg config.Config) *passwordhash.Hasher {
 	p := passwordhash.DefaultParams()
@@ -131,6 +142,8 @@ type servicesParams struct {
 	OTP    ports.OneTimePasswords
 	// RelyingParty runs the passkey ceremonies.
 	RelyingParty ports.PasskeyRelyingParty
+	// OAuthTokens is nil while the OpenID provider is off.
+	OAuthTokens ports.OAuthTokens `optional:"true"`
 	// Webhooks is nil without USERD_WEBHOOK_URL.
 	Webhooks ports.WebhookSender `optional:"true"`
 	// Metrics, OutboxMetrics and PurgeMetrics are absent in the CLI
@@ -145,7 +158,7 @@ type servicesParams struct {
 func newServices(p servicesParams) (*application.Services, error) {
 	return application.New(application.Deps{
 		Stores: p.Stores, Hasher: p.Hasher, Issuer: p.Issuer, Codec: p.Codec, Keys: p.Keys, Mailer: p.Mailer,
-		OTP: p.OTP, RelyingParty: p.RelyingParty, Webhooks: p.Webhooks,
+		OTP: p.OTP, RelyingParty: p.RelyingParty, Webhooks: p.Webhooks, OAuthTokens: p.OAuthTokens,
 		Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, PurgeMetrics: p.PurgeMetrics, Clock: p.Clock, Log: p.Log,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
@@ -153,6 +166,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		RefreshTTL:               p.Config.RefreshTTL,
 		RefreshFamilyTTL:         p.Config.RefreshFamilyTTL,
 		RefreshReuseGrace:        p.Config.RefreshReuseGrace,
+		ProviderIssuer:           p.Config.ProviderIssuer(),
 		RequireEmailVerification: p.Config.RequireEmailVerification,
 		VerifyEmailURL:           p.Config.VerifyEmailLink(),
 		ResetPasswordURL:         p.Config.ResetPasswordLink(),

@@ -30,6 +30,10 @@ var Start = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 // party, whose id is localhost.
 const Origin = "http://localhost:8080"
 
+// ProviderIssuer is the OpenID provider's issuer in the kit: the public
+// URL of Config's links.
+const ProviderIssuer = "http://userd.test"
+
 // HashParams are argon2id parameters small enough for suites that hash
 // dozens of passwords: the cost under test is the rules', not the hash's.
 var HashParams = passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32}
@@ -133,6 +137,10 @@ func NewApp(t testing.TB, parts AppParts) *App {
 		Hasher: passwordhash.New(HashParams),
 		Issuer: a.Issuer, Codec: a.Codec, Keys: a.Keys, Clock: a.Clock, Mailer: a.Mailer,
 		OTP: otp, RelyingParty: rp,
+	}
+	if parts.OIDCProvider {
+		a.Deps.OAuthTokens = jwtissuer.NewProviderTokens(a.Issuer, ProviderIssuer)
+		a.Config.ProviderIssuer = ProviderIssuer
 	}
 	return a
 }
