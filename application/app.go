@@ -252,7 +252,7 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			delivery: sh.delivery}},
 		Passkeys: &PasskeyService{core: c, passkeyPorts: passkeyPorts{users: st.Users, passkeys: st.Passkeys,
 			rp: deps.RelyingParty, tx: st.Tx, factors: sh.factors, signIn: sh.signIn, delivery: sh.delivery}},
-		Sessions: &SessionService{core: c, sessionPorts: sessionPorts{users: st.Users, tokens: st.Tokens,
+		Sessions: &SessionService{core: c, sessionPorts: sessionPorts{users: st.Users, tokens: st.Tokens, clients: st.OAuthClients,
 			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds}},
 		OAuthClients: &OAuthClientService{core: c, oauthClientPorts: oauthClientPorts{users: st.Users,
 			clients: st.OAuthClients, tx: st.Tx, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,

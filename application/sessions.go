@@ -2,6 +2,7 @@ package application
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -20,6 +21,7 @@ type SessionService struct {
 type sessionPorts struct {
 	users       ports.UserRepository
 	tokens      ports.RefreshTokenStore
+	clients     ports.OAuthClientStore
 	webhooks    *webhookQueue
 	sessionEnds *sessionEnds
 }
@@ -29,6 +31,10 @@ type SessionView struct {
 	domain.RefreshFamily
 	// Current is true for the session of the caller's own access token.
 	Current bool
+	// ClientName names the OpenID client the session was granted to
+	// (RefreshFamily.ClientID); empty for userd's own sessions, and for
+	// a client deleted since (whose sessions end with it).
+	ClientName string
 }
 
 // List returns the active sessions of the account rawID, newest first.
@@ -42,8 +48,21 @@ func (s *SessionService) List(ctx context.Context, actor *domain.Principal, rawI
 		return nil, err
 	}
 	out := make([]SessionView, len(fams))
+	names := map[domain.OAuthClientID]string{}
 	for i, f := range fams {
 		out[i] = SessionView{RefreshFamily: f, Current: f.ID == actor.Session.ID}
+		if !f.ForClient() {
+			continue
+		}
+		name, ok := names[f.ClientID]
+		if !ok {
+			c, err := s.clients.ByID(ctx, f.ClientID)
+			if err != nil && !errors.Is(err, domain.ErrOAuthClientNotFound) {
+				return nil, err
+			}
+			name, names[f.ClientID] = c.Name, c.Name
+		}
+		out[i].ClientName = name
 	}
 	return out, nil
 }

@@ -18,6 +18,10 @@ type sessionResponse struct {
 	IP         string   `json:"ip"`
 	AMR        []string `json:"amr"`
 	Current    bool     `json:"current"`
+	// ClientID and Client name the OpenID client a session was granted
+	// to; null for userd's own sessions.
+	ClientID *string `json:"clientId"`
+	Client   *string `json:"client"`
 }
 
 func toSessionResponse(s application.SessionView) sessionResponse {
@@ -25,8 +29,13 @@ func toSessionResponse(s application.SessionView) sessionResponse {
 	if amr == nil {
 		amr = []string{}
 	}
-	return sessionResponse{ID: s.ID, CreatedAt: formatTime(s.CreatedAt), LastUsedAt: formatTime(s.LastUsedAt),
+	out := sessionResponse{ID: s.ID, CreatedAt: formatTime(s.CreatedAt), LastUsedAt: formatTime(s.LastUsedAt),
 		ExpiresAt: formatTime(s.ExpiresAt), UserAgent: s.UserAgent, IP: s.IP, AMR: amr, Current: s.Current}
+	if s.ForClient() {
+		id, name := s.ClientID.String(), s.ClientName
+		out.ClientID, out.Client = &id, &name
+	}
+	return out
 }
 
 // pathUser is the path's user id, the caller's for "me". An anonymous

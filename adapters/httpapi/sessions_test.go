@@ -16,6 +16,8 @@ type sessionBody struct {
 	IP         string   `json:"ip"`
 	AMR        []string `json:"amr"`
 	Current    bool     `json:"current"`
+	ClientID   *string  `json:"clientId"`
+	Client     *string  `json:"client"`
 }
 
 // loginAs signs in with a User-Agent.
