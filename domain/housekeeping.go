@@ -28,6 +28,11 @@ const (
 	// PurgePasskeyCeremonies: begun passkey ceremonies that expired
 	// before c (a finished one is deleted when taken).
 	PurgePasskeyCeremonies PurgeKind = "passkey_ceremonies" //nolint:gosec // G101: the name of a table, not a credential
+	// PurgeAuthRequests: the OpenID provider's authorization requests
+	// that expired before c, and whose code, if they got one, expired
+	// before c too (used or not: a code used past its end is refused as
+	// unknown, as well as as reused).
+	PurgeAuthRequests PurgeKind = "oauth_auth_requests"
 	// PurgeLoginAttempts: failure counters whose last failure is before
 	// c: with c at most LoginFailureWindow ago, they have lapsed
 	// (LoginAttempts.Lapsed) and the next failure starts again at one, as
@@ -44,7 +49,7 @@ const (
 // PurgeKinds lists every kind, in the order housekeeping purges them.
 var PurgeKinds = []PurgeKind{
 	PurgeRefreshFamilies, PurgeLinkTokens, PurgeMFAChallenges, PurgePasskeyCeremonies,
-	PurgeLoginAttempts, PurgeOutboxMessages, PurgeAuditEvents,
+	PurgeAuthRequests, PurgeLoginAttempts, PurgeOutboxMessages, PurgeAuditEvents,
 }
 
 // Housekeeping's margins.
@@ -83,6 +88,7 @@ func PurgeCutoffs(now time.Time, p PurgePolicy) map[PurgeKind]time.Time {
 		PurgeLinkTokens:        back(MailBudgetWindow),
 		PurgeMFAChallenges:     back(0),
 		PurgePasskeyCeremonies: back(0),
+		PurgeAuthRequests:      back(0),
 		PurgeLoginAttempts:     back(LoginFailureWindow),
 		PurgeOutboxMessages:    back(OutboxRetention),
 	}

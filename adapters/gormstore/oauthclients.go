@@ -58,12 +58,13 @@ func jsonList[T ~string](list []T) string {
 	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }
 
-// fromJSONList decodes a list jsonList made; a column that holds anything
-// else is an error, not an empty list.
+// fromJSONList decodes a list jsonList made, from the column named (table
+// and column, for the error); a column that holds anything else is an
+// error, not an empty list.
 func fromJSONList[T ~string](column, s string) ([]T, error) {
 	var raw []string
 	if err := json.Unmarshal([]byte(s), &raw); err != nil || raw == nil {
-		return nil, fmt.Errorf("oauth_clients.%s is not a JSON array of strings: %q", column, s)
+		return nil, fmt.Errorf("%s is not a JSON array of strings: %q", column, s)
 	}
 	out := make([]T, len(raw))
 	for i, v := range raw {
@@ -107,10 +108,10 @@ func toDomainOAuthClient(r oauthClientRow) (domain.OAuthClient, error) {
 		c.SecretHash = *r.SecretHash
 	}
 	var errs [4]error
-	c.RedirectURIs, errs[0] = fromJSONList[string]("redirect_uris", r.RedirectURIs)
-	c.PostLogoutRedirectURIs, errs[1] = fromJSONList[string]("post_logout_redirect_uris", r.PostLogoutRedirectURIs)
-	c.GrantTypes, errs[2] = fromJSONList[domain.OAuthGrantType]("grant_types", r.GrantTypes)
-	c.Scopes, errs[3] = fromJSONList[domain.OAuthScope]("scopes", r.Scopes)
+	c.RedirectURIs, errs[0] = fromJSONList[string]("oauth_clients.redirect_uris", r.RedirectURIs)
+	c.PostLogoutRedirectURIs, errs[1] = fromJSONList[string]("oauth_clients.post_logout_redirect_uris", r.PostLogoutRedirectURIs)
+	c.GrantTypes, errs[2] = fromJSONList[domain.OAuthGrantType]("oauth_clients.grant_types", r.GrantTypes)
+	c.Scopes, errs[3] = fromJSONList[domain.OAuthScope]("oauth_clients.scopes", r.Scopes)
 	if err := errors.Join(errs[:]...); err != nil {
 		return domain.OAuthClient{}, fmt.Errorf("client %s: %w", r.ID, err)
 	}

@@ -17,7 +17,8 @@ import (
 // purgeRule is the SQL of one domain.PurgeKind: the table, and the
 // condition of a stale row with its arguments (each the cutoff in
 // microseconds, n of them). Every condition is served by an index
-// (migration 16 adds those that were missing), so that a batch reads
+// (migration 16 adds those that were missing, 19 oauth_auth_requests'
+// expires_at), so that a batch reads
 // only the rows it deletes; outbox_messages has none, being a table of
 // the few messages waiting, which a scan reads at once.
 type purgeRule struct {
@@ -36,6 +37,7 @@ var purgeRules = map[domain.PurgeKind]purgeRule{
 	domain.PurgeLinkTokens:        {"link_tokens", "hash", "created_at < ? AND (used_at IS NOT NULL OR expires_at < ?)", 2},
 	domain.PurgeMFAChallenges:     {"mfa_challenges", "hash", "expires_at < ?", 1},
 	domain.PurgePasskeyCeremonies: {"passkey_ceremonies", "id", "expires_at < ?", 1},
+	domain.PurgeAuthRequests:      {"oauth_auth_requests", "id", "expires_at < ? AND (code_expires_at IS NULL OR code_expires_at < ?)", 2},
 	domain.PurgeLoginAttempts:     {"login_attempts", "email", "last_failure_at < ?", 1},
 	domain.PurgeOutboxMessages:    {"outbox_messages", "id", "created_at < ?", 1},
 	domain.PurgeAuditEvents:       {"audit_events", "id", "occurred_at < ?", 1},

@@ -66,6 +66,9 @@ type lookupRow struct {
 	FamilyUserAgent     string
 	FamilyIP            string
 	FamilyIdleMicros    int64
+	FamilyClientID      *string
+	FamilyScopes        *string
+	FamilyAuthMicros    *int64
 }
 
 // Lookup implements ports.RefreshTokenStore. One joined query reads the
@@ -77,12 +80,13 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 	err := s.db.reader(ctx).Raw(`
 		SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
 		       f.user_id, f.created_at, f.expires_at, f.revoked_at, f.amr, f.last_used_at, f.user_agent, f.ip,
-		       f.idle_timeout
+		       f.idle_timeout, f.client_id, f.scopes, f.auth_time
 		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
 		WHERE t.token_hash = ?`, hash).Row().Scan(
 		&row.Hash, &row.FamilyID, &row.UserID, &row.IssuedMicros, &row.ExpiresMicros, &row.UsedMicros, &row.SuccessorHash,
 		&row.FamilyUserID, &row.FamilyCreatedMicros, &row.FamilyExpiresMicros, &row.FamilyRevokedMicros, &row.FamilyAMR,
-		&row.FamilyLastUsed, &row.FamilyUserAgent, &row.FamilyIP, &row.FamilyIdleMicros)
+		&row.FamilyLastUsed, &row.FamilyUserAgent, &row.FamilyIP, &row.FamilyIdleMicros,
+		&row.FamilyClientID, &row.FamilyScopes, &row.FamilyAuthMicros)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", domain.ErrRefreshTokenInvalid)
 	}
@@ -100,6 +104,9 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 		UserAgent:      row.FamilyUserAgent,
 		IP:             row.FamilyIP,
 		IdleMicros:     row.FamilyIdleMicros,
+		ClientID:       row.FamilyClientID,
+		Scopes:         row.FamilyScopes,
+		AuthMicros:     row.FamilyAuthMicros,
 	})
 	if err != nil {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", err)

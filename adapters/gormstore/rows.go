@@ -44,6 +44,11 @@ type refreshFamilyRow struct {
 	IP             string `gorm:"column:ip"`
 	// IdleMicros is the family's IdleTimeout in microseconds; 0 for none.
 	IdleMicros int64 `gorm:"column:idle_timeout"`
+	// ClientID, Scopes (a JSON list) and AuthMicros are those of a
+	// session granted to an OpenID client; NULL for userd's own.
+	ClientID   *string `gorm:"column:client_id"`
+	Scopes     *string `gorm:"column:scopes"`
+	AuthMicros *int64  `gorm:"column:auth_time"`
 }
 
 func (refreshFamilyRow) TableName() string { return "refresh_families" }
@@ -165,6 +170,9 @@ func fromDomainRefreshFamily(f domain.RefreshFamily) (refreshFamilyRow, error) {
 		UserAgent:      f.UserAgent,
 		IP:             f.IP,
 		IdleMicros:     max(f.IdleTimeout.Microseconds(), 0),
+		ClientID:       nullString(string(f.ClientID)),
+		Scopes:         nullJSONList(f.Scopes),
+		AuthMicros:     nullMicros(f.AuthTime),
 	}, nil
 }
 
@@ -180,7 +188,7 @@ func toDomainRefreshFamily(r refreshFamilyRow) (domain.RefreshFamily, error) {
 	if !ok {
 		return domain.RefreshFamily{}, fmt.Errorf("refresh family %s: %w: amr %q", r.ID, errInvalidAMR, r.AMR)
 	}
-	return domain.RefreshFamily{
+	f := domain.RefreshFamily{
 		ID:          r.ID,
 		UserID:      domain.UserID(r.UserID),
 		CreatedAt:   fromMicros(r.CreatedMicros),
@@ -191,7 +199,58 @@ func toDomainRefreshFamily(r refreshFamilyRow) (domain.RefreshFamily, error) {
 		IdleTimeout: time.Duration(r.IdleMicros) * time.Microsecond,
 		UserAgent:   r.UserAgent,
 		IP:          r.IP,
-	}, nil
+		ClientID:    domain.OAuthClientID(fromNullString(r.ClientID)),
+		AuthTime:    fromNullMicros(r.AuthMicros),
+	}
+	if r.Scopes != nil {
+		scopes, err := fromJSONList[domain.OAuthScope]("refresh_families.scopes", *r.Scopes)
+		if err != nil {
+			return domain.RefreshFamily{}, fmt.Errorf("refresh family %s: %w", r.ID, err)
+		}
+		f.Scopes = scopes
+	}
+	return f, nil
+}
+
+// nullString is s for a nullable column: NULL when empty.
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func fromNullString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// nullJSONList is list as a nullable JSON column: NULL when nil, so that
+// a nil list reads back nil and an empty one empty.
+func nullJSONList[T ~string](list []T) *string {
+	if list == nil {
+		return nil
+	}
+	s := jsonList(list)
+	return &s
+}
+
+// nullMicros is t for a nullable time column: NULL when zero.
+func nullMicros(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	us := toMicros(t)
+	return &us
+}
+
+func fromNullMicros(us *int64) time.Time {
+	if us == nil {
+		return time.Time{}
+	}
+	return fromMicros(*us)
 }
 
 func fromDomainRefreshToken(t domain.RefreshToken) refreshTokenRow {

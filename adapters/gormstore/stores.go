@@ -10,7 +10,8 @@ func NewStores(db *DB, box ports.SecretBox, endings *SessionEndings) ports.Store
 		Users: NewUserRepository(db), Tokens: NewRefreshTokenStore(db), Attempts: NewLoginAttemptStore(db),
 		Keys: NewKeyStore(db, box), Tx: db, Outbox: NewOutbox(db, box), Links: NewLinkTokenStore(db),
 		MFA: NewMFAStore(db, box), Challenges: NewMFAChallengeStore(db), Passkeys: NewPasskeyStore(db),
-		OAuthClients: NewOAuthClientStore(db), Audit: NewAuditLog(db), Purger: NewPurger(db), Lock: NewLock(db), Health: db,
+		OAuthClients: NewOAuthClientStore(db), AuthRequests: NewAuthRequestStore(db), Grants: NewGrantStore(db),
+		ClientRevoker: NewOAuthClientRevoker(db), Audit: NewAuditLog(db), Purger: NewPurger(db), Lock: NewLock(db), Health: db,
 	}
 	if endings != nil {
 		// Not a nil *SessionEndings in the interface, which would not be nil.

@@ -73,7 +73,8 @@ func (r *OAuthClientStore) Update(ctx context.Context, id domain.OAuthClientID, 
 	return copyOAuthClient(c), nil
 }
 
-// Delete implements ports.OAuthClientStore.
+// Delete implements ports.OAuthClientStore. The client's grants and
+// authorization requests go with it, as the SQL foreign keys delete them.
 func (r *OAuthClientStore) Delete(ctx context.Context, id domain.OAuthClientID) error {
 	s := r.s
 	defer s.lock(ctx)()
@@ -81,6 +82,7 @@ func (r *OAuthClientStore) Delete(ctx context.Context, id domain.OAuthClientID) 
 		return fmt.Errorf("delete client: %w", domain.ErrOAuthClientNotFound)
 	}
 	delete(s.clients, id)
+	s.deleteProviderState(func(_ domain.UserID, c domain.OAuthClientID) bool { return c == id })
 	return nil
 }
 

@@ -94,6 +94,14 @@ func (s *Store) stale(kind domain.PurgeKind, cutoff time.Time) ([]string, error)
 				keys = append(keys, staleKey{id, c.ExpiresAt})
 			}
 		}
+	case domain.PurgeAuthRequests:
+		for id, r := range s.authRequests {
+			// A request's code may outlive it (one made just before its
+			// end): both must be past.
+			if r.ExpiresAt.Before(cutoff) && (r.CodeExpiresAt.IsZero() || r.CodeExpiresAt.Before(cutoff)) {
+				keys = append(keys, staleKey{id, r.ExpiresAt})
+			}
+		}
 	case domain.PurgeLoginAttempts:
 		for e, a := range s.attempts {
 			if a.LastFailureAt.Before(cutoff) {
@@ -136,6 +144,8 @@ func (s *Store) drop(kind domain.PurgeKind, key string) {
 		delete(s.challenges, key)
 	case domain.PurgePasskeyCeremonies:
 		delete(s.ceremonies, key)
+	case domain.PurgeAuthRequests:
+		delete(s.authRequests, key)
 	case domain.PurgeLoginAttempts:
 		delete(s.attempts, domain.Email(key))
 	case domain.PurgeOutboxMessages:

@@ -68,8 +68,11 @@ type Store struct {
 	passkeys   map[domain.PasskeyID]domain.Passkey
 	ceremonies map[string]domain.PasskeyCeremony
 
-	// clients holds the OAuth clients by id.
-	clients map[domain.OAuthClientID]domain.OAuthClient
+	// clients holds the OAuth clients by id; authRequests the
+	// authorization requests by id; grants the users' grants to clients.
+	clients      map[domain.OAuthClientID]domain.OAuthClient
+	authRequests map[string]domain.AuthRequest
+	grants       map[grantKey]domain.Grant
 }
 
 var (
@@ -95,7 +98,9 @@ func NewStore() *Store {
 		passkeys:   make(map[domain.PasskeyID]domain.Passkey),
 		ceremonies: make(map[string]domain.PasskeyCeremony),
 
-		clients: make(map[domain.OAuthClientID]domain.OAuthClient),
+		clients:      make(map[domain.OAuthClientID]domain.OAuthClient),
+		authRequests: make(map[string]domain.AuthRequest),
+		grants:       make(map[grantKey]domain.Grant),
 	}
 }
 
@@ -134,6 +139,12 @@ func (s *Store) Passkeys() *PasskeyStore { return &PasskeyStore{s: s} }
 // OAuthClients returns the store's OAuth client store.
 func (s *Store) OAuthClients() *OAuthClientStore { return &OAuthClientStore{s: s} }
 
+// AuthRequests returns the store's authorization-request store.
+func (s *Store) AuthRequests() *AuthRequestStore { return &AuthRequestStore{s: s} }
+
+// Grants returns the store's grant store.
+func (s *Store) Grants() *GrantStore { return &GrantStore{s: s} }
+
 // Stores returns every store port of s in one value, sealing secrets with
 // box. audit, when set, is the audit log the ports write to and the purger
 // purges; nil keeps no events. The store is one process's: there are no
@@ -143,6 +154,7 @@ func (s *Store) Stores(box ports.SecretBox, audit *AuditLog) ports.Stores {
 		Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Keys: s.Keys(box),
 		Tx: s, Outbox: s.Outbox(box), Links: s.LinkTokens(),
 		MFA: s.MFA(box), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(), OAuthClients: s.OAuthClients(),
+		AuthRequests: s.AuthRequests(), Grants: s.Grants(), ClientRevoker: s,
 		Purger: NewPurger(s, audit), Lock: NewLock(), Health: s,
 	}
 	if audit != nil {
@@ -233,7 +245,9 @@ type state struct {
 	passkeys   map[domain.PasskeyID]domain.Passkey
 	ceremonies map[string]domain.PasskeyCeremony
 
-	clients map[domain.OAuthClientID]domain.OAuthClient
+	clients      map[domain.OAuthClientID]domain.OAuthClient
+	authRequests map[string]domain.AuthRequest
+	grants       map[grantKey]domain.Grant
 }
 
 func (s *Store) snapshot() state {
@@ -254,7 +268,9 @@ func (s *Store) snapshot() state {
 		passkeys:   maps.Clone(s.passkeys),
 		ceremonies: maps.Clone(s.ceremonies),
 
-		clients: maps.Clone(s.clients),
+		clients:      maps.Clone(s.clients),
+		authRequests: maps.Clone(s.authRequests),
+		grants:       maps.Clone(s.grants),
 	}
 }
 
@@ -263,7 +279,7 @@ func (s *Store) restore(st state) {
 	s.families, s.tokens, s.attempts, s.keys = st.families, st.tokens, st.attempts, st.keys
 	s.outbox, s.links = st.outbox, st.links
 	s.totp, s.recovery, s.challenges, s.passkeys, s.ceremonies = st.totp, st.recovery, st.challenges, st.passkeys, st.ceremonies
-	s.clients = st.clients
+	s.clients, s.authRequests, s.grants = st.clients, st.authRequests, st.grants
 }
 
 // normTime drops what the SQL store cannot keep (sub-microsecond digits,
@@ -303,6 +319,9 @@ func copyFamily(f domain.RefreshFamily) domain.RefreshFamily {
 	f.LastUsedAt = normTime(f.LastUsedAt)
 	// As the SQL store keeps it: microseconds.
 	f.IdleTimeout = max(f.IdleTimeout.Truncate(time.Microsecond), 0)
+	// Nil stays nil (userd's own sessions), as the SQL store's NULL.
+	f.Scopes = slices.Clone(f.Scopes)
+	f.AuthTime = normTime(f.AuthTime)
 	return f
 }
 
