@@ -568,6 +568,23 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	wantErr(t, e.env.svc.OAuthClients.Delete(requestCtx, admin, clientID), nil)
 	secrets = append(secrets, client.Secret, rotated, client.Client.SecretHash, domain.HashOAuthClientSecret(rotated))
 
+	// A consent given on the consent page, and taken back: the code and
+	// the tokens of the flow are secrets too.
+	shop, err := e.env.svc.OAuthClients.Create(requestCtx, admin, clientIn("Shop", "public"))
+	wantErr(t, err, nil)
+	e.seed(t, "consent@example.com")
+	browser := e.signInBrowser(t, "consent@example.com")
+	flow, err := e.env.svc.Provider.Authorize(requestCtx, authorizeInput(shop.Client.ID))
+	wantErr(t, err, nil)
+	consented, err := e.env.svc.Provider.Consent(requestCtx, flow, browser, true)
+	wantErr(t, err, nil)
+	flowCode := redirected(t, consented.Location).Get("code")
+	granted, err := e.env.svc.Provider.ExchangeCode(requestCtx, shop.Client, flowCode, appCallback, pkceVerifier)
+	wantErr(t, err, nil)
+	owner := &domain.Principal{UserID: browser.UserID, Profiles: domain.Profiles{domain.ProfileCustomer}}
+	wantErr(t, e.env.svc.Provider.RevokeGrant(requestCtx, owner, shop.Client.ID.String()), nil)
+	secrets = append(secrets, flowCode, granted.AccessToken, granted.IDToken, granted.RefreshToken, pkceVerifier)
+
 	trail := e.trail(t)
 	seen := map[domain.AuditEventType]bool{}
 	for _, ev := range trail {

@@ -162,6 +162,7 @@ func withoutEvents(_ *application.Config, d *application.Deps) { d.Stores.Audit,
 func testConfig() application.Config {
 	c := kit.Config()
 	c.VerifyEmailURL, c.ResetPasswordURL = "", ""
+	c.ProviderIssuer = kit.ProviderIssuer
 	return c
 }
 
@@ -170,7 +171,8 @@ func testConfig() application.Config {
 // with the fakes for hashing, tokens, keys and mail, an in-memory audit
 // log and counters, and a log into logs.
 func testDeps(t testing.TB, store *memory.Store, clk *clock.Manual, audit *memory.AuditLog, counts *memory.SecurityMetrics, logs *logbuf.Buffer) application.Deps {
-	d := kit.NewApp(t, kit.AppParts{Store: store, Box: testBox, Clock: clk, Audit: audit}).Deps
+	a := kit.NewApp(t, kit.AppParts{Store: store, Box: testBox, Clock: clk, Audit: audit, OIDCProvider: true})
+	d := a.Deps
 	d.Hasher, d.Issuer, d.Keys, d.Mailer = fakeHasher{}, fakeIssuer{clock: clk}, &fakeKeys{clock: clk}, &fakeMailer{}
 	d.Metrics, d.Log = counts, slog.New(slog.NewJSONHandler(logs, nil))
 	return d
