@@ -49,6 +49,9 @@ type Config struct {
 	RefreshTTL time.Duration
 	// RefreshFamilyTTL is the absolute lifetime of a login session.
 	RefreshFamilyTTL time.Duration
+	// OIDCDynamicRegistration opens the provider's dynamic registration
+	// of public clients (RFC 7591) to anyone.
+	OIDCDynamicRegistration bool
 	// ProviderIssuer is the OpenID provider's issuer: USERD_PUBLIC_URL
 	// without a trailing slash.
 	ProviderIssuer string
@@ -256,7 +259,7 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds}},
 		OAuthClients: &OAuthClientService{core: c, oauthClientPorts: oauthClientPorts{users: st.Users,
 			clients: st.OAuthClients, tx: st.Tx, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,
-			revoker: st.ClientRevoker}},
+			revoker: st.ClientRevoker, dynamicRegistration: cfg.OIDCDynamicRegistration}},
 		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
 			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
 				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},

@@ -32,6 +32,8 @@ type oauthClientPorts struct {
 	// transaction (Stores.ClientRevoker); nil in a store that keeps no
 	// flows, where a deletion has nothing more to end.
 	revoker ports.OAuthClientRevoker
+	// dynamicRegistration opens Register (Config.OIDCDynamicRegistration).
+	dynamicRegistration bool
 }
 
 // CreatedOAuthClient is a client just registered, and its secret.
@@ -68,6 +70,46 @@ func (s *OAuthClientService) CreateAsOperator(ctx context.Context, in domain.OAu
 		return CreatedOAuthClient{}, err
 	}
 	return s.create(ctx, c, secret, "", domain.OriginOperator)
+}
+
+// ErrRegistrationClosed is returned by Register while dynamic
+// registration is off (USERD_OIDC_DYNAMIC_REGISTRATION).
+var ErrRegistrationClosed = errors.New("dynamic client registration is off")
+
+// Register registers a client for anyone, by the provider's dynamic
+// registration (RFC 7591), when the deployment opened it: a public
+// client only, with the code flow and refresh tokens at most, never first
+// party, whatever in asks (what it asks beyond is a
+// *domain.ValidationError). Closed, it is ErrRegistrationClosed.
+func (s *OAuthClientService) Register(ctx context.Context, in domain.OAuthClientInput) (domain.OAuthClient, error) {
+	if !s.dynamicRegistration {
+		return domain.OAuthClient{}, ErrRegistrationClosed
+	}
+	public := string(domain.OAuthClientPublic)
+	if in.Type != nil && *in.Type != public {
+		return domain.OAuthClient{}, invalidField("type", "dynamic registration makes public clients only")
+	}
+	if in.FirstParty != nil && *in.FirstParty {
+		return domain.OAuthClient{}, invalidField("firstParty", "a registered client is never first party")
+	}
+	for _, g := range in.GrantTypes {
+		if g != string(domain.GrantAuthorizationCode) && g != string(domain.GrantRefreshToken) {
+			return domain.OAuthClient{}, invalidField("grantTypes",
+				"dynamic registration allows authorization_code and refresh_token only")
+		}
+	}
+	in.Type = &public
+	c, _, err := domain.NewOAuthClient(in, s.clock.Now())
+	if err != nil {
+		return domain.OAuthClient{}, err
+	}
+	created, err := s.create(ctx, c, "", "", domain.OriginRegistration)
+	return created.Client, err
+}
+
+// invalidField is a *domain.ValidationError of one field.
+func invalidField(field, message string) error {
+	return &domain.ValidationError{Fields: []domain.FieldError{{Field: field, Message: message}}}
 }
 
 // create stores the client with its webhook, and records it.

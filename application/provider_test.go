@@ -538,3 +538,31 @@ func TestProvider_pkce_pair(t *testing.T) {
 		t.Fatal("the PKCE pair does not match")
 	}
 }
+
+// Dynamic registration is closed by default; open, it makes public
+// clients of the code flow only, never first party.
+func TestProvider_dynamic_registration(t *testing.T) {
+	closed := newEnv(t)
+	in := domain.OAuthClientInput{Name: ptr("MCP"), RedirectURIs: []string{"http://127.0.0.1/cb"}}
+	_, err := closed.svc.OAuthClients.Register(ctx, in)
+	wantErr(t, err, application.ErrRegistrationClosed)
+
+	e := newEnv(t, func(c *application.Config, _ *application.Deps) { c.OIDCDynamicRegistration = true })
+	c, err := e.svc.OAuthClients.Register(ctx, in)
+	wantErr(t, err, nil)
+	if !c.IsPublic() || c.FirstParty || c.SecretHash != "" ||
+		!slices.Equal(c.GrantTypes, []domain.OAuthGrantType{domain.GrantAuthorizationCode, domain.GrantRefreshToken}) {
+		t.Errorf("registered = %+v", c)
+	}
+	for name, bad := range map[string]domain.OAuthClientInput{
+		"confidential":       {Name: ptr("x"), Type: ptr("confidential"), RedirectURIs: in.RedirectURIs},
+		"first party":        {Name: ptr("x"), FirstParty: ptr(true), RedirectURIs: in.RedirectURIs},
+		"client_credentials": {Name: ptr("x"), GrantTypes: []string{"client_credentials"}, RedirectURIs: in.RedirectURIs},
+		"a bad redirect URI": {Name: ptr("x"), RedirectURIs: []string{"http://example.com/cb"}},
+	} {
+		var verr *domain.ValidationError
+		if _, err := e.svc.OAuthClients.Register(ctx, bad); !errors.As(err, &verr) {
+			t.Errorf("%s: error = %v, want a validation error", name, err)
+		}
+	}
+}

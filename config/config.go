@@ -279,6 +279,10 @@ type Config struct {
 	// are made, published in the JWK set and rotated with the access-token
 	// keys. False makes and publishes none.
 	OIDCProvider bool `env:"OIDC_PROVIDER" envDefault:"true"`
+	// OIDCDynamicRegistration opens POST /oauth2/register (RFC 7591) to
+	// anyone, for public clients of the code flow only (MCP clients rely
+	// on it); off by default.
+	OIDCDynamicRegistration bool `env:"OIDC_DYNAMIC_REGISTRATION" envDefault:"false"`
 
 	// LogLevel is one of slog.LevelDebug, LevelInfo, LevelWarn, LevelError.
 	LogLevel slog.Level `env:"LOG_LEVEL" envDefault:"info" oneof:"debug,info,warn,error"`

@@ -24,6 +24,9 @@ const (
 	OriginOperator Origin = "operator"
 	// OriginImport: `userd users import`.
 	OriginImport Origin = "import"
+	// OriginRegistration: the OpenID provider's dynamic registration
+	// (RFC 7591), open to anyone when it is on.
+	OriginRegistration Origin = "registration"
 )
 
 // PasswordCheck names where a password was checked against an account.

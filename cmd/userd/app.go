@@ -167,6 +167,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		RefreshFamilyTTL:         p.Config.RefreshFamilyTTL,
 		RefreshReuseGrace:        p.Config.RefreshReuseGrace,
 		ProviderIssuer:           p.Config.ProviderIssuer(),
+		OIDCDynamicRegistration:  p.Config.OIDCDynamicRegistration,
 		RequireEmailVerification: p.Config.RequireEmailVerification,
 		VerifyEmailURL:           p.Config.VerifyEmailLink(),
 		ResetPasswordURL:         p.Config.ResetPasswordLink(),
