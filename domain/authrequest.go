@@ -25,15 +25,15 @@ const (
 )
 
 var (
-	// ErrAuthRequestNotFound: no live authorization request has the id
-	// (unknown, expired, or finished).
+	// ErrAuthRequestNotFound means that no live authorization request
+	// has the id (unknown, expired, or finished).
 	ErrAuthRequestNotFound = errors.New("authorization request not found")
-	// ErrAuthCodeInvalid: no authorization request has a code with the
-	// hash, or its code expired.
+	// ErrAuthCodeInvalid means that no authorization request has a code
+	// with the hash, or that its code expired.
 	ErrAuthCodeInvalid = errors.New("authorization code invalid")
-	// ErrAuthCodeReused: the code was exchanged already.
+	// ErrAuthCodeReused means that the code was exchanged already.
 	ErrAuthCodeReused = errors.New("authorization code used already")
-	// ErrGrantNotFound: the user gave the client no grant.
+	// ErrGrantNotFound means that the user gave the client no grant.
 	ErrGrantNotFound = errors.New("grant not found")
 )
 
