@@ -25,15 +25,15 @@ const (
 )
 
 var (
-	// ErrAuthRequestNotFound is returned when no live authorization request has the id
-	// (unknown, expired, or finished).
+	// ErrAuthRequestNotFound means that no live authorization request
+	// has the id (unknown, expired, or finished).
 	ErrAuthRequestNotFound = errors.New("authorization request not found")
-	// ErrAuthCodeInvalid is returned when no authorization request has a code with the
-	// hash, or its code expired.
+	// ErrAuthCodeInvalid means that no authorization request has a code
+	// with the hash, or that its code expired.
 	ErrAuthCodeInvalid = errors.New("authorization code invalid")
-	// ErrAuthCodeReused is returned when the code was exchanged already.
+	// ErrAuthCodeReused means that the code was exchanged already.
 	ErrAuthCodeReused = errors.New("authorization code used already")
-	// ErrGrantNotFound is returned when the user gave the client no grant.
+	// ErrGrantNotFound means that the user gave the client no grant.
 	ErrGrantNotFound = errors.New("grant not found")
 )
 
@@ -139,7 +139,8 @@ func UnionScopes(a, b []OAuthScope) []OAuthScope {
 	return out
 }
 
-// ErrRedirectURINotRegistered is returned when an authorization request's redirect_uri is
-// not one its client registered. Like an unknown client, it is answered
-// with a page, never a redirect: nothing proves the URI is the client's.
+// ErrRedirectURINotRegistered means that an authorization request's
+// redirect_uri is not one its client registered. Like an unknown client,
+// it is answered with a page, never a redirect: nothing proves the URI is
+// the client's.
 var ErrRedirectURINotRegistered = errors.New("redirect_uri not registered for the client")

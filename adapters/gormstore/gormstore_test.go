@@ -114,6 +114,18 @@ func TestContract(t *testing.T) {
 					return contract.OAuthClientStorage{Tx: db, Clients: NewOAuthClientStore(db)}
 				})
 			})
+			t.Run("auth_requests", func(t *testing.T) {
+				t.Parallel()
+				contract.AuthRequestStore(t, func(t *testing.T) contract.ProviderStorage { return providerStorage(b.open(t)) })
+			})
+			t.Run("grants", func(t *testing.T) {
+				t.Parallel()
+				contract.GrantStore(t, func(t *testing.T) contract.ProviderStorage { return providerStorage(b.open(t)) })
+			})
+			t.Run("client_revoker", func(t *testing.T) {
+				t.Parallel()
+				contract.OAuthClientRevoker(t, func(t *testing.T) contract.ProviderStorage { return providerStorage(b.open(t)) })
+			})
 			t.Run("purge", func(t *testing.T) {
 				t.Parallel()
 				contract.Purger(t, func(t *testing.T) contract.PurgeStores {
@@ -122,6 +134,7 @@ func TestContract(t *testing.T) {
 						Users: NewUserRepository(db), Tokens: NewRefreshTokenStore(db), Attempts: NewLoginAttemptStore(db),
 						Outbox: NewOutbox(db, box), Links: NewLinkTokenStore(db), Challenges: NewMFAChallengeStore(db),
 						Passkeys: NewPasskeyStore(db), Audit: NewAuditLog(db), Purger: NewPurger(db),
+						Clients: NewOAuthClientStore(db), AuthRequests: NewAuthRequestStore(db),
 					}
 				})
 			})
@@ -142,6 +155,15 @@ func TestContract(t *testing.T) {
 				})
 			})
 		})
+	}
+}
+
+// providerStorage is db's OpenID provider tables for the contract
+// suites.
+func providerStorage(db *DB) contract.ProviderStorage {
+	return contract.ProviderStorage{
+		Tx: db, Users: NewUserRepository(db), Clients: NewOAuthClientStore(db), Tokens: NewRefreshTokenStore(db),
+		AuthRequests: NewAuthRequestStore(db), Grants: NewGrantStore(db), Revoker: NewOAuthClientRevoker(db),
 	}
 }
 

@@ -146,7 +146,7 @@ func TestPurger(t *testing.T) {
 		return contract.PurgeStores{
 			Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Outbox: s.Outbox(box),
 			Links: s.LinkTokens(), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(), Audit: audit,
-			Purger: memory.NewPurger(s, audit),
+			Purger: memory.NewPurger(s, audit), Clients: s.OAuthClients(), AuthRequests: s.AuthRequests(),
 		}
 	})
 }
@@ -162,4 +162,29 @@ func TestOAuthClientStore(t *testing.T) {
 		s := memory.NewStore()
 		return contract.OAuthClientStorage{Tx: s, Clients: s.OAuthClients()}
 	})
+}
+
+// providerStorage is a store's OpenID provider stores for the contract
+// suites.
+func providerStorage(*testing.T) contract.ProviderStorage {
+	s := memory.NewStore()
+	return contract.ProviderStorage{
+		Tx: s, Users: s.Users(), Clients: s.OAuthClients(), Tokens: s.RefreshTokens(),
+		AuthRequests: s.AuthRequests(), Grants: s.Grants(), Revoker: s,
+	}
+}
+
+func TestAuthRequestStore(t *testing.T) {
+	t.Parallel()
+	contract.AuthRequestStore(t, providerStorage)
+}
+
+func TestGrantStore(t *testing.T) {
+	t.Parallel()
+	contract.GrantStore(t, providerStorage)
+}
+
+func TestOAuthClientRevoker(t *testing.T) {
+	t.Parallel()
+	contract.OAuthClientRevoker(t, providerStorage)
 }

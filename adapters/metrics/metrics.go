@@ -137,7 +137,7 @@ func newCollectors() *Metrics {
 		}, []string{"result"}),
 		purged: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "purged_rows_total",
-			Help: "Rows deleted by the housekeeping (by this node), by kind: refresh_families (with their tokens), link_tokens, mfa_challenges, passkey_ceremonies, login_attempts, outbox_messages, audit_events.",
+			Help: "Rows deleted by the housekeeping (by this node), by kind: refresh_families (with their tokens), link_tokens, mfa_challenges, passkey_ceremonies, oauth_auth_requests, login_attempts, outbox_messages, audit_events.",
 		}, []string{"kind"}),
 	}
 }

@@ -85,7 +85,8 @@ func fmtUser(u domain.User) string {
 }
 
 // checkFamily checks that got is want as stored: a family stored
-// without an AMR reads back as domain.AMRPassword (ports.RefreshTokenStore).
+// without an AMR reads back as domain.AMRPassword (ports.RefreshTokenStore);
+// nil Scopes (userd's own sessions) read back nil, empty ones empty.
 func checkFamily(t *testing.T, got, want domain.RefreshFamily) {
 	t.Helper()
 	wantAMR, _ := domain.ParseAMR(want.AMR)
@@ -95,6 +96,12 @@ func checkFamily(t *testing.T, got, want domain.RefreshFamily) {
 		t.Errorf("family mismatch:\n got {ID:%s User:%s Created:%s Expires:%s Revoked:%s AMR:%v Idle:%s}\nwant {ID:%s User:%s Created:%s Expires:%s Revoked:%s AMR:%v Idle:%s}",
 			got.ID, got.UserID, got.CreatedAt.Format(time.RFC3339Nano), got.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(got.RevokedAt), got.AMR, got.IdleTimeout,
 			want.ID, want.UserID, want.CreatedAt.Format(time.RFC3339Nano), want.ExpiresAt.Format(time.RFC3339Nano), fmtTimePtr(want.RevokedAt), wantAMR, want.IdleTimeout)
+	}
+	if got.ClientID != want.ClientID || !slices.Equal(got.Scopes, want.Scopes) || (got.Scopes == nil) != (want.Scopes == nil) ||
+		!sameTime(got.AuthTime, want.AuthTime) {
+		t.Errorf("family %s's grant mismatch:\n got {Client:%q Scopes:%#v AuthTime:%s}\nwant {Client:%q Scopes:%#v AuthTime:%s}",
+			got.ID, got.ClientID, got.Scopes, got.AuthTime.Format(time.RFC3339Nano),
+			want.ClientID, want.Scopes, want.AuthTime.Format(time.RFC3339Nano))
 	}
 }
 

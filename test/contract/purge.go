@@ -20,6 +20,9 @@ type PurgeStores struct {
 	Passkeys   ports.PasskeyStore
 	Audit      ports.AuditLog
 	Purger     ports.Purger
+	// Clients and AuthRequests hold the OpenID provider's flows.
+	Clients      ports.OAuthClientStore
+	AuthRequests ports.AuthRequestStore
 }
 
 // purgeCutoff is the cutoff of every case; rows stale a microsecond
@@ -167,6 +170,37 @@ func Purger(t *testing.T, newStores func(t *testing.T) PurgeStores) {
 		purgeAll(t, s.Purger, domain.PurgePasskeyCeremonies, 1)
 		if _, err := s.Passkeys.TakeCeremony(t.Context(), kept.ID, kept.Purpose, purgeCutoff.Add(-step)); err != nil {
 			t.Errorf("TakeCeremony(the one kept) = %v", err)
+		}
+	})
+
+	t.Run("auth_requests_past_expiry_and_past_their_codes_go", func(t *testing.T) {
+		t.Parallel()
+		s, u := setup(t)
+		c := newOAuthClient(at(0))
+		mustCreateClient(t, s.Clients, c)
+		made := purgeCutoff.Add(-step - domain.AuthRequestTTL)
+		stale := newAuthRequest(c.ID, made)
+		// Its code, got at the request's end, outlives it: it goes once
+		// both are past.
+		late := newAuthRequest(c.ID, made)
+		lateSigned, _ := signedIn(late, u.ID, late.ExpiresAt.Add(-step))
+		staleCoded := newAuthRequest(c.ID, made.Add(-domain.AuthCodeTTL))
+		staleSigned, _ := signedIn(staleCoded, u.ID, staleCoded.ExpiresAt.Add(-domain.AuthCodeTTL-step))
+		kept := newAuthRequest(c.ID, purgeCutoff.Add(-domain.AuthRequestTTL))
+		for _, r := range []domain.AuthRequest{stale, late, staleCoded, kept} {
+			mustCreateAuthRequest(t, s.AuthRequests, r)
+		}
+		mustAttachCode(t, s.AuthRequests, late.ID, lateSigned, late.ExpiresAt.Add(-step))
+		mustAttachCode(t, s.AuthRequests, staleCoded.ID, staleSigned, staleCoded.ExpiresAt.Add(-domain.AuthCodeTTL-step))
+		purgeAll(t, s.Purger, domain.PurgeAuthRequests, 2)
+		if _, err := s.AuthRequests.AuthRequest(t.Context(), kept.ID, purgeCutoff.Add(-step)); err != nil {
+			t.Errorf("AuthRequest(the one kept) = %v", err)
+		}
+		if _, err := s.AuthRequests.TakeCode(t.Context(), lateSigned.CodeHash, randomHex(16), purgeCutoff.Add(-step)); err != nil {
+			t.Errorf("TakeCode(the code kept) = %v", err)
+		}
+		if n := remaining(t, s.Purger, domain.PurgeAuthRequests); n != 2 {
+			t.Errorf("requests left = %d; want 2", n)
 		}
 	})
 
