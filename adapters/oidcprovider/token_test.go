@@ -95,7 +95,7 @@ func TestToken(t *testing.T) {
 				f.tokenErr = domain.NewOAuthError(domain.OAuthInvalidGrant, "the code is unknown, used or expired")
 			}, status: 400, code: "invalid_grant"},
 		{name: "application_invalid_client_is_401", req: req{form: codeForm + secretForm},
-			setup: func(f *fakeProvider) { f.tokenErr = domain.NewOAuthError(domain.OAuthInvalidClient, "deleted") },
+			setup:  func(f *fakeProvider) { f.tokenErr = domain.NewOAuthError(domain.OAuthInvalidClient, "deleted") },
 			status: 401, code: "invalid_client"},
 		{name: "internal_error", req: req{form: codeForm + secretForm}, setup: func(f *fakeProvider) { f.tokenErr = errBoom },
 			status: 500, code: "server_error"},
