@@ -64,7 +64,7 @@ func (c client) DevMode() bool                        { return false }
 func (c client) IsScopeAllowed(s string) bool         { return c.c.AllowsScope(domain.OAuthScope(s)) }
 func (c client) IDTokenUserinfoClaimsAssertion() bool { return false }
 func (c client) ClockSkew() time.Duration             { return 0 }
-func (c client) RestrictAdditionalIdTokenScopes() func([]string) []string {
+func (c client) RestrictAdditionalIdTokenScopes() func([]string) []string { //nolint:revive // var-naming: op.Client names it
 	return func(s []string) []string { return s }
 }
 

@@ -28,7 +28,7 @@ const (
 	DiscoveryPath     = "/.well-known/openid-configuration"
 	MetadataPath      = "/.well-known/oauth-authorization-server"
 	AuthorizePath     = "/oauth2/authorize"
-	TokenPath         = "/oauth2/token"
+	TokenPath         = "/oauth2/token" //nolint:gosec // G101: a path, not a credential
 	UserInfoPath      = "/oauth2/userinfo"
 	IntrospectionPath = "/oauth2/introspect"
 	RevocationPath    = "/oauth2/revoke"
