@@ -58,6 +58,12 @@ func guard(next http.Handler, e clientEndpoint) http.Handler {
 				return
 			}
 		}
+		if out.basic && !basic {
+			// Client authentication that failed, not a malformed request
+			// (RFC 6749 §5.2), so the client learns to fix its credentials.
+			writeOAuthError(out, http.StatusUnauthorized, "invalid_client", "the Basic credentials cannot be read")
+			return
+		}
 		if msg := clientAuthConflict(r, form); msg != "" {
 			writeOAuthError(out, http.StatusBadRequest, "invalid_request", msg)
 			return
@@ -75,14 +81,10 @@ func guard(next http.Handler, e clientEndpoint) http.Handler {
 // client in more than one way (RFC 6749 §2.3): Basic and a secret in the
 // form, or Basic and a form client_id naming another client. A form
 // client_id equal to Basic's is the same credential, which some clients
-// send. An Authorization header that is Basic but does not decode is
-// refused too, rather than ignored.
+// send.
 func clientAuthConflict(r *http.Request, form url.Values) string {
 	id, _, ok := r.BasicAuth()
 	if !ok {
-		if hasScheme(r, "Basic") {
-			return "the Basic credentials cannot be read"
-		}
 		return ""
 	}
 	if _, sent := form[paramClientSecret]; sent {

@@ -29,16 +29,18 @@ type server struct {
 var _ op.Server = (*server)(nil)
 
 // VerifyClient authenticates the client of the token and revocation
-// endpoints: by its secret when one was sent (Basic, or client_secret in
-// the form, even empty), or as a public client by its id alone.
+// endpoints: by its secret when one was sent (Basic, even with an empty
+// secret, or a client_secret in the form), or as a public client by its
+// id alone. An empty client_secret in the form counts as absent, as
+// empty parameters do elsewhere in userd: some libraries send one for a
+// public client.
 func (s *server) VerifyClient(ctx context.Context, r *op.Request[op.ClientCredentials]) (op.Client, error) {
 	cc := r.Data
 	if cc.ClientAssertion != "" {
 		return nil, invalidClient("client assertions are not supported; use client_secret_basic or client_secret_post")
 	}
-	_, basic := r.Header["Authorization"]
-	_, inForm := r.Form[paramClientSecret]
-	c, err := s.p.ClientForToken(ctx, cc.ClientID, cc.ClientSecret, basic || inForm)
+	_, _, basic := (&http.Request{Header: r.Header}).BasicAuth()
+	c, err := s.p.ClientForToken(ctx, cc.ClientID, cc.ClientSecret, basic || r.Form.Get(paramClientSecret) != "")
 	if err != nil {
 		return nil, s.oauthError(ctx, err)
 	}
