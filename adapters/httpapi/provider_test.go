@@ -97,7 +97,12 @@ func (oidcFake) Introspect(_ context.Context, c domain.OAuthClient, token string
 		TokenType: application.TokenTypeAccess, SessionID: "s1"}, nil
 }
 
-func (oidcFake) Revoke(context.Context, domain.OAuthClient, string) error { return nil }
+func (oidcFake) Revoke(_ context.Context, _ domain.OAuthClient, token string) error {
+	if token == "panic" {
+		panic("the provider crashed")
+	}
+	return nil
+}
 
 func oidcBasic(id, secret string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(id+":"+secret))
@@ -143,6 +148,8 @@ func TestProvider_routes(t *testing.T) {
 		{"introspect_other", "POST", "/oauth2/introspect", "token=other", []reqOption{form, basic}, 200, ""},
 		{"introspect_public_client", "POST", "/oauth2/introspect", "token=live&client_id=" + oidcPublic, []reqOption{form}, 401, ""},
 		{"revoke", "POST", "/oauth2/revoke", "token=r1&client_id=" + oidcPublic, []reqOption{form}, 200, ""},
+		// A crash reaches the router's recovery with nothing written.
+		{"revoke_panics", "POST", "/oauth2/revoke", "token=panic&client_id=" + oidcPublic, []reqOption{form}, 500, ""},
 		{"revoke_without_token", "POST", "/oauth2/revoke", "client_id=" + oidcPublic, []reqOption{form}, 400, ""},
 		{"revoke_wrong_secret", "POST", "/oauth2/revoke", "token=r1", []reqOption{form, withHeader("Authorization", oidcBasic(oidcConfidential, "x"))}, 401, ""},
 	}

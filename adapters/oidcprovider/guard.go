@@ -41,40 +41,47 @@ func guard(next http.Handler, e clientEndpoint) http.Handler {
 		noStore(w)
 		_, _, basic := r.BasicAuth()
 		out := &answer{w: w, basic: basic || hasScheme(r, "Basic")}
-		defer out.flush()
-		form, err := readForm(w, r, true)
-		if err != nil {
-			writeOAuthError(out, http.StatusBadRequest, "invalid_request", err.Error())
-			return
-		}
-		if e.grant {
-			switch gt := form.Get("grant_type"); {
-			case gt == "":
-				writeOAuthError(out, http.StatusBadRequest, "invalid_request", "grant_type is missing")
-				return
-			case !contains(grantTypes, gt):
-				writeOAuthError(out, http.StatusBadRequest, "unsupported_grant_type",
-					"the grant types are authorization_code, refresh_token and client_credentials")
-				return
-			}
-		}
-		if out.basic && !basic {
-			// Client authentication that failed, not a malformed request
-			// (RFC 6749 §5.2), so the client learns to fix its credentials.
-			writeOAuthError(out, http.StatusUnauthorized, "invalid_client", "the Basic credentials cannot be read")
-			return
-		}
-		if msg := clientAuthConflict(r, form); msg != "" {
-			writeOAuthError(out, http.StatusBadRequest, "invalid_request", msg)
-			return
-		}
-		if !out.basic && form.Get(paramClientID) == "" && form.Get("client_assertion") == "" {
-			writeOAuthError(out, http.StatusUnauthorized, "invalid_client", "the client is not identified")
-			return
-		}
-		useForm(r, form)
-		next.ServeHTTP(out, r)
+		// Not deferred: a panic must reach the router's recovery with
+		// nothing written, not as the empty 200 of a flush.
+		e.serve(next, out, r, basic)
+		out.flush()
 	})
+}
+
+// serve checks the request and passes it to next, or writes the refusal.
+func (e clientEndpoint) serve(next http.Handler, out *answer, r *http.Request, basic bool) {
+	form, err := readForm(out.w, r, true)
+	if err != nil {
+		writeOAuthError(out, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	if e.grant {
+		switch gt := form.Get("grant_type"); {
+		case gt == "":
+			writeOAuthError(out, http.StatusBadRequest, "invalid_request", "grant_type is missing")
+			return
+		case !contains(grantTypes, gt):
+			writeOAuthError(out, http.StatusBadRequest, "unsupported_grant_type",
+				"the grant types are authorization_code, refresh_token and client_credentials")
+			return
+		}
+	}
+	if out.basic && !basic {
+		// Client authentication that failed, not a malformed request
+		// (RFC 6749 §5.2), so the client learns to fix its credentials.
+		writeOAuthError(out, http.StatusUnauthorized, "invalid_client", "the Basic credentials cannot be read")
+		return
+	}
+	if msg := clientAuthConflict(r, form); msg != "" {
+		writeOAuthError(out, http.StatusBadRequest, "invalid_request", msg)
+		return
+	}
+	if !out.basic && form.Get(paramClientID) == "" && form.Get("client_assertion") == "" {
+		writeOAuthError(out, http.StatusUnauthorized, "invalid_client", "the client is not identified")
+		return
+	}
+	useForm(r, form)
+	next.ServeHTTP(out, r)
 }
 
 // clientAuthConflict names what is wrong when a request authenticates its
@@ -106,25 +113,31 @@ func guardUserInfo(next http.Handler) http.Handler {
 		noStore(w)
 		bearer := hasScheme(r, "Bearer")
 		out := &answer{w: w, bearer: true}
-		defer out.flush()
-		form := url.Values{}
-		if r.Method == http.MethodPost && !bodyless(r) {
-			var err error
-			if form, err = readForm(w, r, false); err != nil {
-				writeOAuthError(out, http.StatusBadRequest, "invalid_request", err.Error())
-				return
-			}
-		}
-		if _, inForm := form["access_token"]; inForm && bearer {
-			writeOAuthError(out, http.StatusBadRequest, "invalid_request",
-				"the access token is sent in the header and the form at once")
+		serveUserInfo(next, out, r, bearer)
+		out.flush()
+	})
+}
+
+// serveUserInfo checks the request and passes it to next, or writes the
+// refusal.
+func serveUserInfo(next http.Handler, out *answer, r *http.Request, bearer bool) {
+	form := url.Values{}
+	if r.Method == http.MethodPost && !bodyless(r) {
+		var err error
+		if form, err = readForm(out.w, r, false); err != nil {
+			writeOAuthError(out, http.StatusBadRequest, "invalid_request", err.Error())
 			return
 		}
-		out.tokenSent = bearer && strings.TrimSpace(r.Header.Get("Authorization")[len("Bearer"):]) != "" ||
-			form.Get("access_token") != ""
-		useForm(r, form)
-		next.ServeHTTP(out, r)
-	})
+	}
+	if _, inForm := form["access_token"]; inForm && bearer {
+		writeOAuthError(out, http.StatusBadRequest, "invalid_request",
+			"the access token is sent in the header and the form at once")
+		return
+	}
+	out.tokenSent = bearer && strings.TrimSpace(r.Header.Get("Authorization")[len("Bearer"):]) != "" ||
+		form.Get("access_token") != ""
+	useForm(r, form)
+	next.ServeHTTP(out, r)
 }
 
 // errForm is a form that cannot be read; its message says why, and is
