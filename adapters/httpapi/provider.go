@@ -6,6 +6,10 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// providerPrefix is where the provider's endpoints live; every answer
+// under it is no-store, 404 and 405 included (requestID).
+const providerPrefix = "/oauth2/"
+
 // providerRoutes are the routes of the OpenID provider (Options.Provider,
 // the handler of adapters/oidcprovider, which this adapter does not
 // import: cmd passes it in): its two metadata documents and its

@@ -197,4 +197,8 @@ func TestProvider_method_not_allowed(t *testing.T) {
 	if got := res.Header.Get("Allow"); got != "POST" {
 		t.Errorf("Allow %q", got)
 	}
+	// Every answer of the provider's endpoints is no-store, this one too.
+	if got := res.Header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control %q", got)
+	}
 }
