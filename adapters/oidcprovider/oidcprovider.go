@@ -93,14 +93,15 @@ func New(p Provider, opts Options) http.Handler {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &server{p: p, opts: opts}
+	// The library routes the JSON endpoints and Discovery; authorize and
+	// RFC 8414's path are served here (authorize.go, metadata.go). No CORS
+	// of the library's, which admits every origin with credentials
+	// (docs/decisions.md).
 	ops := op.RegisterServer(s, op.Endpoints{
 		Token:         op.NewEndpoint(TokenPath),
 		Introspection: op.NewEndpoint(IntrospectionPath),
 		Userinfo:      op.NewEndpoint(UserInfoPath),
 		Revocation:    op.NewEndpoint(RevocationPath),
-		// No CORS of the library's (it admits every origin, with
-		// credentials): the provider's endpoints answer as the rest of
-		// userd does (docs/decisions.md).
 	}, op.WithServerCORSOptions(nil))
 
 	mux := http.NewServeMux()
