@@ -17,6 +17,7 @@ import (
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/memory"
+	"github.com/userd/userd/adapters/oidcprovider"
 	"github.com/userd/userd/adapters/web"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
@@ -58,6 +59,9 @@ type serverConfig struct {
 	observe *observation
 	// provider turns the OpenID provider's keys on (withOIDCProvider).
 	provider bool
+	// endpoints, when set, mounts the OpenID provider's endpoints over
+	// it (withProviderEndpoints in provider_test.go).
+	endpoints oidcprovider.Provider
 }
 
 type serverOption func(*serverConfig)
@@ -164,6 +168,13 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		Pages:              web.New(svc, web.Options{Logger: log, Box: box, Clock: clock, AdminConsole: true}),
 		CORSAllowedOrigins: cfg.origins, RefreshCookie: cfg.cookie,
 		RateLimitStore: cfg.limitStore, RateLimitFailClosed: cfg.failClosed, RateLimitMetrics: cfg.limitMetrics,
+	}
+	if cfg.endpoints != nil {
+		// As cmd does: the pages show the provider's error page when they
+		// can, and the adapter its plain one otherwise.
+		errorPage, _ := hopts.Pages.(oidcprovider.ErrorPage)
+		hopts.Provider = oidcprovider.New(cfg.endpoints, oidcprovider.Options{Issuer: providerIssuer,
+			ContinuePath: "/oauth2/authorize/continue", ErrorPage: errorPage, Logger: log})
 	}
 	cfg.observe.apply(&hopts)
 	h := httpapi.New(svc, hopts)

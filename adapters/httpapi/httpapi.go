@@ -91,6 +91,14 @@ type Options struct {
 	// ServeTooManyRequests when it has one (TooManyRequestsPage). Nil
 	// leaves those paths 404.
 	Pages http.Handler
+	// Provider, when set, serves the OpenID provider: GET
+	// /.well-known/openid-configuration and
+	// /.well-known/oauth-authorization-server, GET and POST
+	// /oauth2/authorize and /oauth2/userinfo, POST /oauth2/token,
+	// /oauth2/introspect and /oauth2/revoke (the handler of
+	// adapters/oidcprovider). Nil leaves those paths 404
+	// (USERD_OIDC_PROVIDER=false).
+	Provider http.Handler
 	// CORSAllowedOrigins are the origins (scheme://host[:port], as a
 	// browser writes them) whose pages may call /api/* and /auth/*; "*"
 	// alone admits any origin, and cannot go with RefreshCookie (New
@@ -220,6 +228,9 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	h.routeAuth(e)
 	if opts.Pages != nil {
 		h.mountPages(e, opts.Pages)
+	}
+	if opts.Provider != nil {
+		h.mountProvider(e, opts.Provider)
 	}
 	// CORS answers a preflight with the methods of the route it asks about.
 	for _, r := range e.Routes() {

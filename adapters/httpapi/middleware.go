@@ -83,10 +83,11 @@ func (h *handler) requestID(c *gin.Context) {
 	hdr := c.Writer.Header()
 	hdr["X-Request-Id"] = []string{id}
 	hdr["X-Content-Type-Options"] = nosniffValue
-	if isAPIPath(c.Request.URL.Path) {
+	if p := c.Request.URL.Path; isAPIPath(p) || strings.HasPrefix(p, providerPrefix) {
 		// Set here, not in the route groups, so that 404 and 405 answers
 		// under these prefixes are not cacheable either: they all may carry
-		// personal data or tokens.
+		// personal data or tokens (the OpenID provider's every answer, RFC
+		// 6749 §5.1).
 		hdr["Cache-Control"] = noStoreValue
 	}
 	meta := domain.RequestMeta{RequestID: id}

@@ -337,8 +337,9 @@ func TestOpenAPI_document_is_valid_and_served(t *testing.T) {
 func TestOpenAPI_routes_are_the_engines(t *testing.T) {
 	t.Parallel()
 	v := docValidatorFor(t)
-	// Every optional route on: the audit trail and /metrics.
-	engine, ok := newTestServer(t, withAudit(), withMetrics()).handler.(*gin.Engine)
+	// Every optional route on: the audit trail, /metrics and the OpenID
+	// provider.
+	engine, ok := newTestServer(t, withAudit(), withMetrics(), withProviderEndpoints()).handler.(*gin.Engine)
 	if !ok {
 		t.Fatal("the handler is not a *gin.Engine")
 	}

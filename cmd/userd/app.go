@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ import (
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
 	"github.com/userd/userd/adapters/metrics"
+	"github.com/userd/userd/adapters/oidcprovider"
 	"github.com/userd/userd/adapters/passwordhash"
 	"github.com/userd/userd/adapters/web"
 	"github.com/userd/userd/application"
@@ -231,6 +233,8 @@ type handlerParams struct {
 }
 
 func newHandler(p handlerParams) http.Handler {
+	pages := web.New(p.Services, web.Options{Logger: p.Log, Box: p.Box, Clock: p.Clock,
+		AdminConsole: p.Config.AdminConsole})
 	opts := httpapi.Options{
 		Logger:          p.Log,
 		Clock:           p.Clock,
@@ -240,11 +244,11 @@ func newHandler(p handlerParams) http.Handler {
 		TrustedProxies:  p.Config.TrustedProxies,
 		RequestTimeout:  p.Config.RequestTimeout,
 		MaxInFlight:     p.Config.MaxInFlight,
-		Pages: web.New(p.Services, web.Options{Logger: p.Log, Box: p.Box, Clock: p.Clock,
-			AdminConsole: p.Config.AdminConsole}),
-		Metrics: p.Metrics,
-		KeySet:  p.Issuer,
-		Health:  p.Health,
+		Pages:           pages,
+		Provider:        newProviderHandler(p, pages),
+		Metrics:         p.Metrics,
+		KeySet:          p.Issuer,
+		Health:          p.Health,
 
 		CORSAllowedOrigins: p.Config.CORSAllowedOrigins(),
 		RefreshCookie:      p.Config.RefreshCookie,
@@ -258,4 +262,27 @@ func newHandler(p handlerParams) http.Handler {
 		opts.MetricsAllow = p.Config.MetricsAllow
 	}
 	return httpapi.New(p.Services, opts)
+}
+
+// newProviderHandler is the OpenID provider's handler, or nil (its routes
+// 404) when USERD_OIDC_PROVIDER=false. Its error page is the pages' when
+// they have one (web.Pages implementing oidcprovider.ErrorPage), else
+// the adapter's plain one.
+func newProviderHandler(p handlerParams, pages http.Handler) http.Handler {
+	if !p.Config.OIDCProvider {
+		return nil
+	}
+	if p.Services.Provider == nil {
+		// Not built by this version of the application: no routes
+		// rather than a handler over nothing.
+		p.Log.Warn("the OpenID provider is on but the application has none; its routes are off")
+		return nil
+	}
+	errorPage, _ := pages.(oidcprovider.ErrorPage)
+	return oidcprovider.New(p.Services.Provider, oidcprovider.Options{
+		Issuer:       strings.TrimRight(p.Config.PublicURL, "/"),
+		ContinuePath: "/oauth2/authorize/continue",
+		ErrorPage:    errorPage,
+		Logger:       p.Log,
+	})
 }
