@@ -59,6 +59,11 @@ type AuthorizeInput struct {
 	// RequestObject is set when a request or request_uri parameter was
 	// sent, which the provider does not support.
 	RequestObject bool
+	// Malformed names a parameter the adapter could not read (sent
+	// twice, or a max_age that is no number of seconds): the request is
+	// refused with invalid_request once its client and redirect URI are
+	// known good.
+	Malformed string
 }
 
 // AuthorizeError is a refusal of an authorization request that goes back

@@ -62,6 +62,8 @@ func (s *ProviderService) authRequestOf(client domain.OAuthClient, in AuthorizeI
 		return domain.AuthRequest{}, domain.NewOAuthError(domain.OAuthInvalidRequest, desc)
 	}
 	switch {
+	case in.Malformed != "":
+		return bad(in.Malformed + " is sent more than once, or malformed")
 	case in.RequestObject:
 		return domain.AuthRequest{}, domain.NewOAuthError("request_not_supported", "request objects are not supported")
 	case in.ResponseType != "code":

@@ -211,6 +211,7 @@ func TestProvider_authorize_refusals(t *testing.T) {
 		{"an unknown scope", func(in *application.AuthorizeInput) { in.Scopes = []string{"openid", "admin"} }, domain.OAuthInvalidScope},
 		{"prompt none with login", func(in *application.AuthorizeInput) { in.Prompt = []string{"none", "login"} }, domain.OAuthInvalidRequest},
 		{"a request object", func(in *application.AuthorizeInput) { in.RequestObject = true }, "request_not_supported"},
+		{"a parameter sent twice", func(in *application.AuthorizeInput) { in.Malformed = "nonce" }, domain.OAuthInvalidRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

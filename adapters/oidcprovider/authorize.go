@@ -67,29 +67,23 @@ type errPage string
 func (e errPage) Error() string { return string(e) }
 
 // authorizeParams reads the request's parameters: the query of a GET,
-// the form of a POST (at most MaxBodyBytes). A parameter sent twice
-// makes the request unreadable (RFC 6749 §3.1).
+// the form of a POST (at most MaxBodyBytes). A parameter sent twice is
+// malformed (RFC 6749 §3.1): the client_id or redirect_uri makes the
+// request unreadable (a page), any other is refused with a redirect by
+// the application (authorizeInput names it).
 func authorizeParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {
-	var params url.Values
 	if r.Method == http.MethodPost {
-		form, err := readForm(w, r, true)
+		form, err := readBody(w, r, true)
 		if err != nil {
 			return nil, errPage("This sign-in request cannot be read: " + err.Error() + ".")
 		}
-		params = form
-	} else {
-		q, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil {
-			return nil, errPage("This sign-in link cannot be read: its query string is malformed.")
-		}
-		for name, values := range q {
-			if len(values) > 1 {
-				return nil, errPage("This sign-in link is not valid: a parameter is sent more than once: " + safeAuthorizeName(name) + ".")
-			}
-		}
-		params = q
+		return form, nil
 	}
-	return params, nil
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, errPage("This sign-in link cannot be read: its query string is malformed.")
+	}
+	return q, nil
 }
 
 // authorizeInput turns the parameters into the application's input. What
@@ -112,10 +106,17 @@ func authorizeInput(p url.Values) (application.AuthorizeInput, error) {
 		RequestObject:       p.Get("request") != "" || p.Get("request_uri") != "",
 	}
 	switch {
+	case len(p["client_id"]) > 1 || len(p["redirect_uri"]) > 1:
+		return in, errPage("This sign-in link is not valid: it names its application or its return address more than once.")
 	case in.ClientID == "":
 		return in, errPage(msgMissingClient)
 	case in.RedirectURI == "":
 		return in, errPage(msgMissingRedirect)
+	}
+	for name, values := range p {
+		if len(values) > 1 && in.Malformed == "" {
+			in.Malformed = safeAuthorizeName(name)
+		}
 	}
 	if _, err := domain.ParseOAuthClientID(in.ClientID); err != nil {
 		return in, errPage(msgUnknownClient)
@@ -124,15 +125,15 @@ func authorizeInput(p url.Values) (application.AuthorizeInput, error) {
 		return in, errPage(msgUnregisteredRedirect)
 	}
 	if v, sent := p["max_age"]; sent && v[0] != "" {
-		// A max_age that is not a count of seconds cannot go back to
-		// the client as invalid_request: only the application builds
-		// that redirect, and its input has no place for it.
+		// A max_age that is not a count of seconds goes back to the
+		// client as invalid_request, as the application refuses it.
 		secs, err := strconv.ParseInt(v[0], 10, 64)
 		if err != nil || secs < 0 || secs > math.MaxInt64/int64(time.Second) {
-			return in, errPage("This sign-in link is not valid: max_age is not a number of seconds.")
+			in.Malformed = "max_age"
+		} else {
+			d := time.Duration(secs) * time.Second
+			in.MaxAge = &d
 		}
-		d := time.Duration(secs) * time.Second
-		in.MaxAge = &d
 	}
 	return in, nil
 }

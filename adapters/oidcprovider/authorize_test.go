@@ -28,8 +28,10 @@ func TestAuthorize(t *testing.T) {
 		err      error
 		status   int
 		location string
-		// called: whether Provider.Authorize was asked.
-		called bool
+		// called: whether Provider.Authorize was asked; malformed, what
+		// its input's Malformed names.
+		called    bool
+		malformed string
 	}{
 		{name: "get", req: req{method: "GET", target: "/oauth2/authorize?" + authorizeQuery},
 			status: 303, location: "/oauth2/authorize/continue?request=req-1", called: true},
@@ -48,10 +50,15 @@ func TestAuthorize(t *testing.T) {
 		{name: "missing_redirect_uri", req: req{method: "GET", target: "/oauth2/authorize?client_id=" + publicID}, status: 400},
 		{name: "relative_redirect_uri", req: req{method: "GET", target: "/oauth2/authorize?client_id=" + publicID + "&redirect_uri=%2Fcb"}, status: 400},
 		{name: "duplicate_redirect_uri", req: req{method: "GET", target: "/oauth2/authorize?" + authorizeQuery + "&redirect_uri=https%3A%2F%2Fevil.example%2Fcb"}, status: 400},
-		{name: "duplicate_state", req: req{method: "GET", target: "/oauth2/authorize?" + authorizeQuery + "&state=again"}, status: 400},
+		// A parameter other than the two that name the client and its
+		// redirect, sent twice or malformed, is the application's to
+		// refuse with a redirect (AuthorizeInput.Malformed).
+		{name: "duplicate_state", req: req{method: "GET", target: "/oauth2/authorize?" + authorizeQuery + "&state=again"},
+			status: 303, location: "/oauth2/authorize/continue?request=req-1", called: true, malformed: "state"},
 		{name: "duplicate_in_post", req: req{method: "POST", target: "/oauth2/authorize", form: authorizeQuery + "&client_id=" + confidentialID}, status: 400},
 		{name: "malformed_query", req: req{method: "GET", target: "/oauth2/authorize?" + authorizeQuery + "&x=%zz"}, status: 400},
-		{name: "malformed_max_age", req: req{method: "GET", target: "/oauth2/authorize?" + strings.Replace(authorizeQuery, "max_age=600", "max_age=soon", 1)}, status: 400},
+		{name: "malformed_max_age", req: req{method: "GET", target: "/oauth2/authorize?" + strings.Replace(authorizeQuery, "max_age=600", "max_age=soon", 1)},
+			status: 303, location: "/oauth2/authorize/continue?request=req-1", called: true, malformed: "max_age"},
 		{name: "post_not_a_form", req: req{method: "POST", target: "/oauth2/authorize", form: authorizeQuery, headers: []string{"Content-Type", "application/json"}}, status: 400},
 	}
 	for _, tt := range tests {
@@ -66,6 +73,9 @@ func TestAuthorize(t *testing.T) {
 			}
 			if got := w.Header().Get("Location"); got != tt.location {
 				t.Errorf("Location %q, want %q", got, tt.location)
+			}
+			if f.authorize.Malformed != tt.malformed {
+				t.Errorf("Malformed %q, want %q", f.authorize.Malformed, tt.malformed)
 			}
 			if called := len(f.called()) > 0; called != tt.called {
 				t.Errorf("Authorize called: %v, want %v", called, tt.called)

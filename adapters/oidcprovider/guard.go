@@ -146,10 +146,9 @@ type errForm string
 
 func (e errForm) Error() string { return string(e) }
 
-// readForm reads r's body as a form: at most MaxBodyBytes of
-// application/x-www-form-urlencoded (required when requireType), each
-// parameter once.
-func readForm(w http.ResponseWriter, r *http.Request, requireType bool) (url.Values, error) {
+// readBody reads r's body as a form: at most MaxBodyBytes of
+// application/x-www-form-urlencoded (required when requireType).
+func readBody(w http.ResponseWriter, r *http.Request, requireType bool) (url.Values, error) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "application/x-www-form-urlencoded" && (requireType || !bodyless(r)) {
 		return nil, errForm("the body must be application/x-www-form-urlencoded")
@@ -165,6 +164,16 @@ func readForm(w http.ResponseWriter, r *http.Request, requireType bool) (url.Val
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
 		return nil, errForm("the form cannot be parsed")
+	}
+	return form, nil
+}
+
+// readForm is readBody's form with each parameter once (RFC 6749 §3.1:
+// a parameter sent twice is invalid_request).
+func readForm(w http.ResponseWriter, r *http.Request, requireType bool) (url.Values, error) {
+	form, err := readBody(w, r, requireType)
+	if err != nil {
+		return nil, err
 	}
 	for name, values := range form {
 		if len(values) > 1 {
