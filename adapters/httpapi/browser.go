@@ -104,7 +104,20 @@ func (b *browser) listed(origin string) bool {
 	return origin != "" && (b.anyOrig || slices.Contains(b.origins, origin))
 }
 
-// cors answers CORS on /api/* and /auth/* for a listed origin, and adds
+// providerCORSPaths are the OpenID provider's routes a single-page app
+// calls from its own origin (docs/oidc.md): the metadata, the keys, the
+// token endpoint, userinfo and revocation. Authorization is a
+// navigation, and introspection a server's, so neither answers CORS.
+var providerCORSPaths = map[string]bool{
+	"/.well-known/openid-configuration": true, "/.well-known/oauth-authorization-server": true,
+	"/.well-known/jwks.json": true, "/oauth2/token": true, "/oauth2/userinfo": true, "/oauth2/revoke": true,
+}
+
+// corsPath reports whether p answers CORS: the API's and the provider's
+// paths for browsers.
+func corsPath(p string) bool { return isAPIPath(p) || providerCORSPaths[p] }
+
+// cors answers CORS on /api/*, /auth/* and providerCORSPaths for a listed origin, and adds
 // nothing for any other: a preflight from an unlisted origin gets the
 // answer it got before CORS existed (405, or 404 for an unknown path), and
 // the browser refuses the request.
@@ -116,7 +129,7 @@ func (b *browser) listed(origin string) bool {
 func (h *handler) cors(c *gin.Context) {
 	r := c.Request
 	origin := r.Header.Get("Origin")
-	if !isAPIPath(r.URL.Path) || !h.browser.listed(origin) {
+	if !corsPath(r.URL.Path) || !h.browser.listed(origin) {
 		c.Next()
 		return
 	}

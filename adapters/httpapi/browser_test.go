@@ -394,3 +394,29 @@ func TestRefreshCookie_cross_origin_requests_are_refused(t *testing.T) {
 		t.Errorf("healthz: %d", res.Status)
 	}
 }
+
+// A single-page app calls the provider's token endpoint, userinfo,
+// revocation, metadata and keys from its own origin; authorization (a
+// navigation) and introspection (a server's) answer no CORS.
+func TestCORS_provider_endpoints_for_single_page_apps(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, withCORS(appOrigin), withProviderEndpoints())
+	for path, want := range map[string]string{
+		"/oauth2/token": "POST", "/oauth2/userinfo": "GET, POST", "/oauth2/revoke": "POST",
+		"/.well-known/openid-configuration": "GET", "/.well-known/jwks.json": "GET",
+		"/oauth2/authorize": "", "/oauth2/introspect": "",
+	} {
+		method := "POST"
+		if strings.HasPrefix(want, "GET") || strings.HasPrefix(path, "/.well-known/") {
+			method = "GET"
+		}
+		res := s.raw("OPTIONS", path, "", map[string]string{"Origin": appOrigin, "Access-Control-Request-Method": method})
+		if got := res.Header.Get("Access-Control-Allow-Methods"); got != want {
+			t.Errorf("%s: preflight allows %q, want %q", path, got, want)
+		}
+	}
+	res := s.raw("OPTIONS", "/oauth2/token", "", map[string]string{"Origin": otherOrigin, "Access-Control-Request-Method": "POST"})
+	if res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Error("an unlisted origin is allowed on the token endpoint")
+	}
+}

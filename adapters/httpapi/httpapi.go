@@ -234,7 +234,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	}
 	// CORS answers a preflight with the methods of the route it asks about.
 	for _, r := range e.Routes() {
-		if isAPIPath(r.Path) {
+		if corsPath(r.Path) {
 			h.browser.routes = append(h.browser.routes, r)
 		}
 	}
