@@ -130,7 +130,7 @@ func TestProvider_routes(t *testing.T) {
 			303, "https://app.example/cb?error=invalid_scope&state=deny&iss=" + providerIssuer},
 		{"authorize_unknown_client", "GET", "/oauth2/authorize?" + strings.Replace(oidcAuthorizeQuery, oidcPublic, oidcUnknown, 1), nil, nil, 400, ""},
 		{"authorize_form", "POST", "/oauth2/authorize", oidcAuthorizeQuery, []reqOption{form}, 303, "/oauth2/authorize/continue?request=req-1"},
-		{"authorize_form_duplicate", "POST", "/oauth2/authorize", oidcAuthorizeQuery + "&state=again", []reqOption{form}, 400, ""},
+		{"authorize_form_duplicate", "POST", "/oauth2/authorize", oidcAuthorizeQuery + "&redirect_uri=https%3A%2F%2Fevil.example%2Fcb", []reqOption{form}, 400, ""},
 		{"token_code", "POST", "/oauth2/token", "grant_type=authorization_code&code=good&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&code_verifier=v",
 			[]reqOption{form, basic}, 200, ""},
 		{"token_refresh_public", "POST", "/oauth2/token", "grant_type=refresh_token&refresh_token=r0&client_id=" + oidcPublic, []reqOption{form}, 200, ""},
