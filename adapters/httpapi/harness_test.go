@@ -62,6 +62,8 @@ type serverConfig struct {
 	// endpoints, when set, mounts the OpenID provider's endpoints over
 	// it (withProviderEndpoints in provider_test.go).
 	endpoints oidcprovider.Provider
+	// registration opens dynamic registration (withDynamicRegistration).
+	registration bool
 }
 
 type serverOption func(*serverConfig)
@@ -151,6 +153,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	log := slog.New(httpapi.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	app := kit.NewApp(t, kit.AppParts{OIDCProvider: cfg.provider})
 	app.Deps.Log, app.Config = log, cfg.app
+	app.Config.OIDCDynamicRegistration = cfg.registration
 	if cfg.wrapUsers != nil {
 		app.Deps.Stores.Users = cfg.wrapUsers(app.Deps.Stores.Users)
 	}
@@ -173,8 +176,12 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		// As cmd does: the pages show the provider's error page when they
 		// can, and the adapter its plain one otherwise.
 		errorPage, _ := hopts.Pages.(oidcprovider.ErrorPage)
-		hopts.Provider = oidcprovider.New(cfg.endpoints, oidcprovider.Options{Issuer: providerIssuer,
-			ContinuePath: "/oauth2/authorize/continue", ErrorPage: errorPage, Logger: log})
+		popts := oidcprovider.Options{Issuer: providerIssuer,
+			ContinuePath: "/oauth2/authorize/continue", ErrorPage: errorPage, Logger: log}
+		if cfg.registration {
+			popts.Registrar, hopts.ProviderRegistration = svc.OAuthClients, true
+		}
+		hopts.Provider = oidcprovider.New(cfg.endpoints, popts)
 	}
 	cfg.observe.apply(&hopts)
 	h := httpapi.New(svc, hopts)

@@ -99,6 +99,10 @@ type Options struct {
 	// adapters/oidcprovider). Nil leaves those paths 404
 	// (USERD_OIDC_PROVIDER=false).
 	Provider http.Handler
+	// ProviderRegistration routes the provider's dynamic registration
+	// (POST /oauth2/register, USERD_OIDC_DYNAMIC_REGISTRATION) to
+	// Provider, within the per-IP allowance of /auth; false leaves it 404.
+	ProviderRegistration bool
 	// CORSAllowedOrigins are the origins (scheme://host[:port], as a
 	// browser writes them) whose pages may call /api/* and /auth/*; "*"
 	// alone admits any origin, and cannot go with RefreshCookie (New
@@ -230,7 +234,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 		h.mountPages(e, opts.Pages)
 	}
 	if opts.Provider != nil {
-		h.mountProvider(e, opts.Provider)
+		h.mountProvider(e, opts.Provider, opts.ProviderRegistration)
 	}
 	// CORS answers a preflight with the methods of the route it asks about.
 	for _, r := range e.Routes() {

@@ -338,8 +338,8 @@ func TestOpenAPI_routes_are_the_engines(t *testing.T) {
 	t.Parallel()
 	v := docValidatorFor(t)
 	// Every optional route on: the audit trail, /metrics and the OpenID
-	// provider.
-	engine, ok := newTestServer(t, withAudit(), withMetrics(), withProviderEndpoints()).handler.(*gin.Engine)
+	// provider with its dynamic registration.
+	engine, ok := newTestServer(t, withAudit(), withMetrics(), withProviderEndpoints(), withDynamicRegistration()).handler.(*gin.Engine)
 	if !ok {
 		t.Fatal("the handler is not a *gin.Engine")
 	}

@@ -26,16 +26,25 @@ var providerRoutes = []struct{ method, path string }{
 	{http.MethodPost, "/oauth2/revoke"},
 }
 
+// providerRegistrationPath is the provider's dynamic registration (RFC
+// 7591): open to anyone when it is on, so it takes from the per-IP
+// allowance of /auth.
+const providerRegistrationPath = "/oauth2/register"
+
 // mountProvider routes exactly the provider's routes to provider, behind
 // the middleware of every route: the request id, the access log (which
 // writes the path without its query, where an authorization request
 // carries its state and PKCE challenge), the timeout. The provider
 // bounds and reads its bodies itself, as forms, and answers its own
 // errors in OAuth's JSON; without it (USERD_OIDC_PROVIDER=false) none of
-// these paths exists.
-func (h *handler) mountProvider(e *gin.Engine, provider http.Handler) {
+// these paths exists. registration routes the dynamic registration too
+// (Options.ProviderRegistration).
+func (h *handler) mountProvider(e *gin.Engine, provider http.Handler, registration bool) {
 	serve := gin.WrapH(provider)
 	for _, r := range providerRoutes {
 		e.Handle(r.method, r.path, serve)
+	}
+	if registration {
+		e.POST(providerRegistrationPath, h.limitAuthByIP, serve)
 	}
 }

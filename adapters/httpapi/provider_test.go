@@ -202,3 +202,67 @@ func TestProvider_method_not_allowed(t *testing.T) {
 		t.Errorf("Cache-Control %q", got)
 	}
 }
+
+// withDynamicRegistration opens the provider's dynamic registration over
+// the application's clients.
+func withDynamicRegistration() serverOption { return func(c *serverConfig) { c.registration = true } }
+
+// Dynamic registration (RFC 7591): 404 while closed; open, a public client
+// of the code flow for anyone, within the /auth allowance; refusals in
+// RFC 7591's codes; the metadata names the endpoint only while it is open.
+func TestProvider_dynamic_registration(t *testing.T) {
+	t.Parallel()
+	closed := newTestServer(t, withProviderEndpoints())
+	body := map[string]any{"redirect_uris": []string{"http://127.0.0.1/callback"}, "client_name": "MCP tool",
+		"token_endpoint_auth_method": "none", "grant_types": []string{"authorization_code", "refresh_token"},
+		"response_types": []string{"code"}, "scope": "openid email", "software_id": "ignored"}
+	if res := closed.do("POST", "/oauth2/register", body); res.Status != http.StatusNotFound {
+		t.Fatalf("closed: %d, want 404", res.Status)
+	}
+	if res := closed.do("GET", "/.well-known/openid-configuration", nil); strings.Contains(string(res.Body), "registration_endpoint") {
+		t.Error("closed, the metadata names registration_endpoint")
+	}
+
+	s := newTestServer(t, withProviderEndpoints(), withDynamicRegistration(), withAuthIPLimit(2))
+	res := s.do("POST", "/oauth2/register", body)
+	var got struct {
+		ClientID   string   `json:"client_id"`
+		IssuedAt   int64    `json:"client_id_issued_at"`
+		Name       string   `json:"client_name"`
+		Redirects  []string `json:"redirect_uris"`
+		PostLogout []string `json:"post_logout_redirect_uris"`
+		Grants     []string `json:"grant_types"`
+		Responses  []string `json:"response_types"`
+		Method     string   `json:"token_endpoint_auth_method"`
+		Scope      string   `json:"scope"`
+	}
+	wantJSON(t, res, http.StatusCreated, &got)
+	if got.Method != "none" || got.Scope != "openid email" || len(got.Grants) != 2 {
+		t.Errorf("registered = %+v", got)
+	}
+	if c, err := s.svc.OAuthClients.Client(context.Background(), got.ClientID); err != nil || !c.IsPublic() || c.FirstParty {
+		t.Errorf("stored client = %+v, %v", c, err)
+	}
+	if res := s.do("GET", "/.well-known/openid-configuration", nil); !strings.Contains(string(res.Body), `"registration_endpoint":"`+providerIssuer+`/oauth2/register"`) {
+		t.Errorf("open, the metadata lacks registration_endpoint: %s", res.Body)
+	}
+	bad := map[string]any{"redirect_uris": []string{"http://example.com/cb"}}
+	var refusal struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+	}
+	wantJSON(t, s.do("POST", "/oauth2/register", bad), http.StatusBadRequest, &refusal)
+	if refusal.Error != "invalid_redirect_uri" {
+		t.Errorf("a bad redirect URI: %q", refusal.Error)
+	}
+	secretful := map[string]any{"redirect_uris": []string{"http://127.0.0.1/cb"}, "token_endpoint_auth_method": "client_secret_basic"}
+	// The allowance of two is spent: the third is 429.
+	if res := s.do("POST", "/oauth2/register", secretful); res.Status != http.StatusTooManyRequests {
+		t.Errorf("past the /auth allowance: %d, want 429", res.Status)
+	}
+	s2 := newTestServer(t, withProviderEndpoints(), withDynamicRegistration())
+	wantJSON(t, s2.do("POST", "/oauth2/register", secretful), http.StatusBadRequest, &refusal)
+	if refusal.Error != "invalid_client_metadata" {
+		t.Errorf("a confidential client: %q", refusal.Error)
+	}
+}

@@ -41,6 +41,9 @@ type metadata struct {
 	RequestParameterSupported                  bool     `json:"request_parameter_supported"`
 	RequestURIParameterSupported               bool     `json:"request_uri_parameter_supported"`
 	ClaimsParameterSupported                   bool     `json:"claims_parameter_supported"`
+	// RegistrationEndpoint is named only while dynamic registration is
+	// open.
+	RegistrationEndpoint string `json:"registration_endpoint,omitempty"`
 }
 
 // claimsSupported are the claims of the ID token and userinfo: those of
@@ -74,7 +77,17 @@ func (s *server) metadata() metadata {
 		IntrospectionEndpointAuthMethodsSupported:  []string{"client_secret_basic", "client_secret_post"},
 		CodeChallengeMethodsSupported:              []string{domain.PKCEMethodS256},
 		AuthorizationResponseIssParameterSupported: true,
+		RegistrationEndpoint:                       s.registrationEndpoint(),
 	}
+}
+
+// registrationEndpoint is the metadata's registration_endpoint: empty
+// (left out) while dynamic registration is closed.
+func (s *server) registrationEndpoint() string {
+	if s.opts.Registrar == nil {
+		return ""
+	}
+	return s.opts.Issuer + RegistrationPath
 }
 
 // rs256First returns algs with RS256 first (every OpenID client supports

@@ -80,6 +80,10 @@ type Options struct {
 	ErrorPage ErrorPage
 	// Logger receives unexpected errors; nil discards them.
 	Logger *slog.Logger
+	// Registrar, when set, opens dynamic registration at
+	// RegistrationPath (USERD_OIDC_DYNAMIC_REGISTRATION) and names it in
+	// the metadata; nil leaves the path 404.
+	Registrar Registrar
 }
 
 // New returns the provider's handler over p. It answers exactly the
@@ -112,6 +116,9 @@ func New(p Provider, opts Options) http.Handler {
 	mux.Handle("POST "+TokenPath, guard(ops, clientEndpoint{grant: true}))
 	mux.Handle("POST "+IntrospectionPath, guard(ops, clientEndpoint{}))
 	mux.Handle("POST "+RevocationPath, guard(ops, clientEndpoint{}))
+	if opts.Registrar != nil {
+		mux.HandleFunc("POST "+RegistrationPath, s.register)
+	}
 	mux.Handle("GET "+UserInfoPath, guardUserInfo(ops))
 	mux.Handle("POST "+UserInfoPath, guardUserInfo(ops))
 	return mux

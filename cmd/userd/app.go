@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -246,9 +245,11 @@ func newHandler(p handlerParams) http.Handler {
 		MaxInFlight:     p.Config.MaxInFlight,
 		Pages:           pages,
 		Provider:        newProviderHandler(p, pages),
-		Metrics:         p.Metrics,
-		KeySet:          p.Issuer,
-		Health:          p.Health,
+		// The registration route exists only while it is open.
+		ProviderRegistration: p.Config.OIDCProvider && p.Config.OIDCDynamicRegistration,
+		Metrics:              p.Metrics,
+		KeySet:               p.Issuer,
+		Health:               p.Health,
 
 		CORSAllowedOrigins: p.Config.CORSAllowedOrigins(),
 		RefreshCookie:      p.Config.RefreshCookie,
@@ -279,10 +280,14 @@ func newProviderHandler(p handlerParams, pages http.Handler) http.Handler {
 		return nil
 	}
 	errorPage, _ := pages.(oidcprovider.ErrorPage)
-	return oidcprovider.New(p.Services.Provider, oidcprovider.Options{
-		Issuer:       strings.TrimRight(p.Config.PublicURL, "/"),
+	opts := oidcprovider.Options{
+		Issuer:       p.Config.ProviderIssuer(),
 		ContinuePath: "/oauth2/authorize/continue",
 		ErrorPage:    errorPage,
 		Logger:       p.Log,
-	})
+	}
+	if p.Config.OIDCDynamicRegistration {
+		opts.Registrar = p.Services.OAuthClients
+	}
+	return oidcprovider.New(p.Services.Provider, opts)
 }
