@@ -35,6 +35,9 @@ const scriptPasskey = "passkey.js"
 type signInData struct {
 	Next    string
 	Expired bool
+	// ClientName names the app whose sign-in this is, and ClientToken
+	// carries it sealed through the forms (signInForFlow).
+	ClientName, ClientToken string
 	// MFAToken and Methods are the second step's.
 	MFAToken string
 	Methods  string
@@ -48,12 +51,18 @@ func (p *Pages) signInForm(a *area) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		next := nextPath(a, q.Get(fieldNext))
-		if _, _, err := p.session(w, r); err == nil {
+		_, flow := continueRequest(next)
+		// The provider sends a browser here to sign in, or to sign in
+		// again (prompt=login, max_age): a live console session does
+		// not answer it, and going back would only come here again.
+		if _, _, err := p.session(w, r); err == nil && !flow {
 			//nolint:gosec // G710: nextPath admits only a path of the area, never another site
 			http.Redirect(w, r, next, http.StatusSeeOther)
 			return
 		}
-		pg := signInPage(a, signInData{Next: next, Expired: q.Get("expired") == "1"})
+		d := p.signInFor(next, q.Get(fieldClient))
+		d.Expired = q.Get("expired") == "1"
+		pg := signInPage(a, d)
 		pg.Notice = noticeOf(r, signInNotices)
 		p.renderConsole(w, r, http.StatusOK, pg)
 	}
@@ -66,6 +75,16 @@ var signInNotices = map[string]string{"signed-out": "You are signed out.",
 	"password-changed": "Your password is changed, and every session of your account is signed out. Sign in with the new password.",
 	"email-changed": "Your email address is changed, and every session of your account is signed out. " +
 		"We sent a link to the new address: open it to verify the address, and sign in with the new address.",
+}
+
+// signInFor is the sign-in page's data for next, naming the app of a
+// flow by its sealed name.
+func (p *Pages) signInFor(next, clientToken string) signInData {
+	d := signInData{Next: next}
+	if name := p.clientNameOf(next, clientToken); name != "" {
+		d.ClientName, d.ClientToken = name, clientToken
+	}
+	return d
 }
 
 func signInPage(a *area, d signInData) page {
@@ -88,7 +107,7 @@ func (p *Pages) signIn(a *area) http.HandlerFunc {
 		res, err := p.svc.Auth.Login(signInContext(r), application.LoginInput{
 			Email: form.Get(fieldEmail), Password: form.Get(fieldPassword)})
 		if err != nil {
-			pg := signInPage(a, signInData{Next: next})
+			pg := signInPage(a, p.signInFor(next, form.Get(fieldClient)))
 			pg.Form = form
 			p.signInFailed(w, r, pg, err)
 			return
@@ -179,7 +198,7 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 				p.secondStepFailed(w, r, a, next, token, err)
 				return
 			}
-			p.signInFailed(w, r, signInPage(a, signInData{Next: next}), err)
+			p.signInFailed(w, r, signInPage(a, p.signInFor(next, form.Get(fieldClient))), err)
 			return
 		}
 		p.signedIn(w, r, a, next, res)
@@ -217,7 +236,19 @@ func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next str
 		p.consoleFail(w, r, a, nil, err)
 		return
 	}
+	// The provider's cookie names the session just opened: a sign-in on
+	// either area's page is a sign-in for the apps too.
+	if err := p.startSSO(w, principal); err != nil {
+		p.consoleFail(w, r, a, nil, err)
+		return
+	}
 	p.endCookieSession(r)
+	if id, ok := continueRequest(next); ok && p.provider != nil {
+		// Back to an app's flow: its end is another origin, which a
+		// redirect after this POST may not reach (form-action).
+		p.continueAfterPost(w, r, id, browserOf(principal))
+		return
+	}
 	//nolint:gosec // G710: nextPath admits only a path of the area, never another site
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
