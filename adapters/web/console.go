@@ -39,7 +39,7 @@ var (
 	accountArea = &area{Prefix: AccountPrefix, Name: "userd account", Nav: []navLink{
 		{AccountPrefix, "My account"}, {AccountPrefix + "password", "Password"},
 		{AccountPrefix + "mfa", "Two-step verification"}, {AccountPrefix + "passkeys", "Passkeys"},
-		{AccountPrefix + "sessions", "Sessions"},
+		{AccountPrefix + "sessions", "Sessions"}, {AccountPrefix + "apps", "Apps with access"},
 	}}
 )
 
