@@ -102,6 +102,10 @@ func refusal(err error) (int, []refusalMessage) {
 var accountFieldNames = map[string]string{
 	fieldDisableCode: "The code", fieldRenewCode: "The code", fieldConfirm: "The repeated password",
 	fieldUnderstood: "The box",
+	// The client forms'.
+	fieldClientType: "The type", fieldRedirectURIs: "The redirect URIs", fieldPostLogoutURIs: "The post-logout redirect URIs",
+	fieldGrantTypes: "The grant types", fieldScopes: "The scopes", fieldFirstParty: "First party",
+	fieldIDTokenAlg: "The ID token algorithm",
 }
 
 // accountFieldMessage makes a sentence of a rule's message about the

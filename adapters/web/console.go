@@ -34,6 +34,7 @@ type navLink struct{ Path, Label string }
 var (
 	adminArea = &area{Prefix: AdminPrefix, Name: "userd admin console", AdminOnly: true, Nav: []navLink{
 		{AdminPrefix + "users", "Users"}, {AdminPrefix + "audit", "Audit trail"}, {AdminPrefix + "keys", "Signing keys"},
+		{AdminPrefix + "clients", "Clients"},
 		{AccountPrefix, "My account"},
 	}}
 	accountArea = &area{Prefix: AccountPrefix, Name: "userd account", Nav: []navLink{
