@@ -102,7 +102,11 @@ func refusal(err error) (int, []refusalMessage) {
 var accountFieldNames = map[string]string{
 	fieldDisableCode: "The code", fieldRenewCode: "The code", fieldConfirm: "The repeated password",
 	fieldUnderstood: "The box",
-	// The client forms'.
+}
+
+// clientFieldNames name the inputs of the console's client forms.
+//nolint:gosec // G101: words about form fields ("The ID token algorithm"), no credential
+var clientFieldNames = map[string]string{
 	fieldClientType: "The type", fieldRedirectURIs: "The redirect URIs", fieldPostLogoutURIs: "The post-logout redirect URIs",
 	fieldGrantTypes: "The grant types", fieldScopes: "The scopes", fieldFirstParty: "First party",
 	fieldIDTokenAlg: "The ID token algorithm",
@@ -112,6 +116,9 @@ var accountFieldNames = map[string]string{
 // input id.
 func accountFieldMessage(id, msg string) string {
 	if name, ok := accountFieldNames[id]; ok {
+		return name + " " + msg + "."
+	}
+	if name, ok := clientFieldNames[id]; ok {
 		return name + " " + msg + "."
 	}
 	return fieldMessage(id, msg)

@@ -90,7 +90,7 @@ func TestSSO_cookie_is_sealed_for_its_purpose(t *testing.T) {
 	flipped := []byte(good)
 	flipped[len(flipped)/2] ^= 1
 	for _, value := range []string{v.cookie.Value, base64.RawURLEncoding.EncodeToString(otherAD), string(flipped), "garbage"} {
-		res := e.get(continuePath, func(r *http.Request) { r.AddCookie(&http.Cookie{Name: web.SSOCookie, Value: value}) })
+		res := e.get(continuePath, func(r *http.Request) { r.Header.Set("Cookie", web.SSOCookie+"="+value) })
 		if b := f.lastContinue(t).browser; b != nil {
 			t.Errorf("%.20s… is a browser session: %+v", value, b)
 		}
