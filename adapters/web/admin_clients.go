@@ -114,7 +114,7 @@ func (p *Pages) adminCreateClient(w http.ResponseWriter, r *http.Request, v visi
 			p.adminFailed(w, r, &v, perr)
 			return
 		}
-			p.renderConsole(w, r, status, withRefusal(pg, messages, clientFields))
+		p.renderConsole(w, r, status, withRefusal(pg, messages, clientFields))
 		return
 	}
 	pg := clientPage(v, created.Client, created.Secret)

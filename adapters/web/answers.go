@@ -105,8 +105,7 @@ var accountFieldNames = map[string]string{
 }
 
 // clientFieldNames name the inputs of the console's client forms.
-//nolint:gosec // G101: words about form fields ("The ID token algorithm"), no credential
-var clientFieldNames = map[string]string{
+var clientFieldNames = map[string]string{ //nolint:gosec // G101: words about fields ("The ID token algorithm"), no credential
 	fieldClientType: "The type", fieldRedirectURIs: "The redirect URIs", fieldPostLogoutURIs: "The post-logout redirect URIs",
 	fieldGrantTypes: "The grant types", fieldScopes: "The scopes", fieldFirstParty: "First party",
 	fieldIDTokenAlg: "The ID token algorithm",

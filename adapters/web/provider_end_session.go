@@ -64,7 +64,7 @@ type hiddenField struct{ Name, Value string }
 // confirmEndSession asks whether to sign out, naming the app when the
 // request names a registered one.
 func (p *Pages) confirmEndSession(w http.ResponseWriter, r *http.Request, params url.Values) {
-	d := endSessionData{Paragraphs: []string{"This signs you out of your userd account in this browser, and out of the apps that use it here."}}
+	d := endSessionData{Paragraphs: []string{"This signs you out of your userd account in this browser. An app you are signed in to keeps its own session until you sign out there too."}}
 	if name := p.clientName(r, params.Get(paramClientID)); name != "" {
 		d.Paragraphs = append([]string{name + " asks to sign you out."}, d.Paragraphs...)
 	}
