@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -154,7 +155,8 @@ func appName(name string) string {
 
 // redirectData is the page that sends the browser on to an app.
 type redirectData struct {
-	Location string
+	// Location is the link's target (onwardData).
+	Location any
 	// Refresh is the <meta http-equiv="refresh"> content: at once, to
 	// Location. Meta refresh is a navigation, which no directive of the
 	// pages' Content-Security-Policy governs, and needs no script.
@@ -168,8 +170,26 @@ type redirectData struct {
 // with a link for a browser that does not follow meta refresh.
 func (p *Pages) redirectPage(w http.ResponseWriter, r *http.Request, title, client, location string) {
 	pg := providerPage(tmplRedirect, title)
-	pg.Data = redirectData{Location: location, Refresh: "0; url=" + location, LinkText: "Continue to " + appName(client)}
+	pg.Data = onwardData(location, "Continue to "+appName(client))
 	p.renderConsole(w, r, http.StatusOK, pg)
+}
+
+// onwardData is the page that goes on to location, the provider's
+// Location: a redirect URI the client registered, which the domain's
+// rules allow to be a private-use scheme of a native app
+// (com.example.app:/cb). The template would replace a link of any scheme
+// but http, https and mailto with "#ZgotmplZ", so such a URI is marked
+// safe here, and only such a one; anything else (a scheme without a dot,
+// javascript: or data:, which no client can register) is neither
+// linked nor refreshed to.
+func onwardData(location, linkText string) redirectData {
+	d := redirectData{Location: location, LinkText: linkText}
+	u, err := url.Parse(location)
+	if err == nil && (u.Scheme == "https" || u.Scheme == "http" || strings.Contains(u.Scheme, ".")) {
+		d.Location = template.URL(location) //nolint:gosec // G203: a registered redirect URI, its scheme checked above
+		d.Refresh = "0; url=" + location
+	}
+	return d
 }
 
 // providerPage starts a page of the provider: of the account area (its

@@ -110,8 +110,9 @@ func (p *Pages) logoutFor(w http.ResponseWriter, r *http.Request, params url.Val
 	switch {
 	case res.Location != "" && afterPost:
 		pg := providerPage(tmplRedirect, "You are signed out")
-		pg.Data = redirectData{Location: res.Location, Refresh: "0; url=" + res.Location,
-			LinkText: "Back to " + appName(res.ClientName), SignedOut: true}
+		d := onwardData(res.Location, "Back to "+appName(res.ClientName))
+		d.SignedOut = true
+		pg.Data = d
 		p.renderConsole(w, r, http.StatusOK, pg)
 	case res.Location != "":
 		//nolint:gosec // G710: the provider's Location is one of the client's registered post-logout redirect URIs

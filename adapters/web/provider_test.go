@@ -184,3 +184,23 @@ func TestServeProviderError_is_a_page_with_the_headers(t *testing.T) {
 		t.Errorf("the message:\n%s", rec.Body)
 	}
 }
+
+func TestConsent_goes_on_to_a_native_apps_scheme(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.withFakeProvider()
+	e.addUser("ada@example.com", false)
+	v := e.visitor()
+	v.signIn(web.AccountPrefix, "ada@example.com", custPassword)
+	// A private-use scheme is a redirect URI a public client may register:
+	// the link is kept (html/template would make it "#ZgotmplZ").
+	f.consent = application.AuthorizeStep{Location: "com.example.app:/cb?code=x&state=y", ClientName: "App"}
+	wantOnwardPage(t, v.post(web.ConsentPath, url.Values{"request": {requestID}, "decision": {"allow"}}),
+		"com.example.app:/cb?code=x&state=y")
+	// A scheme without a dot is never linked, whatever the provider said.
+	f.consent = application.AuthorizeStep{Location: "javascript:alert(1)", ClientName: "App"}
+	if res := v.post(web.ConsentPath, url.Values{"request": {requestID}, "decision": {"allow"}}); strings.Contains(res.Body, "javascript:") &&
+		(strings.Contains(res.Body, `href="javascript`) || strings.Contains(res.Body, "refresh")) {
+		t.Errorf("a javascript: link:\n%s", res.Body)
+	}
+}
