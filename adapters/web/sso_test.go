@@ -17,8 +17,15 @@ import (
 // account of email: the one listed besides a fresh one of the API.
 func (e *env) pagesSessionID(email string) string {
 	e.t.Helper()
+	return e.pagesSessionIDWith(email, custPassword)
+}
+
+// pagesSessionIDWith is pagesSessionID for an account whose password is
+// password.
+func (e *env) pagesSessionIDWith(email, password string) string {
+	e.t.Helper()
 	ctx := context.Background()
-	res, err := e.svc.Auth.Login(ctx, application.LoginInput{Email: email, Password: custPassword})
+	res, err := e.svc.Auth.Login(ctx, application.LoginInput{Email: email, Password: password})
 	if err != nil || res.Tokens == nil {
 		e.t.Fatalf("login %s: %v", email, err)
 	}
@@ -200,3 +207,28 @@ func (e *env) canUseSession(v *visitorSession) bool {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestSSO_cleared_when_the_session_ends_by_a_change: a change that ends
+// every session of the account (the password here) leaves the browser
+// with neither cookie, and signing out this browser's own session from
+// the sessions page does too.
+func TestSSO_cleared_when_the_session_ends_by_a_change(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.withFakeProvider()
+	e.addUser("ada@example.com", false)
+	v := e.visitor()
+	v.signIn(web.AccountPrefix, "ada@example.com", custPassword)
+	res := v.post("/account/password", url.Values{"currentPassword": {custPassword}, "password": {newPassword},
+		"confirm": {newPassword}})
+	wantRedirect(t, res, "/account/login?done=password-changed")
+	wantCleared(t, res, web.ConsoleCookie)
+	wantCleared(t, res, web.SSOCookie)
+
+	w := e.visitor()
+	w.signIn(web.AccountPrefix, "ada@example.com", newPassword)
+	sid := e.pagesSessionIDWith("ada@example.com", newPassword)
+	res = w.post("/account/sessions/"+sid+"/sign-out", url.Values{})
+	wantCleared(t, res, web.ConsoleCookie)
+	wantCleared(t, res, web.SSOCookie)
+}
