@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,13 @@ func appServer(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/stay" {
 			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if r.URL.Path == "/start" {
+			// The app's link to the provider, as a cross-site navigation.
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = io.WriteString(w, `<!doctype html><html lang="en"><head><title>App</title></head><body>`+
+				`<a id="start" href="`+html.EscapeString(r.URL.Query().Get("to"))+`">Sign in with userd</a></body></html>`)
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -115,6 +124,16 @@ func TestProviderPages_in_chromium(t *testing.T) {
 	b.Do(t, chromedp.SendKeys("#email", "ada@example.com"), chromedp.SendKeys("#password", custPassword))
 	b.Submit(t, chromedp.KeyEvent(kb.Enter), http.StatusOK)
 	wantLanded(t, b, back)
+
+	// The app's link, from another site (127.0.0.1 is not localhost's
+	// site): the browser sends the provider's Lax cookie with it, and the
+	// flow knows the browser's session.
+	b.Open(t, app.URL+"/start?to="+url.QueryEscape(origin+continuePath), http.StatusOK)
+	b.Submit(t, chromedp.Click("#start"), http.StatusOK)
+	wantLanded(t, b, back)
+	if c := f.lastContinue(t); c.browser == nil || c.browser.SessionID == "" {
+		t.Errorf("the app's cross-site link reached the flow without the browser's session: %+v", c.browser)
+	}
 
 	// The app asks to end the session, without a hint: the question,
 	// then the signed-out page.
