@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/userd/userd/adapters/web"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/totpgen"
 )
 
 const appLocation = "https://app.example/cb?code=c0de&state=s%26t&iss=http%3A%2F%2Flocalhost"
@@ -203,4 +205,35 @@ func TestConsent_goes_on_to_a_native_apps_scheme(t *testing.T) {
 		(strings.Contains(res.Body, `href="javascript`) || strings.Contains(res.Body, "refresh")) {
 		t.Errorf("a javascript: link:\n%s", res.Body)
 	}
+}
+
+func TestContinue_through_the_second_step_keeps_the_app(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.withFakeProvider()
+	e.addUser("ada@example.com", false)
+	secret := e.enrolTOTP("ada@example.com")
+	f.step = application.AuthorizeStep{SignIn: true, ClientName: "Grafana"}
+	v := e.visitor()
+	form := v.get(v.get(continuePath).Header.Get("Location"))
+	client := hiddenClient.FindStringSubmatch(form.Body)[1]
+
+	step := v.post("/account/login", url.Values{"email": {"ada@example.com"}, "password": {custPassword},
+		"next": {continuePath}, "client": {client}})
+	wantPage(t, step, http.StatusOK, "Confirm it is you")
+	if !strings.Contains(step.Body, "continue to <strong>Grafana</strong>") || !strings.Contains(step.Body, `name="client" value="`+client+`"`) ||
+		!strings.Contains(step.Body, `href="/account/login?client=`) {
+		t.Errorf("the second step does not carry the app:\n%s", step.Body)
+	}
+	token := hiddenMFAToken.FindStringSubmatch(step.Body)[1]
+	wrong := v.post("/account/login/code", url.Values{"mfaToken": {token}, "code": {"000000"}, "next": {continuePath},
+		"client": {client}, "methods": {"totp"}})
+	if wrong.Status != http.StatusUnauthorized || !strings.Contains(wrong.Body, "continue to <strong>Grafana</strong>") {
+		t.Errorf("a wrong code: %d\n%s", wrong.Status, wrong.Body)
+	}
+	f.step = application.AuthorizeStep{Location: appLocation, ClientName: "Grafana"}
+	e.clock.Advance(30 * time.Second)
+	done := v.post("/account/login/code", url.Values{"mfaToken": {token}, "code": {totpgen.MustCode(t, secret, e.clock.Now())},
+		"next": {continuePath}, "client": {client}})
+	wantOnwardPage(t, done, appLocation)
 }

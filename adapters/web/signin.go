@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/userd/userd/application"
@@ -38,6 +39,8 @@ type signInData struct {
 	// ClientName names the app whose sign-in this is, and ClientToken
 	// carries it sealed through the forms (signInForFlow).
 	ClientName, ClientToken string
+	// StartAgain is the second step's way back to the sign-in form.
+	StartAgain string
 	// MFAToken and Methods are the second step's.
 	MFAToken string
 	Methods  string
@@ -116,8 +119,14 @@ func (p *Pages) signIn(a *area) http.HandlerFunc {
 	}
 }
 
-func secondStepPage(a *area, next, token string, methods []string) page {
-	d := signInData{Next: next, MFAToken: token, Methods: strings.Join(methods, ",")}
+// secondStepPage is the second step of the sign-in d (its next, and the
+// app of a flow, which it names and carries on).
+func secondStepPage(a *area, d signInData, token string, methods []string) page {
+	d.MFAToken, d.Methods = token, strings.Join(methods, ",")
+	d.StartAgain = a.LoginPath()
+	if d.ClientToken != "" {
+		d.StartAgain += "?" + url.Values{fieldNext: {d.Next}, fieldClient: {d.ClientToken}}.Encode()
+	}
 	for _, m := range methods {
 		switch m {
 		case domain.MFAMethodTOTP, domain.MFAMethodRecoveryCode:
@@ -209,7 +218,8 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 // asks for one, the session it opened otherwise.
 func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request, a *area, next string, res application.SignInResult) {
 	if step := res.SecondStep; step != nil {
-		p.renderConsole(w, r, http.StatusOK, secondStepPage(a, next, step.MFAToken, step.Methods))
+		d := p.signInFor(next, r.PostForm.Get(fieldClient))
+		p.renderConsole(w, r, http.StatusOK, secondStepPage(a, d, step.MFAToken, step.Methods))
 		return
 	}
 	p.opened(w, r, a, next, *res.Tokens)
@@ -289,15 +299,16 @@ func (p *Pages) signInFailed(w http.ResponseWriter, r *http.Request, pg page, er
 // secondStepFailed shows the second step again with what went wrong, or,
 // when its mfaToken no longer serves, the sign-in form.
 func (p *Pages) secondStepFailed(w http.ResponseWriter, r *http.Request, a *area, next, token string, err error) {
+	d := p.signInFor(next, r.PostForm.Get(fieldClient))
 	switch {
 	case errors.Is(err, domain.ErrInvalidMFAToken):
-		pg := signInPage(a, signInData{Next: next})
+		pg := signInPage(a, d)
 		p.renderConsole(w, r, http.StatusUnauthorized,
 			pg.AddError("", "The sign-in took too long or had too many wrong codes. Sign in again."))
 		return
 	case errors.Is(err, domain.ErrMFACodeRejected), errors.Is(err, domain.ErrInvalidPasskey),
 		errors.Is(err, domain.ErrMalformedPasskeyCredential):
-		pg := secondStepPage(a, next, token, secondStepMethods(r))
+		pg := secondStepPage(a, d, token, secondStepMethods(r))
 		if errors.Is(err, domain.ErrMFACodeRejected) {
 			p.renderConsole(w, r, http.StatusUnauthorized, pg.AddError(fieldCode,
 				"The code is not right. Type the 6 digits your app shows now, or one of your recovery codes."))
@@ -307,14 +318,14 @@ func (p *Pages) secondStepFailed(w http.ResponseWriter, r *http.Request, a *area
 		return
 	}
 	if verr, ok := errors.AsType[*domain.ValidationError](err); ok {
-		pg := secondStepPage(a, next, token, secondStepMethods(r))
+		pg := secondStepPage(a, d, token, secondStepMethods(r))
 		for _, f := range verr.Fields {
 			pg = pg.AddError(fieldCode, fieldMessage(fieldCode, f.Message))
 		}
 		p.renderConsole(w, r, http.StatusBadRequest, pg)
 		return
 	}
-	p.signInFailed(w, r, signInPage(a, signInData{Next: next}), err)
+	p.signInFailed(w, r, signInPage(a, d), err)
 }
 
 // secondStepMethods are the methods the second step offers again after a
