@@ -19,6 +19,17 @@ const (
 	adminPages   = "/admin/"
 )
 
+// The OpenID provider's pages, served by Options.Pages too: the literal
+// paths of adapters/web's AuthorizeContinuePath, ConsentPath and
+// EndSessionPath (this adapter does not import that one). The provider's
+// own endpoints, /oauth2/authorize and the others, are routes of this
+// adapter (provider.go).
+const (
+	authorizeContinuePage = "/oauth2/authorize/continue"
+	consentPage           = "/oauth2/consent"
+	endSessionPage        = "/oauth2/end_session"
+)
+
 // TooManyRequestsPage is a page handler that can say, in its own words and
 // markup, that a per-IP limit refused a request. When Options.Pages has
 // this method, a refused page request is answered by it; otherwise with
@@ -61,6 +72,11 @@ func (h *handler) mountPages(e *gin.Engine, pages http.Handler) {
 		e.GET(prefix+"*path", limit, serve)
 		e.POST(prefix+"*path", limit, serve)
 	}
+	// None of them checks a password or a code: no per-IP limit.
+	e.GET(authorizeContinuePage, serve)
+	e.POST(consentPage, serve)
+	e.GET(endSessionPage, serve)
+	e.POST(endSessionPage, serve)
 }
 
 // limitPageByIP applies the /auth allowance to the page requests that

@@ -197,3 +197,19 @@ func TestPages_console_sign_in_counts_against_the_per_ip_limit_of_auth(t *testin
 	// Reading the sign-in page checks nothing.
 	wantHTML(t, s.page("/admin/login"), http.StatusOK, "Sign in")
 }
+
+// TestPages_provider_pages_are_routed_to_the_pages: the OpenID
+// provider's pages are the pages handler's; with the provider off (the
+// test's application has none) each is its 404 page.
+func TestPages_provider_pages_are_routed_to_the_pages(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	for _, res := range []response{
+		s.page("/oauth2/authorize/continue?request=abcdefghijklmnopqrstuvwxyz"),
+		s.submit("/oauth2/consent", url.Values{"request": {"abcdefghijklmnopqrstuvwxyz"}, "decision": {"allow"}}),
+		s.page("/oauth2/end_session"),
+		s.submit("/oauth2/end_session", url.Values{}),
+	} {
+		wantHTML(t, res, http.StatusNotFound, "Page not found")
+	}
+}

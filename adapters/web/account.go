@@ -75,6 +75,7 @@ func (p *Pages) routeAccount() {
 	p.routeAccountMFA()
 	p.routeAccountPasskeys()
 	p.routeAccountSessions()
+	p.routeAccountApps()
 }
 
 // accountNotices are what the account pages say after an action's
@@ -95,6 +96,8 @@ var accountNotices = map[string]string{
 	"others-ended":     "Every other session is signed out. This one goes on.",
 	"no-others":        "There was no other session to sign out.",
 	"no-codes":         "Two-step verification is off: there are no recovery codes to renew.",
+	"app-revoked":      "The app's access is removed: it is signed out, and asks you again at your next sign-in.",
+	"app-gone":         "That app had no access any more.",
 }
 
 // accountPage starts a page of the account area, with the notice of the

@@ -62,7 +62,7 @@ func (p *Pages) signOutSession(w http.ResponseWriter, r *http.Request, v visitor
 	case err != nil:
 		p.accountFail(w, r, v, err)
 	case sid == v.principal.Session.ID:
-		clearConsoleCookie(w)
+		clearSessionCookies(w)
 		seeOther(w, r, accountArea.LoginPath(), "signed-out")
 	default:
 		seeOther(w, r, accountSessionsPath, "session-ended")

@@ -57,6 +57,7 @@ func (p *Pages) routeAdmin() {
 	route("GET "+adminAuditPath, p.adminAudit)
 	route("GET "+adminKeysPath, p.adminKeys)
 	route("POST "+adminKeysPath+"/rotate", p.adminRotate)
+	p.routeAdminClients(route)
 }
 
 // userPath is the page of the user id.

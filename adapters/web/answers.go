@@ -104,10 +104,20 @@ var accountFieldNames = map[string]string{
 	fieldUnderstood: "The box",
 }
 
+// clientFieldNames name the inputs of the console's client forms.
+var clientFieldNames = map[string]string{ //nolint:gosec // G101: words about fields ("The ID token algorithm"), no credential
+	fieldClientType: "The type", fieldRedirectURIs: "The redirect URIs", fieldPostLogoutURIs: "The post-logout redirect URIs",
+	fieldGrantTypes: "The grant types", fieldScopes: "The scopes", fieldFirstParty: "First party",
+	fieldIDTokenAlg: "The ID token algorithm",
+}
+
 // accountFieldMessage makes a sentence of a rule's message about the
 // input id.
 func accountFieldMessage(id, msg string) string {
 	if name, ok := accountFieldNames[id]; ok {
+		return name + " " + msg + "."
+	}
+	if name, ok := clientFieldNames[id]; ok {
 		return name + " " + msg + "."
 	}
 	return fieldMessage(id, msg)

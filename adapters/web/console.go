@@ -34,12 +34,13 @@ type navLink struct{ Path, Label string }
 var (
 	adminArea = &area{Prefix: AdminPrefix, Name: "userd admin console", AdminOnly: true, Nav: []navLink{
 		{AdminPrefix + "users", "Users"}, {AdminPrefix + "audit", "Audit trail"}, {AdminPrefix + "keys", "Signing keys"},
+		{AdminPrefix + "clients", "Clients"},
 		{AccountPrefix, "My account"},
 	}}
 	accountArea = &area{Prefix: AccountPrefix, Name: "userd account", Nav: []navLink{
 		{AccountPrefix, "My account"}, {AccountPrefix + "password", "Password"},
 		{AccountPrefix + "mfa", "Two-step verification"}, {AccountPrefix + "passkeys", "Passkeys"},
-		{AccountPrefix + "sessions", "Sessions"},
+		{AccountPrefix + "sessions", "Sessions"}, {AccountPrefix + "apps", "Apps with access"},
 	}}
 )
 
@@ -106,8 +107,13 @@ func (p *Pages) toSignIn(w http.ResponseWriter, r *http.Request, a *area, expire
 // "%2e%2e" as ".."; http.Redirect cleans a plain ".."), or one made by
 // an encoded slash, would lead out of the area, and none is ever in a
 // path of the pages; nor is a backslash, which a browser reads as a
-// slash.
+// slash. The account area's sign-in also goes on to one page outside
+// it: the OpenID provider's flow, exactly continueURL of a well-formed
+// request id (the app's sign-in that sent the browser there).
 func nextPath(a *area, next string) string {
+	if id, ok := continueRequest(next); ok && a == accountArea {
+		return continueURL(id)
+	}
 	if next == "" || !strings.HasPrefix(next, a.Prefix) || strings.ContainsAny(next, "\\\r\n") {
 		return a.Prefix
 	}

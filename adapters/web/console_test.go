@@ -20,6 +20,8 @@ import (
 type visitorSession struct {
 	e      *env
 	cookie *http.Cookie
+	// sso is the OpenID provider's cookie, kept as a browser does too.
+	sso *http.Cookie
 }
 
 func (e *env) visitor() *visitorSession { return &visitorSession{e: e} }
@@ -28,22 +30,30 @@ func (e *env) visitor() *visitorSession { return &visitorSession{e: e} }
 // Max-Age of -1 deletes it.
 func (v *visitorSession) keep(a answer) answer {
 	for _, c := range (&http.Response{Header: a.Header}).Cookies() {
-		if c.Name != web.ConsoleCookie {
+		var kept **http.Cookie
+		switch c.Name {
+		case web.ConsoleCookie:
+			kept = &v.cookie
+		case web.SSOCookie:
+			kept = &v.sso
+		default:
 			continue
 		}
 		if c.MaxAge < 0 || c.Value == "" {
-			v.cookie = nil
+			*kept = nil
 			continue
 		}
-		v.cookie = c
+		*kept = c
 	}
 	return a
 }
 
 func (v *visitorSession) withCookie() reqOption {
 	return func(r *http.Request) {
-		if v.cookie != nil {
-			r.AddCookie(v.cookie) // name and value only, as a browser sends it back
+		for _, c := range []*http.Cookie{v.cookie, v.sso} {
+			if c != nil {
+				r.AddCookie(c) // name and value only, as a browser sends it back
+			}
 		}
 	}
 }

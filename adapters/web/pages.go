@@ -130,6 +130,13 @@ func (p *Pages) readForm(w http.ResponseWriter, r *http.Request) (url.Values, bo
 		p.render(w, r, http.StatusForbidden, statusPage(http.StatusForbidden))
 		return nil, false
 	}
+	return p.parseForm(w, r)
+}
+
+// parseForm is readForm without the check of the origin, for the one
+// form that other sites may send (an app's end_session, which changes
+// nothing by itself).
+func (p *Pages) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != formContentType {
 		p.render(w, r, http.StatusUnsupportedMediaType, statusPage(http.StatusUnsupportedMediaType))
 		return nil, false

@@ -157,10 +157,10 @@ func (p *Pages) endCookieSession(r *http.Request) {
 }
 
 // signOut ends the request's session, if it has one, and clears its
-// cookie.
+// cookie and the provider's (SSOCookie), which names the same session.
 func (p *Pages) signOut(w http.ResponseWriter, r *http.Request) {
 	p.endCookieSession(r)
-	clearConsoleCookie(w)
+	clearSessionCookies(w)
 }
 
 // transient reports an error that says nothing of the session: the store
@@ -211,7 +211,7 @@ func (p *Pages) setConsoleCookie(w http.ResponseWriter, st consoleState, now tim
 // longer serve).
 func signedOutTo(w http.ResponseWriter, r *http.Request, a *area, done string) {
 	w.Header().Del("Set-Cookie")
-	clearConsoleCookie(w)
+	clearSessionCookies(w)
 	seeOther(w, r, a.LoginPath(), done)
 }
 

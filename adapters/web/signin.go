@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/userd/userd/application"
@@ -35,6 +36,11 @@ const scriptPasskey = "passkey.js"
 type signInData struct {
 	Next    string
 	Expired bool
+	// ClientName names the app whose sign-in this is, and ClientToken
+	// carries it sealed through the forms (signInForFlow).
+	ClientName, ClientToken string
+	// StartAgain is the second step's way back to the sign-in form.
+	StartAgain string
 	// MFAToken and Methods are the second step's.
 	MFAToken string
 	Methods  string
@@ -48,12 +54,18 @@ func (p *Pages) signInForm(a *area) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		next := nextPath(a, q.Get(fieldNext))
-		if _, _, err := p.session(w, r); err == nil {
+		_, flow := continueRequest(next)
+		// The provider sends a browser here to sign in, or to sign in
+		// again (prompt=login, max_age): a live console session does
+		// not answer it, and going back would only come here again.
+		if _, _, err := p.session(w, r); err == nil && !flow {
 			//nolint:gosec // G710: nextPath admits only a path of the area, never another site
 			http.Redirect(w, r, next, http.StatusSeeOther)
 			return
 		}
-		pg := signInPage(a, signInData{Next: next, Expired: q.Get("expired") == "1"})
+		d := p.signInFor(next, q.Get(fieldClient))
+		d.Expired = q.Get("expired") == "1"
+		pg := signInPage(a, d)
 		pg.Notice = noticeOf(r, signInNotices)
 		p.renderConsole(w, r, http.StatusOK, pg)
 	}
@@ -66,6 +78,16 @@ var signInNotices = map[string]string{"signed-out": "You are signed out.",
 	"password-changed": "Your password is changed, and every session of your account is signed out. Sign in with the new password.",
 	"email-changed": "Your email address is changed, and every session of your account is signed out. " +
 		"We sent a link to the new address: open it to verify the address, and sign in with the new address.",
+}
+
+// signInFor is the sign-in page's data for next, naming the app of a
+// flow by its sealed name.
+func (p *Pages) signInFor(next, clientToken string) signInData {
+	d := signInData{Next: next}
+	if name := p.clientNameOf(next, clientToken); name != "" {
+		d.ClientName, d.ClientToken = name, clientToken
+	}
+	return d
 }
 
 func signInPage(a *area, d signInData) page {
@@ -88,7 +110,7 @@ func (p *Pages) signIn(a *area) http.HandlerFunc {
 		res, err := p.svc.Auth.Login(signInContext(r), application.LoginInput{
 			Email: form.Get(fieldEmail), Password: form.Get(fieldPassword)})
 		if err != nil {
-			pg := signInPage(a, signInData{Next: next})
+			pg := signInPage(a, p.signInFor(next, form.Get(fieldClient)))
 			pg.Form = form
 			p.signInFailed(w, r, pg, err)
 			return
@@ -97,8 +119,14 @@ func (p *Pages) signIn(a *area) http.HandlerFunc {
 	}
 }
 
-func secondStepPage(a *area, next, token string, methods []string) page {
-	d := signInData{Next: next, MFAToken: token, Methods: strings.Join(methods, ",")}
+// secondStepPage is the second step of the sign-in d (its next, and the
+// app of a flow, which it names and carries on).
+func secondStepPage(a *area, d signInData, token string, methods []string) page {
+	d.MFAToken, d.Methods = token, strings.Join(methods, ",")
+	d.StartAgain = a.LoginPath()
+	if d.ClientToken != "" {
+		d.StartAgain += "?" + url.Values{fieldNext: {d.Next}, fieldClient: {d.ClientToken}}.Encode()
+	}
 	for _, m := range methods {
 		switch m {
 		case domain.MFAMethodTOTP, domain.MFAMethodRecoveryCode:
@@ -179,7 +207,7 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 				p.secondStepFailed(w, r, a, next, token, err)
 				return
 			}
-			p.signInFailed(w, r, signInPage(a, signInData{Next: next}), err)
+			p.signInFailed(w, r, signInPage(a, p.signInFor(next, form.Get(fieldClient))), err)
 			return
 		}
 		p.signedIn(w, r, a, next, res)
@@ -190,7 +218,8 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 // asks for one, the session it opened otherwise.
 func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request, a *area, next string, res application.SignInResult) {
 	if step := res.SecondStep; step != nil {
-		p.renderConsole(w, r, http.StatusOK, secondStepPage(a, next, step.MFAToken, step.Methods))
+		d := p.signInFor(next, r.PostForm.Get(fieldClient))
+		p.renderConsole(w, r, http.StatusOK, secondStepPage(a, d, step.MFAToken, step.Methods))
 		return
 	}
 	p.opened(w, r, a, next, *res.Tokens)
@@ -217,7 +246,19 @@ func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next str
 		p.consoleFail(w, r, a, nil, err)
 		return
 	}
+	// The provider's cookie names the session just opened: a sign-in on
+	// either area's page is a sign-in for the apps too.
+	if err := p.startSSO(w, principal); err != nil {
+		p.consoleFail(w, r, a, nil, err)
+		return
+	}
 	p.endCookieSession(r)
+	if id, ok := continueRequest(next); ok && p.provider != nil {
+		// Back to an app's flow: its end is another origin, which a
+		// redirect after this POST may not reach (form-action).
+		p.continueAfterPost(w, r, id, browserOf(principal))
+		return
+	}
 	//nolint:gosec // G710: nextPath admits only a path of the area, never another site
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
@@ -258,15 +299,16 @@ func (p *Pages) signInFailed(w http.ResponseWriter, r *http.Request, pg page, er
 // secondStepFailed shows the second step again with what went wrong, or,
 // when its mfaToken no longer serves, the sign-in form.
 func (p *Pages) secondStepFailed(w http.ResponseWriter, r *http.Request, a *area, next, token string, err error) {
+	d := p.signInFor(next, r.PostForm.Get(fieldClient))
 	switch {
 	case errors.Is(err, domain.ErrInvalidMFAToken):
-		pg := signInPage(a, signInData{Next: next})
+		pg := signInPage(a, d)
 		p.renderConsole(w, r, http.StatusUnauthorized,
 			pg.AddError("", "The sign-in took too long or had too many wrong codes. Sign in again."))
 		return
 	case errors.Is(err, domain.ErrMFACodeRejected), errors.Is(err, domain.ErrInvalidPasskey),
 		errors.Is(err, domain.ErrMalformedPasskeyCredential):
-		pg := secondStepPage(a, next, token, secondStepMethods(r))
+		pg := secondStepPage(a, d, token, secondStepMethods(r))
 		if errors.Is(err, domain.ErrMFACodeRejected) {
 			p.renderConsole(w, r, http.StatusUnauthorized, pg.AddError(fieldCode,
 				"The code is not right. Type the 6 digits your app shows now, or one of your recovery codes."))
@@ -276,14 +318,14 @@ func (p *Pages) secondStepFailed(w http.ResponseWriter, r *http.Request, a *area
 		return
 	}
 	if verr, ok := errors.AsType[*domain.ValidationError](err); ok {
-		pg := secondStepPage(a, next, token, secondStepMethods(r))
+		pg := secondStepPage(a, d, token, secondStepMethods(r))
 		for _, f := range verr.Fields {
 			pg = pg.AddError(fieldCode, fieldMessage(fieldCode, f.Message))
 		}
 		p.renderConsole(w, r, http.StatusBadRequest, pg)
 		return
 	}
-	p.signInFailed(w, r, signInPage(a, signInData{Next: next}), err)
+	p.signInFailed(w, r, signInPage(a, d), err)
 }
 
 // secondStepMethods are the methods the second step offers again after a

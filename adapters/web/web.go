@@ -68,6 +68,9 @@ type Pages struct {
 	style asset
 	// scripts are the pages' scripts, by file name under AssetsPrefix.
 	scripts map[string]asset
+	// provider is the OpenID provider's flows; nil when it is off, and
+	// then its pages are 404 and no SSOCookie is set.
+	provider providerFlows
 }
 
 // New returns the pages over the application's services.
@@ -77,6 +80,9 @@ func New(svc *application.Services, opts Options) *Pages {
 		scripts: map[string]asset{}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
+	}
+	if svc.Provider != nil {
+		p.provider = svc.Provider
 	}
 	if p.clock == nil {
 		p.clock = systemClock{}
@@ -92,6 +98,7 @@ func New(svc *application.Services, opts Options) *Pages {
 	p.mux.HandleFunc("GET "+AssetsPrefix+"{script}", p.serveScript)
 	p.routeSignIn(accountArea)
 	p.routeAccount()
+	p.routeProvider()
 	if opts.AdminConsole {
 		p.routeSignIn(adminArea)
 		p.routeAdmin()
