@@ -126,9 +126,11 @@ type UserInfo struct {
 	Claims  domain.UserClaims
 }
 
-// The token types that introspection names.
+// The token types that introspection names (RFC 7662 §2.2): an access
+// token's is its type at the token endpoint (RFC 6749 §5.1), Bearer; a
+// refresh token has none there, and is named so.
 const (
-	TokenTypeAccess  = "access_token"
+	TokenTypeAccess  = "Bearer"
 	TokenTypeRefresh = "refresh_token"
 )
 

@@ -277,14 +277,17 @@ func (s *ProviderService) browserSession(ctx context.Context, browser *BrowserSe
 
 // mustSignInAgain reports whether the request asks more of the sign-in
 // than the browser's session gave: prompt=login (a sign-in after the
-// request was made), a max_age older than its auth_time, or acr_values
+// request was made), an auth_time older than max_age (from before the
+// request), or acr_values
 // aal2 from an account with a second factor that signed in without it.
 func (s *ProviderService) mustSignInAgain(req domain.AuthRequest, u domain.User, session domain.RefreshFamily, now time.Time) bool {
 	authTime := session.SignedInAt()
 	switch {
 	case req.HasPrompt(domain.PromptLogin) && authTime.Before(req.CreatedAt):
 		return true
-	case req.MaxAge != nil && now.Sub(authTime) > *req.MaxAge:
+	case req.MaxAge != nil && now.Sub(authTime) > *req.MaxAge && authTime.Before(req.CreatedAt):
+		// A sign-in made for this request satisfies any max_age, 0 and
+		// a slow sign-in included: asking again would never end.
 		return true
 	case slices.Contains(req.ACRValues, domain.ACRMultiFactor) && u.MFAEnabled && session.AMR.ACR() != domain.ACRMultiFactor:
 		return true

@@ -155,7 +155,7 @@ func TestProvider_code_flow(t *testing.T) {
 	}
 	intro, err := e.svc.Provider.Introspect(ctx, c, tokens.RefreshToken)
 	wantErr(t, err, nil)
-	if !intro.Active || intro.TokenType != application.TokenTypeRefresh || intro.ClientID != c.ID {
+	if !intro.Active || intro.TokenType != "refresh_token" || intro.ClientID != c.ID {
 		t.Errorf("introspection of the refresh token = %+v", intro)
 	}
 
@@ -175,6 +175,10 @@ func TestProvider_code_flow(t *testing.T) {
 	}
 	_, err = e.svc.Provider.Refresh(ctx, c, refreshed.RefreshToken, []string{"profiles"})
 	wantOAuthError(t, err, domain.OAuthInvalidScope)
+	// The refusal left the token good for the retry.
+	e.clock.Advance(time.Minute)
+	_, err = e.svc.Provider.Refresh(ctx, c, refreshed.RefreshToken, nil)
+	wantErr(t, err, nil)
 
 	// The grant is remembered: the same scopes skip the consent page.
 	e.code(t, in)
@@ -287,6 +291,18 @@ func TestProvider_prompt_login_and_max_age(t *testing.T) {
 	if !step.SignIn {
 		t.Errorf("max_age older than the sign-in: %+v", step)
 	}
+	// max_age=0: a sign-in made for the request satisfies it, however
+	// long it took.
+	zero := time.Duration(0)
+	in.MaxAge = &zero
+	id, err = e.svc.Provider.Authorize(ctx, in)
+	wantErr(t, err, nil)
+	e.clock.Advance(time.Second)
+	again := e.signInBrowser(t, "ada@example.com")
+	e.clock.Advance(5 * time.Second)
+	step, err = e.svc.Provider.Continue(ctx, id, &again)
+	wantErr(t, err, nil)
+	redirected(t, step.Location)
 }
 
 // Deny sends access_denied and remembers nothing.

@@ -167,20 +167,28 @@ func (s *ProviderService) Refresh(ctx context.Context, client domain.OAuthClient
 	if refreshToken == "" {
 		return ProviderTokens{}, domain.NewOAuthError(domain.OAuthInvalidRequest, "refresh_token is required")
 	}
-	r, err := s.refresh.rotate(ctx, refreshToken, func(f domain.RefreshFamily) bool { return f.ClientID == client.ID })
+	// The scopes asked are judged against the session's before the token
+	// is rotated: a refusal leaves the token as it was, for the retry.
+	var granted []domain.OAuthScope
+	var scopeErr error
+	r, err := s.refresh.rotate(ctx, refreshToken, func(f domain.RefreshFamily) bool {
+		if f.ClientID != client.ID {
+			return false
+		}
+		granted = f.Scopes
+		if len(scopes) > 0 {
+			granted, scopeErr = domain.ParseOAuthScopes(scopes, func(sc domain.OAuthScope) bool { return slices.Contains(f.Scopes, sc) })
+		}
+		return scopeErr == nil
+	})
+	if scopeErr != nil {
+		return ProviderTokens{}, scopeErr
+	}
 	if errors.Is(err, domain.ErrRefreshTokenInvalid) || errors.Is(err, domain.ErrRefreshTokenReused) {
 		return ProviderTokens{}, invalidGrant("the refresh token is invalid, expired or revoked")
 	}
 	if err != nil {
 		return ProviderTokens{}, err
-	}
-	granted := r.family.Scopes
-	if len(scopes) > 0 {
-		asked, err := domain.ParseOAuthScopes(scopes, func(sc domain.OAuthScope) bool { return slices.Contains(granted, sc) })
-		if err != nil {
-			return ProviderTokens{}, err
-		}
-		granted = asked
 	}
 	user, err := s.activeUser(ctx, r.family.UserID)
 	if err != nil {

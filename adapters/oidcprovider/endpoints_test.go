@@ -155,7 +155,7 @@ func TestIntrospect(t *testing.T) {
 		body      string
 	}{
 		{name: "active", req: req{form: "token=t", headers: []string{"Authorization", basic(confidentialID, confidentialSecret)}}, result: live, status: 200,
-			body: `{"active":true,"sub":"u1","client_id":"` + publicID + `","scope":"openid","exp":1000,"iat":100,"token_type":"access_token","sid":"s1"}`},
+			body: `{"active":true,"sub":"u1","client_id":"` + publicID + `","scope":"openid","exp":1000,"iat":100,"token_type":"Bearer","sid":"s1"}`},
 		{name: "inactive_says_nothing_else", req: req{form: "token=t&client_id=" + confidentialID + "&client_secret=" + "s3cr%25t%2B%2F%3Ax"},
 			result: application.Introspection{Active: false, Subject: "leak"}, status: 200, body: `{"active":false}`},
 		{name: "public_client", req: req{form: "token=t&client_id=" + publicID}, status: 401},
