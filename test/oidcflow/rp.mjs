@@ -1,0 +1,126 @@
+// rp.mjs is a relying party written with openid-client 6 (panva), run by
+// openidclient_test.go. It takes its settings as JSON in argv[2]:
+//   {issuer, clientId, clientSecret?, alg?, redirectUri, scope}
+// and talks to the test in JSON lines: it writes
+//   {"step":"authorize","url":…}
+// reads {"callback":…} (the URL the browser was sent back to), finishes
+// the code flow, and writes
+//   {"step":"result", …what each call answered…}
+// or, at the first call that throws, {"step":"error", …}. Every check of
+// the library stays on: the ID token's signature against the JWKS, iss,
+// aud, exp, nonce, at_hash, the state, and RFC 9207's iss parameter of
+// the authorization response.
+import * as client from 'openid-client'
+import { createInterface } from 'node:readline'
+
+const settings = JSON.parse(process.argv[2])
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]()
+const say = (v) => process.stdout.write(JSON.stringify(v) + '\n')
+
+// failure is what the test learns of an error: the library's code and
+// the server's OAuth error and status, when it had them.
+function failure(e) {
+  return {
+    name: e?.name,
+    code: e?.code,
+    message: e?.message,
+    error: e?.error ?? e?.cause?.error ?? e?.cause?.[0]?.parameters?.error,
+    status: e?.status ?? e?.response?.status,
+  }
+}
+
+// attempt runs f and returns {ok:true, value} or {ok:false, …failure}.
+async function attempt(f) {
+  try {
+    return { ok: true, value: await f() }
+  } catch (e) {
+    return { ok: false, ...failure(e) }
+  }
+}
+
+// header is the decoded protected header of a JWS.
+const header = (jws) => JSON.parse(Buffer.from(jws.split('.')[0], 'base64url').toString())
+
+async function main() {
+  const metadata = { redirect_uris: [settings.redirectUri] }
+  if (settings.alg) metadata.id_token_signed_response_alg = settings.alg
+  let auth
+  if (settings.clientSecret) {
+    metadata.client_secret = settings.clientSecret
+    auth = settings.clientAuth === 'post' ? client.ClientSecretPost() : client.ClientSecretBasic()
+  } else {
+    auth = client.None()
+  }
+  const config = await client.discovery(new URL(settings.issuer), settings.clientId, metadata, auth, {
+    execute: [client.allowInsecureRequests], // http on the loopback issuer
+  })
+
+  const verifier = client.randomPKCECodeVerifier()
+  const nonce = client.randomNonce()
+  const state = client.randomState()
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: settings.redirectUri,
+    scope: settings.scope,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    nonce,
+    state,
+  })
+  say({ step: 'authorize', url: url.href })
+  const { value: line } = await lines.next()
+  const callback = new URL(JSON.parse(line).callback)
+
+  const tokens = await client.authorizationCodeGrant(config, callback, {
+    pkceCodeVerifier: verifier,
+    expectedNonce: nonce,
+    expectedState: state,
+    idTokenExpected: true,
+  })
+  const claims = tokens.claims()
+  const result = {
+    step: 'result',
+    tokenType: tokens.token_type,
+    scope: tokens.scope,
+    expiresIn: tokens.expires_in,
+    hasRefreshToken: typeof tokens.refresh_token === 'string',
+    idTokenHeader: header(tokens.id_token),
+    accessTokenHeader: header(tokens.access_token),
+    claims,
+  }
+  result.userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub)
+  if (settings.clientSecret) {
+    result.introspection = await client.tokenIntrospection(config, tokens.access_token)
+  }
+
+  // Refresh: a new pair; the old refresh token is spent.
+  const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token)
+  result.refresh = {
+    scope: refreshed.scope,
+    rotated: typeof refreshed.refresh_token === 'string' && refreshed.refresh_token !== tokens.refresh_token,
+    newAccessToken: refreshed.access_token !== tokens.access_token,
+    // An ID token on refresh is optional (OpenID Connect Core 12.2);
+    // when there is one, the library checked it, and sub stays.
+    claims: refreshed.id_token ? refreshed.claims() : null,
+  }
+  result.refresh.userinfo = await attempt(() => client.fetchUserInfo(config, refreshed.access_token, claims.sub))
+
+  // Revocation of the refresh token (RFC 7009) ends the grant's session:
+  // neither it nor the access token of the same session serves any more.
+  await client.tokenRevocation(config, refreshed.refresh_token)
+  result.afterRevocation = {
+    refresh: await attempt(() => client.refreshTokenGrant(config, refreshed.refresh_token)),
+    userinfo: await attempt(() => client.fetchUserInfo(config, refreshed.access_token, claims.sub)),
+  }
+  if (settings.clientSecret) {
+    result.afterRevocation.introspection = await client.tokenIntrospection(config, refreshed.access_token)
+  }
+  say(result)
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    say({ step: 'error', ...failure(e), stack: e?.stack })
+    process.exit(1)
+  },
+)
