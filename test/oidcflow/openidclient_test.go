@@ -49,6 +49,8 @@ type attempt struct {
 	Message string          `json:"message"`
 	Error   string          `json:"error"`
 	Status  int             `json:"status"`
+	// Challenge is the scheme of a WWW-Authenticate challenge.
+	Challenge string `json:"challenge"`
 }
 
 // The pages the browser meets on its way through a flow.

@@ -19,14 +19,21 @@ const say = (v) => process.stdout.write(JSON.stringify(v) + '\n')
 
 // failure is what the test learns of an error: the library's code and
 // the server's OAuth error and status, when it had them.
-function failure(e) {
-  return {
+async function failure(e) {
+  const f = {
     name: e?.name,
     code: e?.code,
     message: e?.message,
     error: e?.error ?? e?.cause?.error ?? e?.cause?.[0]?.parameters?.error,
     status: e?.status ?? e?.response?.status,
+    challenge: e?.cause?.[0]?.scheme,
   }
+  // A challenge (401 with WWW-Authenticate) leaves the body unread: its
+  // OAuth error is there.
+  if (f.error === undefined && e?.response && !e.response.bodyUsed) {
+    f.error = await e.response.json().then((b) => b?.error, () => undefined)
+  }
+  return f
 }
 
 // attempt runs f and returns {ok:true, value} or {ok:false, …failure}.
@@ -34,7 +41,7 @@ async function attempt(f) {
   try {
     return { ok: true, value: await f() }
   } catch (e) {
-    return { ok: false, ...failure(e) }
+    return { ok: false, ...(await failure(e)) }
   }
 }
 
@@ -119,8 +126,8 @@ async function main() {
 
 main().then(
   () => process.exit(0),
-  (e) => {
-    say({ step: 'error', ...failure(e), stack: e?.stack })
+  async (e) => {
+    say({ step: 'error', ...(await failure(e)), stack: e?.stack })
     process.exit(1)
   },
 )
