@@ -104,7 +104,8 @@ func (a *agent) send(t *testing.T, method, target string, form url.Values) kit.R
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	if a.sso != "" {
-		req.AddCookie(&http.Cookie{Name: ssoCookie, Value: a.sso})
+		// As a browser sends it: the name and the value alone.
+		req.Header.Add("Cookie", ssoCookie+"="+a.sso)
 	}
 	r := kit.Do(t, req)
 	for _, c := range (&http.Response{Header: r.Header}).Cookies() {

@@ -56,7 +56,7 @@ func startScript(t *testing.T, name string, arg any, packages ...string) *script
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, src, 0o600); err != nil {
+	if err := os.WriteFile(path, src, 0o600); err != nil { //nolint:gosec // G703: the test's own temporary directory, the name a script of this package
 		t.Fatal(err)
 	}
 	js, err := json.Marshal(arg)
