@@ -16,8 +16,8 @@ import (
 )
 
 // callback is the client's end of the flow: a listener on a loopback
-// port that records each URL the browser is sent to, and answers a
-// plain page.
+// port that records each URL the browser is sent to (/cb, the redirect
+// URI, and /signed-out, the post-logout one), and answers a plain page.
 type callback struct {
 	// uri is the redirect URI to ask for: registeredRedirect on the
 	// listener's port.
@@ -34,7 +34,7 @@ func newCallback(t *testing.T) *callback {
 	}
 	c := &callback{uri: "http://" + ln.Addr().String() + "/cb", hits: make(chan string, 16)}
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/cb" {
+		if r.URL.Path != "/cb" && r.URL.Path != "/signed-out" {
 			http.NotFound(w, r)
 			return
 		}

@@ -124,7 +124,8 @@ func TestOpenIDClient_code_flow_in_chromium(t *testing.T) {
 	const email = "ada@example.com"
 	userID := p.register(t, "Ada Lovelace", email)
 	cb := newCallback(t)
-	web := p.newClient(t, "Analytical Engine", nil)
+	signedOut := strings.TrimSuffix(cb.uri, "/cb") + "/signed-out"
+	web := p.newClient(t, "Analytical Engine", map[string]any{"postLogoutRedirectUris": []string{signedOut}})
 	spa := p.newClient(t, "Difference Engine", map[string]any{"type": "public", "idTokenSigningAlg": "EdDSA"})
 
 	cases := []struct {
@@ -134,17 +135,23 @@ func TestOpenIDClient_code_flow_in_chromium(t *testing.T) {
 		alg        string
 		scope      string
 		pages      []string
+		// signOut ends with RP-Initiated Logout.
+		signOut bool
 	}{
-		{"confidential_RS256_basic", web, "basic", "RS256", "openid profile email offline_access", []string{pageSignIn, pageConsent}},
-		{"public_EdDSA", spa, "", "EdDSA", "openid profile email profiles offline_access", []string{pageConsent}},
-		{"confidential_post_consent_remembered", web, "post", "RS256", "openid email offline_access", nil},
+		{"confidential_RS256_basic", web, "basic", "RS256", "openid profile email offline_access", []string{pageSignIn, pageConsent}, false},
+		{"public_EdDSA", spa, "", "EdDSA", "openid profile email profiles offline_access", []string{pageConsent}, false},
+		{"confidential_post_consent_remembered_then_signed_out", web, "post", "RS256", "openid email offline_access", nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := startScript(t, "rp.mjs", map[string]string{
+			settings := map[string]string{
 				"issuer": p.issuer, "clientId": c.client.ID, "clientSecret": c.client.Secret, "clientAuth": c.clientAuth,
 				"alg": c.alg, "redirectUri": cb.uri, "scope": c.scope,
-			}, "openid-client")
+			}
+			if c.signOut {
+				settings["postLogoutRedirectUri"] = signedOut
+			}
+			s := startScript(t, "rp.mjs", settings, "openid-client")
 			var start struct {
 				URL string `json:"url"`
 			}
@@ -160,7 +167,38 @@ func TestOpenIDClient_code_flow_in_chromium(t *testing.T) {
 			var r rpResult
 			s.recv("result", &r)
 			checkCodeFlow(t, p, c.client, c.alg, c.scope, userID, email, r)
+			if c.signOut {
+				signOutAndBack(t, p, b, cb, s, c.client, signedOut)
+			}
 		})
+	}
+}
+
+// signOutAndBack follows the script's RP-Initiated Logout in the
+// browser: the provider ends the browser's session at once (the hint is
+// the app's ID token) and sends it back to the post-logout redirect URI
+// with the state; then the app's prompt=none finds no session
+// (login_required) and its plain request meets the sign-in page again.
+func signOutAndBack(t *testing.T, p provider, b *chromium.Browser, cb *callback, s *script, c client, signedOut string) {
+	t.Helper()
+	var end struct {
+		URL string `json:"url"`
+	}
+	s.recv("end_session", &end)
+	b.Navigate(t, end.URL)
+	back := cb.wait(chromium.StepTimeout)
+	if q := query(t, back); !strings.HasPrefix(back, signedOut+"?") || q.Get("state") != "signed-out" {
+		t.Fatalf("after end_session the browser is at %q, want %s with the state", back, signedOut)
+	}
+	b.Navigate(t, p.authRequest(c, cb.uri, newPKCE(), map[string]string{"prompt": "none", "state": "after"}))
+	if loc := cb.wait(chromium.StepTimeout); loc == "" {
+		t.Errorf("prompt=none after the sign-out did not come back to the app")
+	} else {
+		p.wantRedirectError(t, "prompt=none after the sign-out", loc, cb.uri, "login_required", "after")
+	}
+	b.Navigate(t, p.authRequest(c, cb.uri, newPKCE(), nil))
+	if page := chromium.Evaluate[string](t, b, whichPage); page != pageSignIn {
+		t.Errorf("the app's request after the sign-out shows the page %q, want the sign-in page", page)
 	}
 }
 

@@ -1,11 +1,14 @@
 // rp.mjs is a relying party written with openid-client 6 (panva), run by
 // openidclient_test.go. It takes its settings as JSON in argv[2]:
-//   {issuer, clientId, clientSecret?, alg?, redirectUri, scope}
+//   {issuer, clientId, clientSecret?, clientAuth?, alg?, redirectUri, scope, postLogoutRedirectUri?}
 // and talks to the test in JSON lines: it writes
 //   {"step":"authorize","url":…}
 // reads {"callback":…} (the URL the browser was sent back to), finishes
 // the code flow, and writes
 //   {"step":"result", …what each call answered…}
+// then, when the settings name a postLogoutRedirectUri, the URL of
+// RP-Initiated Logout with the flow's ID token as the hint,
+//   {"step":"end_session","url":…}
 // or, at the first call that throws, {"step":"error", …}. Every check of
 // the library stays on: the ID token's signature against the JWKS, iss,
 // aud, exp, nonce, at_hash, the state, and RFC 9207's iss parameter of
@@ -122,6 +125,17 @@ async function main() {
     result.afterRevocation.introspection = await client.tokenIntrospection(config, refreshed.access_token)
   }
   say(result)
+
+  // RP-Initiated Logout with the ID token of the flow as the hint, when
+  // the test gives a post-logout redirect URI.
+  if (settings.postLogoutRedirectUri) {
+    const end = client.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token,
+      post_logout_redirect_uri: settings.postLogoutRedirectUri,
+      state: 'signed-out',
+    })
+    say({ step: 'end_session', url: end.href })
+  }
 }
 
 main().then(
