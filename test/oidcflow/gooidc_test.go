@@ -9,6 +9,8 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+
+	"github.com/userd/userd/test/kit"
 )
 
 // TestGoOIDC_code_flow: CoreOS's go-oidc and golang.org/x/oauth2, as a
@@ -16,8 +18,8 @@ import (
 // be the one asked), the code flow with PKCE (S256) for a confidential
 // client of each ID token algorithm, the ID token checked by go-oidc's
 // verifier (signature from the JWKS, iss, aud, exp) with its nonce and
-// at_hash, the claims, userinfo, and a refresh through oauth2's token
-// source. The browser is the plain-HTTP agent: no Chromium, no Node.js.
+// at_hash, the claims, userinfo, the grant in the user's sessions under
+// the client's name, and a refresh through oauth2's token source. The browser is the plain-HTTP agent: no Chromium, no Node.js.
 func TestGoOIDC_code_flow(t *testing.T) {
 	t.Parallel()
 	p := startProvider(t)
@@ -96,6 +98,7 @@ func TestGoOIDC_code_flow(t *testing.T) {
 			if ui.Subject != userID || ui.Email != email {
 				t.Errorf("userinfo: sub %q email %q, want %s %s", ui.Subject, ui.Email, userID, email)
 			}
+			p.wantSessionOf(t, userID, claims.SID, c, "Go app "+alg)
 
 			// A refresh through oauth2's token source, as an app does when
 			// the access token expires.
@@ -117,4 +120,25 @@ func TestGoOIDC_code_flow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wantSessionOf fails t unless the user's sessions list the session sid,
+// granted to the client c under its name.
+func (p provider) wantSessionOf(t *testing.T, userID, sid string, c client, name string) {
+	t.Helper()
+	var sessions []struct {
+		ID       string `json:"id"`
+		ClientID string `json:"clientId"`
+		Client   string `json:"client"`
+	}
+	kit.Want(t, "the user's sessions", p.api(t, http.MethodGet, "/api/users/"+userID+"/sessions", nil, p.admin), http.StatusOK, &sessions)
+	for _, s := range sessions {
+		if s.ClientID == c.ID {
+			if s.Client != name || s.ID != sid {
+				t.Errorf("the client's session: %+v, want id %s (the ID token's sid) and client %q", s, sid, name)
+			}
+			return
+		}
+	}
+	t.Errorf("the user's sessions %+v have none of the client %s", sessions, c.ID)
 }
