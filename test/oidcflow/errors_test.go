@@ -121,7 +121,7 @@ func TestAuthorize_errors(t *testing.T) {
 		if r.Status != http.StatusSeeOther || !strings.Contains(loc, "/oauth2/authorize/continue?request=") {
 			t.Fatalf("a browser without a session: %d to %q, want 303 to the flow's page", r.Status, loc)
 		}
-		r = (&agent{p: p}).send(t, http.MethodGet, p.issuer+loc, nil)
+		r = (&agent{p: p}).send(t, http.MethodGet, p.node.Base+loc, nil)
 		if next := r.Header.Get("Location"); r.Status != http.StatusSeeOther || !strings.HasPrefix(next, "/account/login?") {
 			t.Errorf("the flow's page without a session: %d to %q, want 303 to the sign-in page", r.Status, next)
 		}
@@ -221,13 +221,7 @@ func TestToken_errors(t *testing.T) {
 
 	t.Run("revoked_access_token_ends_session", func(t *testing.T) {
 		tok := p.signedInTokens(t, a, app, redirect, nil)
-		req, err := http.NewRequest(http.MethodPost, p.issuer+"/oauth2/revoke", strings.NewReader(url.Values{"token": {tok.AccessToken}}.Encode()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.SetBasicAuth(app.ID, app.Secret)
-		if r := kit.Do(t, req); r.Status != http.StatusOK {
+		if r := p.revoke(t, app, tok.AccessToken); r.Status != http.StatusOK {
 			t.Fatalf("revoke: %s", r)
 		}
 		p.wantUserInfoRefused(t, "a revoked access token", tok.AccessToken)

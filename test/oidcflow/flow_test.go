@@ -47,7 +47,7 @@ func (p provider) authRequest(c client, redirect string, pk pkce, set map[string
 			q.Set(k, v)
 		}
 	}
-	return p.issuer + "/oauth2/authorize?" + q.Encode()
+	return p.node.Base + "/oauth2/authorize?" + q.Encode()
 }
 
 // tokens is a successful answer of the token endpoint.
@@ -60,6 +60,18 @@ type tokens struct {
 	RefreshToken string `json:"refresh_token"`
 }
 
+// revoke revokes a token (RFC 7009) as the confidential client c.
+func (p provider) revoke(t *testing.T, c client, token string) kit.Reply {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, p.node.Base+"/oauth2/revoke", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
+	return kit.Do(t, req)
+}
+
 // token posts form to the token endpoint, as c: client_secret_basic for
 // a confidential client, client_id in the form for a public one.
 func (p provider) token(t *testing.T, c client, form url.Values) kit.Reply {
@@ -67,7 +79,7 @@ func (p provider) token(t *testing.T, c client, form url.Values) kit.Reply {
 	if c.Secret == "" {
 		form.Set("client_id", c.ID)
 	}
-	req, err := http.NewRequest(http.MethodPost, p.issuer+"/oauth2/token", strings.NewReader(form.Encode()))
+	req, err := http.NewRequest(http.MethodPost, p.node.Base+"/oauth2/token", strings.NewReader(form.Encode()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +118,7 @@ func (p provider) signedInTokens(t *testing.T, a *agent, c client, redirect stri
 // userinfo calls the userinfo endpoint with an access token.
 func (p provider) userinfo(t *testing.T, accessToken string) kit.Reply {
 	t.Helper()
-	return kit.Send(t, http.MethodGet, p.issuer+"/oauth2/userinfo", nil, accessToken)
+	return kit.Send(t, http.MethodGet, p.node.Base+"/oauth2/userinfo", nil, accessToken)
 }
 
 // wantUserInfoRefused fails t unless userinfo refuses the access token

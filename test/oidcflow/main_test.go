@@ -60,7 +60,8 @@ type provider struct {
 // startProvider starts the binary on http://127.0.0.1:<a free port>,
 // which is USERD_PUBLIC_URL and so the issuer, with a bootstrap admin, a
 // scratch SQLite database, cheap password hashing and no reuse grace for
-// refresh tokens (a second use is a reuse at once).
+// refresh tokens (a second use is a reuse at once); extra settings go
+// over these.
 func startProvider(t *testing.T, extra ...map[string]string) provider {
 	t.Helper()
 	addr := userdproc.FreeAddr(t)
@@ -89,6 +90,9 @@ func startProvider(t *testing.T, extra ...map[string]string) provider {
 	for _, e := range extra {
 		maps.Copy(env, e)
 	}
+	// A node of several serves the issuer of the deployment, which its
+	// extra settings name.
+	issuer = env["USERD_PUBLIC_URL"]
 	n := userdproc.New(t, userdBinary, env)
 	n.Start()
 	t.Cleanup(func() {
