@@ -12,21 +12,33 @@ import (
 	"github.com/userd/userd/test/userdproc"
 )
 
-// TestFlow_across_nodes: two nodes on one PostgreSQL schema, behind one
-// issuer (the first node's URL), with one secret key. A flow begun on
+// TestFlow_across_nodes: two nodes on one database (a PostgreSQL
+// schema, then a MariaDB/MySQL database), behind one issuer (the first node's URL), with one secret key. A flow begun on
 // one node finishes on the other: the browser signs in and sends the
 // authorization request to the first, its cookie takes the request on at
 // the second, which gives the code, exchanged there too. A replay of the
 // code on the first ends the tokens of the first use on the second, and
 // a refresh token revoked on one node ends its session's access token on
-// the other within 1 s (contract-identity.md). It needs
-// USERD_TEST_POSTGRES_DSN: skipped without it, failed when CI=true.
+// the other within 1 s (contract-identity.md). Each database needs its
+// variable, USERD_TEST_POSTGRES_DSN or USERD_TEST_MYSQL_DSN: skipped
+// without it, failed when CI=true.
 func TestFlow_across_nodes(t *testing.T) {
 	t.Parallel()
-	dsn := userdproc.PostgresSchema(t, "userd_oidc_")
+	for _, db := range []struct {
+		driver string
+		open   func(t testing.TB, prefix string) string
+	}{{"postgres", userdproc.PostgresSchema}, {"mysql", userdproc.MySQLDatabase}} {
+		t.Run(db.driver, func(t *testing.T) {
+			t.Parallel()
+			flowAcrossNodes(t, db.driver, db.open(t, "userd_oidc_"))
+		})
+	}
+}
+
+func flowAcrossNodes(t *testing.T, driver, dsn string) {
 	first, second := userdproc.FreeAddr(t), userdproc.FreeAddr(t)
 	shared := map[string]string{
-		"USERD_DB_DRIVER":  "postgres",
+		"USERD_DB_DRIVER":  driver,
 		"USERD_DB_DSN":     dsn,
 		"USERD_SECRET_KEY": secretbox.EncodeKey(secretbox.NewKey()),
 		"USERD_PUBLIC_URL": "http://" + first,
