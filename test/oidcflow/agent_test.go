@@ -68,6 +68,10 @@ type agent struct {
 	sso string // the cookie's value, "" before a sign-in
 	// deny answers the consent page with Deny instead of Allow.
 	deny bool
+	// email, when set, answers the sign-in page with the person's email
+	// and password; signIns counts the pages so answered.
+	email   string
+	signIns int
 }
 
 // ssoCookie is the provider's browser session (contract-identity.md).
@@ -77,7 +81,7 @@ const ssoCookie = "__Host-userd_sso"
 // an agent with the provider's cookie the answer set.
 func (p provider) signIn(t *testing.T, email string) *agent {
 	t.Helper()
-	a := &agent{p: p}
+	a := &agent{p: p, email: email}
 	form := url.Values{"email": {email}, "password": {userPassword}, "next": {"/account/"}}
 	r := a.send(t, http.MethodPost, p.node.Base+"/account/login", form)
 	if r.Status != http.StatusSeeOther || a.sso == "" {
@@ -127,19 +131,25 @@ func (a *agent) send(t *testing.T, method, target string, form url.Values) kit.R
 var (
 	consentRequest = regexp.MustCompile(`name="request" value="([^"]+)"`)
 	continueLink   = regexp.MustCompile(`<a [^>]*id="continue" href="([^"]+)"`)
+	signInNext     = regexp.MustCompile(`<form method="post" action="/account/login"[^>]*>\s*<input type="hidden" name="next" value="([^"]+)"`)
 )
 
-// errNoRedirect is what authorize returns for an answer that neither
-// goes on nor to the client.
-var errNoRedirect = errors.New("no redirect to the client")
+// The errors of authorize: an answer that neither goes on nor to the
+// client, and the sign-in page again right after a sign-in of the flow.
+var (
+	errNoRedirect  = errors.New("no redirect to the client")
+	errSignInAgain = errors.New("the sign-in page again after the flow's own sign-in")
+)
 
 // authorize starts the flow at authURL and follows it as a browser
-// would: the provider's redirects, its consent page (Allow, or Deny),
-// its page that goes on to the app. It returns the URL the browser is
+// would: the provider's redirects, the sign-in page (when the agent
+// knows whom to sign in), its consent page (Allow, or Deny), its page
+// that goes on to the app. It returns the URL the browser is
 // sent to at the client, or errNoRedirect and the last answer.
 func (a *agent) authorize(t *testing.T, authURL string) (string, kit.Reply, error) {
 	t.Helper()
 	target, method, form := authURL, http.MethodGet, url.Values(nil)
+	signedIn := false
 	for range 10 {
 		r := a.send(t, method, target, form)
 		method, form = http.MethodGet, nil
@@ -164,6 +174,18 @@ func (a *agent) authorize(t *testing.T, authURL string) (string, kit.Reply, erro
 			}
 			target, method = a.p.node.Base+"/oauth2/consent", http.MethodPost
 			form = url.Values{"request": {html.UnescapeString(string(consentRequest.FindSubmatch(r.Body)[1]))}, "decision": {decision}}
+		case r.Status == http.StatusOK && signInNext.Match(r.Body) && a.email != "":
+			// The sign-in page, for a browser without a session or asked
+			// to sign in again: the form goes back into the flow. Twice
+			// in one flow is a loop: the sign-in did not satisfy it.
+			if signedIn {
+				return "", r, errSignInAgain
+			}
+			signedIn = true
+			target, method = a.p.node.Base+"/account/login", http.MethodPost
+			form = url.Values{"email": {a.email}, "password": {userPassword},
+				"next": {html.UnescapeString(string(signInNext.FindSubmatch(r.Body)[1]))}}
+			a.signIns++
 		case r.Status == http.StatusOK && continueLink.Match(r.Body):
 			return html.UnescapeString(string(continueLink.FindSubmatch(r.Body)[1])), r, nil
 		default:

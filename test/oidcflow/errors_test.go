@@ -115,6 +115,33 @@ func TestAuthorize_errors(t *testing.T) {
 		p.wantRedirectError(t, "Deny on the consent page", loc, redirect, "access_denied", "s3")
 	})
 
+	t.Run("prompt_login_and_max_age_sign_in_again", func(t *testing.T) {
+		first := &agent{p: p, sso: signedIn.sso, email: "mary@example.com"}
+		first.code(t, p.authRequest(app, redirect, newPKCE(), nil)) // the consent, once
+		// max_age=0 asks for a sign-in at once, as prompt=login does
+		// (OpenID Connect Core 3.1.2.1); the sign-in it asked for
+		// satisfies it.
+		for _, c := range []struct {
+			set     map[string]string
+			signIns int
+		}{
+			{map[string]string{"prompt": "login"}, 1},
+			{map[string]string{"max_age": "0"}, 1},
+			{map[string]string{"max_age": "3600"}, 0},
+			{nil, 0},
+		} {
+			a := &agent{p: p, sso: signedIn.sso, email: "mary@example.com"}
+			loc, r, err := a.authorize(t, p.authRequest(app, redirect, newPKCE(), c.set))
+			if err != nil {
+				t.Errorf("%v: %v (%d)", c.set, err, r.Status)
+				continue
+			}
+			if !query(t, loc).Has("code") || a.signIns != c.signIns {
+				t.Errorf("%v: back at the app with %s after %d sign-in pages, want a code after %d", c.set, loc, a.signIns, c.signIns)
+			}
+		}
+	})
+
 	t.Run("signed_out_browser_goes_to_sign_in", func(t *testing.T) {
 		r := (&agent{p: p}).send(t, http.MethodGet, p.authRequest(app, redirect, newPKCE(), nil), nil)
 		loc := r.Header.Get("Location")
