@@ -1,6 +1,7 @@
 package oidcflow
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"os"
@@ -139,6 +140,43 @@ func TestAuthorize_errors(t *testing.T) {
 			if !query(t, loc).Has("code") || a.signIns != c.signIns {
 				t.Errorf("%v: back at the app with %s after %d sign-in pages, want a code after %d", c.set, loc, a.signIns, c.signIns)
 			}
+		}
+	})
+
+	// A disabled account, or a client deleted meanwhile, cannot finish a
+	// flow: the consent page is shown, then the account or the client
+	// goes, then Allow gives no code.
+	t.Run("gone_while_consenting", func(t *testing.T) {
+		for _, c := range []struct {
+			name string
+			gone func(t *testing.T, c client, userID string)
+		}{
+			{"client_deleted", func(t *testing.T, c client, _ string) {
+				kit.Want(t, "delete the client", p.api(t, http.MethodDelete, "/api/oauth-clients/"+c.ID, nil, p.admin), http.StatusNoContent, nil)
+			}},
+			{"user_disabled", func(t *testing.T, _ client, userID string) {
+				kit.Want(t, "disable the user", p.api(t, http.MethodPut, "/api/users/"+userID, map[string]any{"disabled": true}, p.admin), http.StatusOK, nil)
+			}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				email := strings.ReplaceAll(c.name, "_", "-") + "@example.com"
+				userID := p.register(t, "Consenting", email)
+				b := p.signIn(t, email)
+				app := p.newClient(t, "Meanwhile "+c.name, nil)
+				r := b.send(t, http.MethodGet, p.authRequest(app, redirect, newPKCE(), map[string]string{"state": "gone"}), nil)
+				r = b.send(t, http.MethodGet, p.node.Base+r.Header.Get("Location"), nil)
+				m := consentRequest.FindSubmatch(r.Body)
+				if r.Status != http.StatusOK || m == nil {
+					t.Fatalf("no consent page: %d %.300s", r.Status, r.Body)
+				}
+				c.gone(t, app, userID)
+				r = b.send(t, http.MethodPost, p.node.Base+"/oauth2/consent", url.Values{"request": {html.UnescapeString(string(m[1]))}, "decision": {"allow"}})
+				if link := continueLink.FindSubmatch(r.Body); link != nil && query(t, html.UnescapeString(string(link[1]))).Has("code") {
+					t.Errorf("Allow after the %s gave a code: %s", strings.ReplaceAll(c.name, "_", " "), link[1])
+				} else if loc := r.Header.Get("Location"); loc != "" && query(t, loc).Has("code") {
+					t.Errorf("Allow after the %s gave a code: %s", strings.ReplaceAll(c.name, "_", " "), loc)
+				}
+			})
 		}
 	})
 
