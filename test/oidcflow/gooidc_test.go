@@ -142,3 +142,47 @@ func (p provider) wantSessionOf(t *testing.T, userID, sid string, c client, name
 	}
 	t.Errorf("the user's sessions %+v have none of the client %s", sessions, c.ID)
 }
+
+// TestGoOIDC_key_rotation: `userd keys rotate --now` on a running
+// provider (then a restart, rather than waiting for the 30 s reload):
+// the next ID token is signed by a new RS256 key, which an app's go-oidc
+// verifier, made before the rotation, fetches from the JWKS by itself;
+// an ID token of the old key still verifies.
+func TestGoOIDC_key_rotation(t *testing.T) {
+	t.Parallel()
+	p := startProvider(t)
+	p.register(t, "Evelyn Boyd Granville", "evelyn@example.com")
+	a := p.signIn(t, "evelyn@example.com")
+	app := p.newClient(t, "Orbit", map[string]any{"firstParty": true})
+	ctx := oidc.ClientContext(stepContext(t), &http.Client{Timeout: 30 * time.Second})
+	op, err := oidc.NewProvider(ctx, p.issuer)
+	if err != nil {
+		t.Fatalf("discovery: %v", err)
+	}
+	verifier := op.Verifier(&oidc.Config{ClientID: app.ID})
+	const redirect = "http://127.0.0.1:9/cb"
+	idToken := func() (string, string) {
+		raw := p.signedInTokens(t, a, app, redirect, nil).IDToken
+		var header struct {
+			Kid string `json:"kid"`
+		}
+		kit.DecodePart(t, raw, 0, &header)
+		if _, err := verifier.Verify(ctx, raw); err != nil {
+			t.Errorf("go-oidc refuses the ID token of the key %s: %v", header.Kid, err)
+		}
+		return raw, header.Kid
+	}
+	before, oldKID := idToken()
+	if code, out, errOut := p.node.Run("", "keys", "rotate", "--now"); code != 0 {
+		t.Fatalf("keys rotate --now: %d %s%s", code, out, errOut)
+	}
+	p.node.Stop()
+	p.node.Start()
+	_, newKID := idToken()
+	if newKID == oldKID {
+		t.Errorf("after keys rotate --now the ID token is still signed by %s", oldKID)
+	}
+	if _, err := verifier.Verify(ctx, before); err != nil {
+		t.Errorf("the ID token of the old key after the rotation: %v", err)
+	}
+}
