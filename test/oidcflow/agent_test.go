@@ -72,6 +72,9 @@ type agent struct {
 	// and password; signIns counts the pages so answered.
 	email   string
 	signIns int
+	// code2, when set, answers the second step of the sign-in with a
+	// TOTP code.
+	code2 func() string
 }
 
 // ssoCookie is the provider's browser session (contract-identity.md).
@@ -132,6 +135,8 @@ var (
 	consentRequest = regexp.MustCompile(`name="request" value="([^"]+)"`)
 	continueLink   = regexp.MustCompile(`<a [^>]*id="continue" href="([^"]+)"`)
 	signInNext     = regexp.MustCompile(`<form method="post" action="/account/login"[^>]*>\s*<input type="hidden" name="next" value="([^"]+)"`)
+	secondStep     = regexp.MustCompile(`<form method="post" action="/account/login/code"[^>]*>\s*` +
+		`<input type="hidden" name="next" value="([^"]+)">\s*<input type="hidden" name="mfaToken" value="([^"]+)">\s*<input type="hidden" name="methods" value="([^"]*)">`)
 )
 
 // The errors of authorize: an answer that neither goes on nor to the
@@ -143,7 +148,8 @@ var (
 
 // authorize starts the flow at authURL and follows it as a browser
 // would: the provider's redirects, the sign-in page (when the agent
-// knows whom to sign in), its consent page (Allow, or Deny), its page
+// knows whom to sign in) and its second step (when it has a code), its
+// consent page (Allow, or Deny), its page
 // that goes on to the app. It returns the URL the browser is
 // sent to at the client, or errNoRedirect and the last answer.
 func (a *agent) authorize(t *testing.T, authURL string) (string, kit.Reply, error) {
@@ -186,6 +192,11 @@ func (a *agent) authorize(t *testing.T, authURL string) (string, kit.Reply, erro
 			form = url.Values{"email": {a.email}, "password": {userPassword},
 				"next": {html.UnescapeString(string(signInNext.FindSubmatch(r.Body)[1]))}}
 			a.signIns++
+		case r.Status == http.StatusOK && secondStep.Match(r.Body) && a.code2 != nil:
+			m := secondStep.FindSubmatch(r.Body)
+			target, method = a.p.node.Base+"/account/login/code", http.MethodPost
+			form = url.Values{"next": {html.UnescapeString(string(m[1]))}, "mfaToken": {html.UnescapeString(string(m[2]))},
+				"methods": {html.UnescapeString(string(m[3]))}, "code": {a.code2()}}
 		case r.Status == http.StatusOK && continueLink.Match(r.Body):
 			return html.UnescapeString(string(continueLink.FindSubmatch(r.Body)[1])), r, nil
 		default:
