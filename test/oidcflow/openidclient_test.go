@@ -172,6 +172,34 @@ func TestOpenIDClient_code_flow_in_chromium(t *testing.T) {
 			}
 		})
 	}
+
+	// The account page's "Apps with access": removing the public
+	// client's access ends its refresh tokens at once, and the next
+	// sign-in to it asks for the consent again.
+	t.Run("access_removed_on_account_page", func(t *testing.T) {
+		a := p.signIn(t, email)
+		tok := p.signedInTokens(t, a, spa, cb.uri, nil) // consent remembered: no page
+		b.Open(t, p.issuer+"/account/apps", http.StatusOK)
+		if chromium.Evaluate[string](t, b, whichPage) == pageSignIn {
+			b.Do(t, chromedp.SendKeys("#email", email), chromedp.SendKeys("#password", userPassword))
+			b.Submit(t, chromedp.KeyEvent(kb.Enter), http.StatusOK)
+		}
+		b.WantHeading(t, "Apps with access")
+		if apps := b.Text(t, "#apps"); !strings.Contains(apps, "Difference Engine") || !strings.Contains(apps, "Analytical Engine") {
+			t.Errorf("the apps with access: %q, want both engines", apps)
+		}
+		b.Submit(t, chromedp.Click("#revoke-"+spa.ID), http.StatusOK)
+		if apps := b.Eval(t, `document.body.innerText`); strings.Contains(apps, "Difference Engine") {
+			t.Errorf("the public client is still listed after its access was removed:\n%s", apps)
+		}
+		wantOAuthError(t, "the refresh token of an app whose access was removed", p.refresh(t, spa, tok.RefreshToken), http.StatusBadRequest, "invalid_grant")
+		p.wantUserInfoRefused(t, "the access token of an app whose access was removed", tok.AccessToken)
+		if _, r, err := a.authorize(t, p.authRequest(spa, cb.uri, newPKCE(), map[string]string{"prompt": "none", "state": "again"})); err != nil {
+			t.Errorf("prompt=none after the access was removed: %v (%d)", err, r.Status)
+		} else if loc := r.Header.Get("Location"); !strings.Contains(loc, "error=consent_required") {
+			t.Errorf("prompt=none after the access was removed went to %q, want consent_required", loc)
+		}
+	})
 }
 
 // signOutAndBack follows the script's RP-Initiated Logout in the
