@@ -3,22 +3,28 @@
 // on a scratch SQLite database, as the issuer http://127.0.0.1:<port>,
 // and
 //   - openid-client 6 (Node.js, rp.mjs) through the code flow with PKCE,
-//     the sign-in and consent pages driven in a real headless Chromium
-//     (test/chromium), the callback caught by a loopback listener of the
-//     test; the library checks the ID token itself (signature against the
-//     JWKS, iss, aud, nonce, at_hash, RFC 9207's iss parameter), then
-//     userinfo, refresh, introspection and revocation;
+//     the sign-in, consent and account pages driven in a real headless
+//     Chromium (test/chromium), the callback caught by a loopback
+//     listener of the test; the library checks the ID token itself
+//     (signature against the JWKS, iss, aud, nonce, at_hash, RFC 9207's
+//     iss parameter), then userinfo, introspection, refresh, revocation
+//     and RP-Initiated Logout (openidclient_test.go);
 //   - oauth4webapi 3 (cc.mjs): client_credentials and RFC 7662
 //     introspection of a confidential client, from the RFC 8414
-//     metadata;
+//     metadata (oauth4webapi_test.go);
 //   - coreos/go-oidc and golang.org/x/oauth2: discovery, the code flow
-//     with PKCE, the ID token verified by go-oidc's verifier, userinfo;
-//   - plain net/http: the negative matrix of the contract, each with its
-//     RFC's error code (errors_test.go).
+//     with PKCE, the ID token verified by go-oidc's verifier, userinfo,
+//     a key rotation (gooidc_test.go);
+//   - plain net/http, whose agent signs in on the pages and carries the
+//     provider's cookie (agent_test.go): the negative matrix of the
+//     contract, each with its RFC's error code (errors_test.go), the
+//     endpoints' other answers and the provider off (answers_test.go),
+//     acr_values=aal2 (acr_test.go), a flow across two nodes on
+//     PostgreSQL and on MariaDB/MySQL (nodes_test.go).
 //
 // The Node.js packages are those pinned in test/node (make node-deps);
-// without node, the packages or chromium their tests skip, or fail when
-// CI=true.
+// without node, the packages, chromium or a database, the tests that
+// need them skip, or fail when CI=true.
 package oidcflow
 
 import (
