@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/userd/userd/test/chromium"
+	"github.com/userd/userd/test/kit"
 )
 
 // rpResult is what rp.mjs reports of a code flow.
@@ -166,7 +167,7 @@ func TestOpenIDClient_code_flow_in_chromium(t *testing.T) {
 			s.send(map[string]string{"callback": back})
 			var r rpResult
 			s.recv("result", &r)
-			checkCodeFlow(t, p, c.client, c.alg, c.scope, userID, email, r)
+			checkCodeFlow(t, p, c.client, c.alg, c.scope, person{userID, "Ada Lovelace", email}, r)
 			if c.signOut {
 				signOutAndBack(t, p, b, cb, s, c.client, signedOut)
 			}
@@ -230,10 +231,14 @@ func signOutAndBack(t *testing.T, p provider, b *chromium.Browser, cb *callback,
 	}
 }
 
+// person is a user as the claims name them.
+type person struct{ id, name, email string }
+
 // checkCodeFlow checks what rp.mjs reports of a code flow of client for
 // the user, with the scopes asked.
-func checkCodeFlow(t *testing.T, p provider, c client, alg, scope, userID, email string, r rpResult) {
+func checkCodeFlow(t *testing.T, p provider, c client, alg, scope string, user person, r rpResult) {
 	t.Helper()
+	userID := user.id
 	if !strings.EqualFold(r.TokenType, "Bearer") || r.ExpiresIn <= 0 || !r.HasRefreshToken {
 		t.Errorf("token answer: token_type %q, expires_in %d, refresh token %v; want Bearer, > 0, one", r.TokenType, r.ExpiresIn, r.HasRefreshToken)
 	}
@@ -256,11 +261,11 @@ func checkCodeFlow(t *testing.T, p provider, c client, alg, scope, userID, email
 		}
 	}
 	scopes := strings.Fields(scope)
-	wantScopeClaims(t, "the ID token", claims, scopes, email)
+	wantScopeClaims(t, "the ID token", claims, scopes, user)
 	if r.UserInfo["sub"] != userID {
 		t.Errorf("userinfo's sub %v, want %s", r.UserInfo["sub"], userID)
 	}
-	wantScopeClaims(t, "userinfo", r.UserInfo, scopes, email)
+	wantScopeClaims(t, "userinfo", r.UserInfo, scopes, user)
 	if c.Secret != "" {
 		in := r.Introspection
 		if in["active"] != true || in["sub"] != userID || in["client_id"] != c.ID || !sameScopes(in["scope"], scope) {
@@ -289,13 +294,13 @@ func checkCodeFlow(t *testing.T, p provider, c client, alg, scope, userID, email
 // holds (an ID token, userinfo): profile's name and updated_at, email's
 // email and email_verified, profiles' profiles; and none of a scope not
 // asked.
-func wantScopeClaims(t *testing.T, what string, claims map[string]any, scopes []string, email string) {
+func wantScopeClaims(t *testing.T, what string, claims map[string]any, scopes []string, user person) {
 	t.Helper()
 	has := func(name string) bool { _, ok := claims[name]; return ok }
-	if slices.Contains(scopes, "profile") != (claims["name"] == "Ada Lovelace" && has("updated_at")) {
+	if slices.Contains(scopes, "profile") != (claims["name"] == user.name && has("updated_at")) {
 		t.Errorf("%s: name %v, updated_at %v, with the scopes %v", what, claims["name"], claims["updated_at"], scopes)
 	}
-	if slices.Contains(scopes, "email") != (claims["email"] == email && has("email_verified")) {
+	if slices.Contains(scopes, "email") != (claims["email"] == user.email && has("email_verified")) {
 		t.Errorf("%s: email %v, email_verified %v, with the scopes %v", what, claims["email"], claims["email_verified"], scopes)
 	}
 	if slices.Contains(scopes, "profiles") != has("profiles") {
@@ -336,4 +341,54 @@ func wantBearer(t *testing.T, in map[string]any) {
 	if tt, _ := in["token_type"].(string); !strings.EqualFold(tt, "Bearer") {
 		t.Errorf("introspection's token_type is %v, want Bearer (RFC 7662 2.2, RFC 6749 5.1)", in["token_type"])
 	}
+}
+
+// TestOpenIDClient_dynamic_registration: with
+// USERD_OIDC_DYNAMIC_REGISTRATION=true the metadata lists
+// registration_endpoint, and openid-client registers a public client
+// there itself (RFC 7591) and goes through the code flow with it, the
+// plain-HTTP agent as the browser (its consent page: a registered client
+// is never first party). With the default, false, the metadata lists no
+// registration_endpoint and POST /oauth2/register is 404.
+func TestOpenIDClient_dynamic_registration(t *testing.T) {
+	t.Parallel()
+	nodeModules(t, "openid-client")
+	closed := startProvider(t)
+	var meta map[string]any
+	kit.Want(t, "discovery", kit.Send(t, http.MethodGet, closed.node.Base+"/.well-known/openid-configuration", nil, ""), http.StatusOK, &meta)
+	if meta["registration_endpoint"] != nil {
+		t.Errorf("registration closed, but the metadata lists registration_endpoint %v", meta["registration_endpoint"])
+	}
+	if r := kit.Send(t, http.MethodPost, closed.node.Base+"/oauth2/register", map[string]any{"redirect_uris": []string{registeredRedirect}}, ""); r.Status != http.StatusNotFound {
+		t.Errorf("POST /oauth2/register while closed: %s, want 404", r)
+	}
+
+	p := startProvider(t, map[string]string{"USERD_OIDC_DYNAMIC_REGISTRATION": "true"})
+	userID := p.register(t, "Margaret Hamilton", "margaret@example.com")
+	a := p.signIn(t, "margaret@example.com")
+	const redirect = "http://127.0.0.1:9/cb"
+	s := startScript(t, "rp.mjs", map[string]string{
+		"issuer": p.issuer, "register": "Apollo guidance", "redirectUri": redirect, "scope": "openid profile email offline_access",
+	}, "openid-client")
+	var reg struct {
+		ClientID string         `json:"clientId"`
+		Metadata map[string]any `json:"metadata"`
+	}
+	s.recv("registered", &reg)
+	if reg.ClientID == "" || reg.Metadata["client_secret"] != nil {
+		t.Errorf("the registration: %+v, want a client id and no secret", reg)
+	}
+	var start struct {
+		URL string `json:"url"`
+	}
+	s.recv("authorize", &start)
+	back, r, err := a.authorize(t, start.URL)
+	if err != nil {
+		t.Fatalf("the flow of the registered client: %v: %d %.300s", err, r.Status, r.Body)
+	}
+	s.send(map[string]string{"callback": back})
+	var res rpResult
+	s.recv("result", &res)
+	checkCodeFlow(t, p, client{ID: reg.ClientID, Type: "public"}, "RS256", "openid profile email offline_access",
+		person{userID, "Margaret Hamilton", "margaret@example.com"}, res)
 }

@@ -1,7 +1,10 @@
 // rp.mjs is a relying party written with openid-client 6 (panva), run by
 // openidclient_test.go. It takes its settings as JSON in argv[2]:
-//   {issuer, clientId, clientSecret?, clientAuth?, alg?, redirectUri, scope, postLogoutRedirectUri?}
-// and talks to the test in JSON lines: it writes
+//   {issuer, clientId, clientSecret?, clientAuth?, alg?, redirectUri, scope, postLogoutRedirectUri?, register?}
+// and talks to the test in JSON lines. With register (a client name), it
+// first registers a public client itself (RFC 7591) and writes
+//   {"step":"registered","clientId":…,"metadata":…}
+// Then it writes
 //   {"step":"authorize","url":…}
 // reads {"callback":…} (the URL the browser was sent back to), finishes
 // the code flow, and writes
@@ -61,9 +64,19 @@ async function main() {
   } else {
     auth = client.None()
   }
-  const config = await client.discovery(new URL(settings.issuer), settings.clientId, metadata, auth, {
-    execute: [client.allowInsecureRequests], // http on the loopback issuer
-  })
+  const options = { execute: [client.allowInsecureRequests] } // http on the loopback issuer
+  let config
+  if (settings.register) {
+    // Dynamic Client Registration (RFC 7591) of a public client at the
+    // registration_endpoint of the metadata.
+    metadata.token_endpoint_auth_method = 'none'
+    metadata.grant_types = ['authorization_code', 'refresh_token']
+    metadata.client_name = settings.register
+    config = await client.dynamicClientRegistration(new URL(settings.issuer), metadata, client.None(), options)
+    say({ step: 'registered', clientId: config.clientMetadata().client_id, metadata: config.clientMetadata() })
+  } else {
+    config = await client.discovery(new URL(settings.issuer), settings.clientId, metadata, auth, options)
+  }
 
   const verifier = client.randomPKCECodeVerifier()
   const nonce = client.randomNonce()
