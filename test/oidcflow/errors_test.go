@@ -180,6 +180,55 @@ func TestAuthorize_errors(t *testing.T) {
 		}
 	})
 
+	// The state comes back unchanged, however it is spelled, and a
+	// redirect URI's own query stays with the code added to it.
+	t.Run("state_and_redirect_query_kept", func(t *testing.T) {
+		const state = "a b&c=d+é/?%20#x"
+		withQuery := p.newClient(t, "Tenant app", map[string]any{"firstParty": true, "redirectUris": []string{"http://127.0.0.1/cb?tenant=a%20b"}})
+		for _, c := range []struct {
+			client   client
+			redirect string
+		}{{app, redirect}, {withQuery, "http://127.0.0.1:9/cb?tenant=a%20b"}} {
+			loc, r, err := signedIn.authorize(t, p.authRequest(c.client, c.redirect, newPKCE(), map[string]string{"state": state}))
+			if err != nil {
+				t.Fatalf("authorize: %v: %s", err, r)
+			}
+			q := query(t, loc)
+			if q.Get("state") != state || !q.Has("code") || (c.client.ID == withQuery.ID && q.Get("tenant") != "a b") {
+				t.Errorf("back at %s: %v, want the code, the state %q and the redirect URI's own query", c.redirect, q, state)
+			}
+		}
+		loc, _, _ := signedIn.authorize(t, p.authRequest(withQuery, "http://127.0.0.1:9/cb?tenant=a%20b", newPKCE(), map[string]string{"state": state, "code_challenge": ""}))
+		if q := query(t, loc); q.Get("tenant") != "a b" || q.Get("error") != "invalid_request" || q.Get("state") != state {
+			t.Errorf("an error back at a redirect URI with a query: %s", loc)
+		}
+	})
+
+	// Signing out anywhere ends the provider's browser session: here the
+	// browser's session ended through the sessions API.
+	t.Run("browser_session_revoked", func(t *testing.T) {
+		email := "signed-out@example.com"
+		userID := p.register(t, "Signed Out", email)
+		b := p.signIn(t, email)
+		b.email = ""                                            // no sign-in on the way
+		b.code(t, p.authRequest(app, redirect, newPKCE(), nil)) // a consent, while signed in
+		var sessions []struct {
+			ID       string `json:"id"`
+			ClientID string `json:"clientId"`
+		}
+		kit.Want(t, "the user's sessions", p.api(t, http.MethodGet, "/api/users/"+userID+"/sessions", nil, p.admin), http.StatusOK, &sessions)
+		for _, s := range sessions {
+			if s.ClientID == "" { // the browser's, not the app's
+				kit.Want(t, "end the browser's session", p.api(t, http.MethodDelete, "/api/users/"+userID+"/sessions/"+s.ID, nil, p.admin), http.StatusNoContent, nil)
+			}
+		}
+		loc, r, err := b.authorize(t, p.authRequest(app, redirect, newPKCE(), map[string]string{"prompt": "none", "state": "ended"}))
+		if err != nil {
+			t.Fatalf("prompt=none after the browser's session ended: %v: %s", err, r)
+		}
+		p.wantRedirectError(t, "prompt=none after the browser's session ended", loc, redirect, "login_required", "ended")
+	})
+
 	t.Run("signed_out_browser_goes_to_sign_in", func(t *testing.T) {
 		r := (&agent{p: p}).send(t, http.MethodGet, p.authRequest(app, redirect, newPKCE(), nil), nil)
 		loc := r.Header.Get("Location")
