@@ -171,6 +171,9 @@ func TestOpenIDClient_code_flow_in_chromium(t *testing.T) {
 			if c.signOut {
 				signOutAndBack(t, p, b, cb, s, c.client, signedOut)
 			}
+			// No page on the way was refused anything by its
+			// Content-Security-Policy, nor failed to load.
+			b.CheckConsole(t)
 		})
 	}
 
@@ -200,6 +203,7 @@ func TestOpenIDClient_code_flow_in_chromium(t *testing.T) {
 		} else if loc := r.Header.Get("Location"); !strings.Contains(loc, "error=consent_required") {
 			t.Errorf("prompt=none after the access was removed went to %q, want consent_required", loc)
 		}
+		b.CheckConsole(t)
 	})
 }
 
