@@ -97,6 +97,30 @@ func TestToken_answers(t *testing.T) {
 		kit.Want(t, "the client's refresh afterwards", p.refresh(t, app, tok.RefreshToken), http.StatusOK, nil)
 	})
 
+	t.Run("secret_rotated", func(t *testing.T) {
+		svc := p.newClient(t, "Rotating", map[string]any{"firstParty": true})
+		var rotated struct {
+			Secret string `json:"clientSecret"`
+		}
+		kit.Want(t, "a new secret", p.api(t, http.MethodPost, "/api/oauth-clients/"+svc.ID+"/secret", nil, p.admin), http.StatusOK, &rotated)
+		grant := url.Values{"grant_type": {"client_credentials"}, "scope": {"email"}}
+		wantOAuthError(t, "the old secret after a rotation", p.token(t, svc, grant), http.StatusUnauthorized, "invalid_client")
+		fresh := svc
+		fresh.Secret = rotated.Secret
+		kit.Want(t, "the new secret", p.token(t, fresh, grant), http.StatusOK, nil)
+	})
+
+	t.Run("redirect_uri_removed", func(t *testing.T) {
+		c := p.newClient(t, "Moving", map[string]any{"firstParty": true, "redirectUris": []string{registeredRedirect, "http://127.0.0.1/old"}})
+		a.code(t, p.authRequest(c, "http://127.0.0.1:9/old", newPKCE(), nil))
+		kit.Want(t, "drop a redirect URI", p.api(t, http.MethodPut, "/api/oauth-clients/"+c.ID,
+			map[string]any{"redirectUris": []string{registeredRedirect}}, p.admin), http.StatusOK, nil)
+		r := a.send(t, http.MethodGet, p.authRequest(c, "http://127.0.0.1:9/old", newPKCE(), nil), nil)
+		if r.Status != http.StatusBadRequest || r.Header.Get("Location") != "" {
+			t.Errorf("a redirect URI removed from the client: %d to %q, want the 400 page", r.Status, r.Header.Get("Location"))
+		}
+	})
+
 	t.Run("session_revoked_through_api", func(t *testing.T) {
 		tok := p.signedInTokens(t, a, app, redirect, nil)
 		sid, _ := claimsOf(t, tok.IDToken)["sid"].(string)
