@@ -286,6 +286,18 @@ func TestToken_errors(t *testing.T) {
 		wantOAuthError(t, "the first use's refresh token after the replay", p.refresh(t, app, first.RefreshToken), http.StatusBadRequest, "invalid_grant")
 	})
 
+	t.Run("code_raced", func(t *testing.T) {
+		// Ten exchanges of one code at once: one wins; the others are
+		// invalid_grant, and as second uses they end the winner's tokens.
+		pk := newPKCE()
+		code := a.code(t, p.authRequest(app, redirect, pk, nil))
+		won := raceExchange(t, []provider{p}, app, code, redirect, pk.verifier)
+		if len(won) != 1 {
+			t.Fatalf("%d of 10 concurrent exchanges of one code got tokens, want 1", len(won))
+		}
+		p.wantUserInfoRefused(t, "the winner's access token after the other uses", won[0].AccessToken)
+	})
+
 	t.Run("code_expired", func(t *testing.T) {
 		// The binary has no clock to move: a code's 60 s pass for real,
 		// which is too slow for every run.

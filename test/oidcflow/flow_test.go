@@ -138,3 +138,37 @@ func (p provider) wantUserInfo(t *testing.T, what, accessToken string) {
 		t.Errorf("%s: userinfo answers %s, want 200", what, r)
 	}
 }
+
+// raceExchange sends ten exchanges of one code at once, spread over the
+// nodes, and returns the tokens of those that won; every other answer
+// must be invalid_grant.
+func raceExchange(t *testing.T, nodes []provider, c client, code, redirect, verifier string) []tokens {
+	t.Helper()
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect}, "code_verifier": {verifier}}
+	replies := kit.Race(10, func(i int) kit.Reply {
+		req, err := http.NewRequest(http.MethodPost, nodes[i%len(nodes)].node.Base+"/oauth2/token", strings.NewReader(form.Encode()))
+		if err != nil {
+			return kit.Reply{}
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(url.QueryEscape(c.ID), url.QueryEscape(c.Secret))
+		r, err := kit.DoWith(kit.Client, req)
+		if err != nil {
+			return kit.Reply{}
+		}
+		return r
+	})
+	var won []tokens
+	for _, r := range replies {
+		if r.Status != http.StatusOK {
+			wantOAuthError(t, "a losing exchange", r, http.StatusBadRequest, "invalid_grant")
+			continue
+		}
+		var tok tokens
+		if err := json.Unmarshal(r.Body, &tok); err != nil {
+			t.Fatal(err)
+		}
+		won = append(won, tok)
+	}
+	return won
+}

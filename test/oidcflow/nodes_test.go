@@ -16,7 +16,8 @@ import (
 // schema, then a MariaDB/MySQL database), behind one issuer (the first node's URL), with one secret key. A flow begun on
 // one node finishes on the other: the browser signs in and sends the
 // authorization request to the first, its cookie takes the request on at
-// the second, which gives the code, exchanged there too. A replay of the
+// the second, which gives the code, exchanged there too. Of ten
+// exchanges of one code at once on both nodes, one wins. A replay of the
 // code on the first ends the tokens of the first use on the second, and
 // a refresh token revoked on one node ends its session's access token on
 // the other within 1 s (contract-identity.md). Each database needs its
@@ -74,6 +75,13 @@ func flowAcrossNodes(t *testing.T, driver, dsn string) {
 	kit.Eventually(t, time.Second, "the first use's access token refused on the second node after the replay", func() bool {
 		return b.userinfo(t, tok.AccessToken).Status == http.StatusUnauthorized
 	})
+
+	// One code exchanged ten times at once on both nodes: one wins.
+	pk = newPKCE()
+	code := onB.code(t, b.authRequest(app, redirect, pk, nil))
+	if won := raceExchange(t, []provider{a, b}, app, code, redirect, pk.verifier); len(won) != 1 {
+		t.Errorf("%d of 10 concurrent exchanges of one code on two nodes got tokens, want 1", len(won))
+	}
 
 	again := b.signedInTokens(t, onB, app, redirect, nil)
 	b.wantUserInfo(t, "a new grant", again.AccessToken)
