@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coreos/go-oidc/v3/oidc"
+
 	"github.com/userd/userd/test/kit"
+	"github.com/userd/userd/test/userdproc"
 )
 
 // TestToken_answers: what the token, userinfo, introspection and
@@ -171,5 +174,28 @@ func TestProvider_off(t *testing.T) {
 		if got := kit.Send(t, r.method, p.node.Base+r.path, nil, ""); got.Status != http.StatusNotFound {
 			t.Errorf("%s %s with the provider off: %d, want 404", r.method, r.path, got.Status)
 		}
+	}
+}
+
+// TestIssuer_trailing_slash: USERD_PUBLIC_URL with a trailing slash
+// gives the issuer without it (contract-identity.md), which go-oidc's
+// discovery checks against the URL it was given.
+func TestIssuer_trailing_slash(t *testing.T) {
+	t.Parallel()
+	addr := userdproc.FreeAddr(t)
+	p := startProvider(t, map[string]string{"USERD_HTTP_ADDR": addr, "USERD_PUBLIC_URL": "http://" + addr + "/"})
+	op, err := oidc.NewProvider(stepContext(t), "http://"+addr)
+	if err != nil {
+		t.Fatalf("discovery of the issuer without the slash: %v", err)
+	}
+	var meta struct {
+		Issuer string `json:"issuer"`
+		JWKS   string `json:"jwks_uri"`
+	}
+	if err := op.Claims(&meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Issuer != "http://"+addr || meta.JWKS != "http://"+addr+"/.well-known/jwks.json" {
+		t.Errorf("metadata of %s: %+v", p.node.Base, meta)
 	}
 }
