@@ -165,7 +165,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	if !slices.Equal(c.concurrency, []int{1, 4, 16, 64}) || c.duration != 3*time.Second || c.users != 1000 ||
 		!slices.Equal(c.backends, []string{"sqlite"}) || !slices.Equal(c.scenarios, allScenarios) || c.pool != 256 ||
-		c.mfaSteps != 400 || c.passkeySteps != 1000 || c.manyTokens != 20_000 || c.profile != "" {
+		c.mfaSteps != 400 || c.passkeySteps != 1000 || c.oidcCodeSteps != 1000 || c.manyTokens != 20_000 || c.profile != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	c, err = parseFlags([]string{"--quick", "--users", "50"}, io.Discard)
@@ -175,8 +175,8 @@ func TestParseFlags(t *testing.T) {
 	if !slices.Equal(c.concurrency, []int{1, 4}) || c.duration != time.Second || c.users != 50 || c.pool != 16 {
 		t.Errorf("quick: %+v", c)
 	}
-	if c.mfaSteps != 100 || c.passkeySteps != 200 || c.manyTokens != 500 {
-		t.Errorf("quick: %d mfa steps, %d passkey steps", c.mfaSteps, c.passkeySteps)
+	if c.mfaSteps != 100 || c.passkeySteps != 200 || c.oidcCodeSteps != 200 || c.manyTokens != 500 {
+		t.Errorf("quick: %d mfa steps, %d passkey steps, %d code steps", c.mfaSteps, c.passkeySteps, c.oidcCodeSteps)
 	}
 	c, err = parseFlags([]string{"--quick", "--scenarios", "read,mfa,passkey", "--mfa-steps", "30", "--passkey-steps", "40"}, io.Discard)
 	if err != nil {
@@ -201,6 +201,7 @@ func TestParseFlags(t *testing.T) {
 		{"--pid", "12"},
 		{"--mfa-steps", "0"},
 		{"--passkey-steps", "-1"},
+		{"--oidc-code-steps", "0"},
 		{"--many-tokens", "0"},
 		{"--target", "http://127.0.0.1:1", "--admin-email", "a@example.com", "--admin-password", "x", "--profile", "p"},
 		{"extra"},
