@@ -96,6 +96,9 @@ func newReport(cfg *config, backend string, machine Machine) *Report {
 	if slices.Contains(cfg.scenarios, scOIDCCodeExchange) {
 		rep.Settings.OIDCCodeSteps = cfg.oidcCodeSteps
 	}
+	if slices.ContainsFunc(cfg.scenarios, isOIDCScenario) {
+		rep.Settings.OIDCIDTokenAlg = cfg.oidcIDTokenAlg
+	}
 	if cfg.target != "" {
 		rep.Target = cfg.target
 	}
@@ -207,7 +210,7 @@ func measureScenario(ctx context.Context, cfg *config, t *target, srv *backendSe
 		}
 	}
 	if isOIDCScenario(sc) {
-		if err := t.ensureOIDC(ctx, sc, conc, cfg.seedConc); err != nil {
+		if err := t.ensureOIDC(ctx, sc, conc, cfg.seedConc, cfg.oidcIDTokenAlg); err != nil {
 			return Point{}, fmt.Errorf("%s c=%d: %w", sc, conc, err)
 		}
 	}

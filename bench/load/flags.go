@@ -37,16 +37,18 @@ type config struct {
 	// oidcCodeSteps is how many codes a point of oidc-code-exchange
 	// exchanges.
 	oidcCodeSteps int
-	hashDuration  time.Duration
-	reference     bool
-	out           string
-	quick         bool
-	argon         argonParams
-	timeout       time.Duration
-	quietWait     time.Duration
-	render        string
-	manyTokens    int
-	profile       string
+	// oidcIDTokenAlg is the public client's idTokenSigningAlg.
+	oidcIDTokenAlg string
+	hashDuration   time.Duration
+	reference      bool
+	out            string
+	quick          bool
+	argon          argonParams
+	timeout        time.Duration
+	quietWait      time.Duration
+	render         string
+	manyTokens     int
+	profile        string
 }
 
 // argonParams are the argon2id parameters given to the started server and
@@ -131,6 +133,7 @@ func defineFlags(fs *flag.FlagSet, c *config, f *flagValues) {
 	fs.IntVar(&c.mfaSteps, "mfa-steps", 400, "mfa: measured requests per concurrency level, each an mfaToken (one password login beforehand) and an unused recovery code")
 	fs.IntVar(&c.passkeySteps, "passkey-steps", 1000, "passkey: measured requests per concurrency level, each a passkey login begun and signed beforehand")
 	fs.IntVar(&c.oidcCodeSteps, "oidc-code-steps", 1000, "oidc-code-exchange: measured code exchanges per concurrency level, each code made beforehand by an authorization request and its continuation (a code lives 60 s: a point ends 50 s after its first code was made)")
+	fs.StringVar(&c.oidcIDTokenAlg, "oidc-id-token-alg", "RS256", "the OpenID scenarios' public client signs its ID tokens with RS256 (the default of a client) or EdDSA")
 	fs.Int64Var(&c.maxRequests, "max-requests", 1_000_000, "safety cap on requests per measured point")
 	fs.DurationVar(&c.hashDuration, "hash-duration", 3*time.Second, "time for the raw argon2id hash-rate reference")
 	fs.BoolVar(&c.reference, "reference", true, "measure the reference points (bare handler, argon2id rate); --reference=false skips them")
@@ -213,6 +216,8 @@ func (c *config) settle(f *flagValues) error {
 		return usageError{"--mfa-steps, --passkey-steps and --oidc-code-steps must be at least 1"}
 	case c.manyTokens < 1:
 		return usageError{"--many-tokens must be at least 1"}
+	case c.oidcIDTokenAlg != "RS256" && c.oidcIDTokenAlg != "EdDSA":
+		return usageError{"--oidc-id-token-alg: RS256 or EdDSA"}
 	case c.maxRequests < 1:
 		return usageError{"--max-requests must be at least 1"}
 	case f.mem < 8 || f.iter < 1 || f.par < 1 || f.par > 255 || f.mem > 1<<22 || f.iter > 1<<10:

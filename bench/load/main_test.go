@@ -165,7 +165,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	if !slices.Equal(c.concurrency, []int{1, 4, 16, 64}) || c.duration != 3*time.Second || c.users != 1000 ||
 		!slices.Equal(c.backends, []string{"sqlite"}) || !slices.Equal(c.scenarios, allScenarios) || c.pool != 256 ||
-		c.mfaSteps != 400 || c.passkeySteps != 1000 || c.oidcCodeSteps != 1000 || c.manyTokens != 20_000 || c.profile != "" {
+		c.mfaSteps != 400 || c.passkeySteps != 1000 || c.oidcCodeSteps != 1000 || c.oidcIDTokenAlg != "RS256" || c.manyTokens != 20_000 || c.profile != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	c, err = parseFlags([]string{"--quick", "--users", "50"}, io.Discard)
@@ -202,6 +202,7 @@ func TestParseFlags(t *testing.T) {
 		{"--mfa-steps", "0"},
 		{"--passkey-steps", "-1"},
 		{"--oidc-code-steps", "0"},
+		{"--oidc-id-token-alg", "HS256"},
 		{"--many-tokens", "0"},
 		{"--target", "http://127.0.0.1:1", "--admin-email", "a@example.com", "--admin-password", "x", "--profile", "p"},
 		{"extra"},

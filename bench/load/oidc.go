@@ -106,11 +106,12 @@ type oidcState struct {
 }
 
 // ensureOIDC makes what the provider's scenarios need at concurrency
-// conc: the clients (once), a signed-in browser per worker, and what sc
-// uses beyond them: a refresh chain per worker, or fresh access tokens.
-func (t *target) ensureOIDC(ctx context.Context, sc string, conc, seedConc int) error {
+// conc: the clients (once; the public one's ID tokens signed with alg),
+// a signed-in browser per worker, and what sc uses beyond them: a
+// refresh chain per worker, or fresh access tokens.
+func (t *target) ensureOIDC(ctx context.Context, sc string, conc, seedConc int, alg string) error {
 	if t.oidc == nil {
-		o, err := t.newOIDC()
+		o, err := t.newOIDC(alg)
 		if err != nil {
 			return err
 		}
@@ -162,8 +163,8 @@ func (t *target) ensureOIDC(ctx context.Context, sc string, conc, seedConc int) 
 }
 
 // newOIDC checks that the provider answers and has the admin register
-// its two clients.
-func (t *target) newOIDC() (*oidcState, error) {
+// its two clients, the public one with ID tokens signed with alg.
+func (t *target) newOIDC(alg string) (*oidcState, error) {
 	noFollow := &http.Client{Transport: t.hc.Transport, Timeout: t.hc.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	var meta struct {
@@ -176,7 +177,8 @@ func (t *target) newOIDC() (*oidcState, error) {
 		ID     string `json:"id"`
 		Secret string `json:"clientSecret"`
 	}
-	body := fmt.Appendf(nil, `{"name":"Load SPA %s","type":"public","redirectUris":[%q],"firstParty":true}`, t.runTag, oidcRedirectURI)
+	body := fmt.Appendf(nil, `{"name":"Load SPA %s","type":"public","redirectUris":[%q],"firstParty":true,"idTokenSigningAlg":%q}`,
+		t.runTag, oidcRedirectURI, alg)
 	if err := do(t.hc, newPost(t.ref("/api/oauth-clients"), t.adminAuth, body), http.StatusCreated, &public); err != nil {
 		return nil, fmt.Errorf("register the public client: %w", err)
 	}

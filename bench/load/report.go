@@ -61,6 +61,8 @@ type Settings struct {
 	PasskeySteps int `json:"passkey_steps,omitempty"`
 	// Codes exchanged per point of oidc-code-exchange, made beforehand.
 	OIDCCodeSteps int `json:"oidc_code_steps,omitempty"`
+	// The algorithm of the ID tokens of the OpenID scenarios.
+	OIDCIDTokenAlg string `json:"oidc_id_token_alg,omitempty"`
 	// Distinct access tokens read-many went round.
 	ManyTokens int `json:"many_tokens,omitempty"`
 }
