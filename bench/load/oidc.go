@@ -91,6 +91,7 @@ type oidcTokens struct {
 // and userinfo's access tokens, minted at tokensAt.
 type oidcState struct {
 	noFollow       *http.Client
+	issuer         string // what the redirect's iss must say
 	publicID       string
 	basic          []string // Authorization of the confidential client
 	authorizeURL   *url.URL
@@ -173,6 +174,9 @@ func (t *target) newOIDC(alg string) (*oidcState, error) {
 	if err := do(t.hc, newGet(t.ref("/.well-known/openid-configuration"), nil), http.StatusOK, &meta); err != nil {
 		return nil, fmt.Errorf("the OpenID provider's discovery (is USERD_OIDC_PROVIDER on?): %w", err)
 	}
+	if meta.Issuer == "" {
+		return nil, errors.New("the OpenID provider's discovery names no issuer")
+	}
 	var public, confidential struct {
 		ID     string `json:"id"`
 		Secret string `json:"clientSecret"`
@@ -198,6 +202,7 @@ func (t *target) newOIDC(alg string) (*oidcState, error) {
 	basic := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(confidential.ID) + ":" + url.QueryEscape(confidential.Secret)))
 	return &oidcState{
 		noFollow:     noFollow,
+		issuer:       meta.Issuer,
 		publicID:     public.ID,
 		basic:        []string{"Basic " + basic},
 		authorizeURL: t.ref("/oauth2/authorize"),
@@ -327,8 +332,8 @@ func (t *target) authorizeCode(w int) ([]byte, error) {
 	if e := q.Get("error"); e != "" {
 		return nil, fmt.Errorf("authorize/continue: error=%s: %s", e, q.Get("error_description"))
 	}
-	if q.Get("state") != state || q.Get("code") == "" || q.Get("iss") == "" {
-		return nil, fmt.Errorf("authorize/continue: redirect without code, iss or its state: %s", back.RawQuery)
+	if q.Get("state") != state || q.Get("code") == "" || q.Get("iss") != o.issuer {
+		return nil, fmt.Errorf("authorize/continue: redirect without a code, the state or the issuer's iss: %s", back.RawQuery)
 	}
 	body := url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")},
 		"redirect_uri": {oidcRedirectURI}, "code_verifier": {verifier}}.Encode()
