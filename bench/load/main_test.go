@@ -309,3 +309,51 @@ func TestCPUGrowth(t *testing.T) {
 		t.Errorf("cpuGrowth = %v, want 2s (1 s + 0.5 s + 0.5 s)", got)
 	}
 }
+
+// TestOIDCGoals: the provider's goals against the refresh and the read of
+// the same report, and client_credentials' target on SQLite only.
+func TestOIDCGoals(t *testing.T) {
+	t.Parallel()
+	pt := func(sc string, conc int, rps float64) Point { return Point{Scenario: sc, Concurrency: conc, RPS: rps} }
+	r := &Report{Backend: "sqlite", Results: []Point{
+		pt("read", 4, 10_000), pt("read", 16, 12_000),
+		pt("refresh", 4, 3000), pt("refresh", 16, 4000),
+		pt(scOIDCFlow, 4, 1000), pt(scOIDCFlow, 16, 2100),
+		pt(scOIDCCodeExchange, 16, 1900),
+		pt(scOIDCRefresh, 4, 2500),
+		pt(scOIDCClientCredentials, 16, 2500),
+		pt(scOIDCUserInfo, 4, 8500), pt(scOIDCUserInfo, 16, 9000),
+	}}
+	got := map[string]Goal{}
+	for _, g := range oidcGoals(r) {
+		got[fmt.Sprintf("%s c=%d", g.Name, g.Concurrency)] = g
+	}
+	for name, want := range map[string]struct {
+		value float64
+		met   bool
+	}{
+		"oidc-flow req/s ÷ refresh req/s (best levels) c=16":          {0.525, true},
+		"oidc-code-exchange req/s ÷ refresh req/s (best levels) c=16": {0.475, false},
+		"oidc-refresh req/s ÷ refresh req/s (best levels) c=4":        {0.625, true},
+		"oidc-client-credentials req/s (best level) c=16":             {2500, true},
+		"oidc-userinfo req/s ÷ read req/s c=4":                        {0.85, true},
+		"oidc-userinfo req/s ÷ read req/s c=16":                       {0.75, false},
+	} {
+		g, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: missing; got %v", name, got)
+		case g.Value != want.value || g.Met == nil || *g.Met != want.met:
+			t.Errorf("%s: %v (met %v), want %v (met %v)", name, g.Value, g.Met, want.value, want.met)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("%d goals, want 6: %v", len(got), got)
+	}
+	r.Backend = "postgres"
+	for _, g := range oidcGoals(r) {
+		if g.Name == scOIDCClientCredentials+" req/s (best level)" && (g.Met != nil || g.Target != "") {
+			t.Errorf("client_credentials on PostgreSQL: target %q, met %v; the issue sets none", g.Target, g.Met)
+		}
+	}
+}
