@@ -120,9 +120,9 @@ soak:
 	USERD_SOAK=1 USERD_SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -v -timeout 2h -run '^TestSoak$$' ./test/faults
 
 ## loadtest: the load harness (bench/load): builds and starts userd on SQLite,
-## seeds users, runs every scenario (mfa and passkey included) at concurrency
-## 1,4,16,64 with the reference points; table on stdout, JSON and SVG in
-## bench/results/ (under 5 minutes on a quiet machine).
+## seeds users, runs every scenario (mfa, passkey and the OpenID provider's
+## oidc-* included) at concurrency 1,4,16,64 with the reference points; table
+## on stdout, JSON and SVG in bench/results/ (about 5 minutes on a quiet machine).
 ## LOADTEST_FLAGS='--db both' adds PostgreSQL (USERD_TEST_POSTGRES_DSN); '--db all'
 ## adds MariaDB/MySQL too (USERD_TEST_MYSQL_DSN), with the MariaDB ÷ PostgreSQL refresh row;
 ## '--profile DIR' saves CPU and allocation profiles of each scenario at concurrency 16

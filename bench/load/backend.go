@@ -93,6 +93,12 @@ func newReport(cfg *config, backend string, machine Machine) *Report {
 	if slices.Contains(cfg.scenarios, "passkey") {
 		rep.Settings.PasskeySteps = cfg.passkeySteps
 	}
+	if slices.Contains(cfg.scenarios, scOIDCCodeExchange) {
+		rep.Settings.OIDCCodeSteps = cfg.oidcCodeSteps
+	}
+	if slices.ContainsFunc(cfg.scenarios, isOIDCScenario) {
+		rep.Settings.OIDCIDTokenAlg = cfg.oidcIDTokenAlg
+	}
 	if cfg.target != "" {
 		rep.Target = cfg.target
 	}
@@ -203,9 +209,16 @@ func measureScenario(ctx context.Context, cfg *config, t *target, srv *backendSe
 			return Point{}, err
 		}
 	}
+	if isOIDCScenario(sc) {
+		if err := t.ensureOIDC(ctx, sc, conc, cfg.seedConc, cfg.oidcIDTokenAlg); err != nil {
+			return Point{}, fmt.Errorf("%s c=%d: %w", sc, conc, err)
+		}
+	}
 	switch sc {
 	case "mfa", "passkey":
 		return t.measurePrepared(ctx, cfg, sc, backend, conc, mon, logf)
+	case scOIDCCodeExchange:
+		return t.measureCodeExchange(ctx, cfg, backend, conc, mon, logf)
 	}
 	return measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon, prof), nil
 }

@@ -28,6 +28,12 @@ var scenarioColors = map[string]string{
 	"mixed":     "#ff7f0e",
 	"mfa":       "#e377c2",
 	"passkey":   "#bcbd22",
+
+	scOIDCFlow:              "#393b79",
+	scOIDCCodeExchange:      "#637939",
+	scOIDCRefresh:           "#98df8a",
+	scOIDCClientCredentials: "#8c6d31",
+	scOIDCUserInfo:          "#7b4173",
 }
 
 // chartSVG draws two panels, req/s and p99 latency against concurrency,

@@ -34,16 +34,21 @@ type config struct {
 	maxRequests  int64
 	mfaSteps     int
 	passkeySteps int
-	hashDuration time.Duration
-	reference    bool
-	out          string
-	quick        bool
-	argon        argonParams
-	timeout      time.Duration
-	quietWait    time.Duration
-	render       string
-	manyTokens   int
-	profile      string
+	// oidcCodeSteps is how many codes a point of oidc-code-exchange
+	// exchanges.
+	oidcCodeSteps int
+	// oidcIDTokenAlg is the public client's idTokenSigningAlg.
+	oidcIDTokenAlg string
+	hashDuration   time.Duration
+	reference      bool
+	out            string
+	quick          bool
+	argon          argonParams
+	timeout        time.Duration
+	quietWait      time.Duration
+	render         string
+	manyTokens     int
+	profile        string
 }
 
 // argonParams are the argon2id parameters given to the started server and
@@ -127,6 +132,8 @@ func defineFlags(fs *flag.FlagSet, c *config, f *flagValues) {
 	fs.DurationVar(&c.warmup, "warmup", 500*time.Millisecond, "unmeasured warm-up before each measured point")
 	fs.IntVar(&c.mfaSteps, "mfa-steps", 400, "mfa: measured requests per concurrency level, each an mfaToken (one password login beforehand) and an unused recovery code")
 	fs.IntVar(&c.passkeySteps, "passkey-steps", 1000, "passkey: measured requests per concurrency level, each a passkey login begun and signed beforehand")
+	fs.IntVar(&c.oidcCodeSteps, "oidc-code-steps", 1000, "oidc-code-exchange: measured code exchanges per concurrency level, each code made beforehand by an authorization request and its continuation (a code lives 60 s: a point ends 50 s after its first code was made)")
+	fs.StringVar(&c.oidcIDTokenAlg, "oidc-id-token-alg", "RS256", "the OpenID scenarios' public client signs its ID tokens with RS256 (the default of a client) or EdDSA")
 	fs.Int64Var(&c.maxRequests, "max-requests", 1_000_000, "safety cap on requests per measured point")
 	fs.DurationVar(&c.hashDuration, "hash-duration", 3*time.Second, "time for the raw argon2id hash-rate reference")
 	fs.BoolVar(&c.reference, "reference", true, "measure the reference points (bare handler, argon2id rate); --reference=false skips them")
@@ -169,6 +176,9 @@ func quickDefaults(c *config, f *flagValues, set map[string]bool) {
 	if !set["passkey-steps"] {
 		c.passkeySteps = 200
 	}
+	if !set["oidc-code-steps"] {
+		c.oidcCodeSteps = 200
+	}
 	if !set["many-tokens"] {
 		// A smoke run: read-many works, but fits in the cache.
 		c.manyTokens = 500
@@ -202,10 +212,12 @@ func (c *config) settle(f *flagValues) error {
 		return usageError{"--warmup must not be negative"}
 	case c.quietWait < 0:
 		return usageError{"--quiet-wait must not be negative"}
-	case c.mfaSteps < 1 || c.passkeySteps < 1:
-		return usageError{"--mfa-steps and --passkey-steps must be at least 1"}
+	case c.mfaSteps < 1 || c.passkeySteps < 1 || c.oidcCodeSteps < 1:
+		return usageError{"--mfa-steps, --passkey-steps and --oidc-code-steps must be at least 1"}
 	case c.manyTokens < 1:
 		return usageError{"--many-tokens must be at least 1"}
+	case c.oidcIDTokenAlg != "RS256" && c.oidcIDTokenAlg != "EdDSA":
+		return usageError{"--oidc-id-token-alg: RS256 or EdDSA"}
 	case c.maxRequests < 1:
 		return usageError{"--max-requests must be at least 1"}
 	case f.mem < 8 || f.iter < 1 || f.par < 1 || f.par > 255 || f.mem > 1<<22 || f.iter > 1<<10:

@@ -4,11 +4,14 @@
 // With no flags it builds userd, starts it on a free 127.0.0.1 port with a
 // SQLite database in a temporary directory, seeds 1,000 users through the
 // API, logs in a pool of them and runs every scenario (read, me, list,
-// read-many, create, login, refresh, mixed, mfa, passkey, reset, verify) at
+// read-many, create, login, refresh, mixed, mfa, passkey, the OpenID
+// provider's oidc-flow, oidc-code-exchange, oidc-refresh,
+// oidc-client-credentials and oidc-userinfo, reset, verify) at
 // concurrency 1, 4, 16 and 64 for 3 s each; mfa and passkey instead send
 // --mfa-steps and --passkey-steps requests a level, prepared beforehand
-// (secondfactor.go). The reference points are a bare net/http handler that answers the
-// same bytes as a user read, loaded the same way, and the raw argon2id hash
+// (secondfactor.go), and oidc-code-exchange --oidc-code-steps (oidc.go).
+// The reference points are a bare net/http handler that answers the same
+// bytes as a user read, loaded the same way, and the raw argon2id hash
 // rate on all cores. It prints one table and writes the same figures as
 // JSON, and an SVG chart, into bench/results/.
 //
@@ -77,7 +80,8 @@ func (e usageError) Error() string { return e.msg }
 // allScenarios in the order they run and appear in the table.
 // The mail scenarios come last: the messages they queue are sent in the
 // background, and would otherwise load the server during the others.
-var allScenarios = []string{"read", "read-many", "me", "list", "create", "login", "refresh", "mixed", "mfa", "passkey", "reset", "verify"}
+var allScenarios = []string{"read", "read-many", "me", "list", "create", "login", "refresh", "mixed", "mfa", "passkey",
+	scOIDCFlow, scOIDCCodeExchange, scOIDCRefresh, scOIDCClientCredentials, scOIDCUserInfo, "reset", "verify"}
 
 // run is the whole program; it returns one report per backend.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Report, error) {

@@ -165,7 +165,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	if !slices.Equal(c.concurrency, []int{1, 4, 16, 64}) || c.duration != 3*time.Second || c.users != 1000 ||
 		!slices.Equal(c.backends, []string{"sqlite"}) || !slices.Equal(c.scenarios, allScenarios) || c.pool != 256 ||
-		c.mfaSteps != 400 || c.passkeySteps != 1000 || c.manyTokens != 20_000 || c.profile != "" {
+		c.mfaSteps != 400 || c.passkeySteps != 1000 || c.oidcCodeSteps != 1000 || c.oidcIDTokenAlg != "RS256" || c.manyTokens != 20_000 || c.profile != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	c, err = parseFlags([]string{"--quick", "--users", "50"}, io.Discard)
@@ -175,8 +175,8 @@ func TestParseFlags(t *testing.T) {
 	if !slices.Equal(c.concurrency, []int{1, 4}) || c.duration != time.Second || c.users != 50 || c.pool != 16 {
 		t.Errorf("quick: %+v", c)
 	}
-	if c.mfaSteps != 100 || c.passkeySteps != 200 || c.manyTokens != 500 {
-		t.Errorf("quick: %d mfa steps, %d passkey steps", c.mfaSteps, c.passkeySteps)
+	if c.mfaSteps != 100 || c.passkeySteps != 200 || c.oidcCodeSteps != 200 || c.manyTokens != 500 {
+		t.Errorf("quick: %d mfa steps, %d passkey steps, %d code steps", c.mfaSteps, c.passkeySteps, c.oidcCodeSteps)
 	}
 	c, err = parseFlags([]string{"--quick", "--scenarios", "read,mfa,passkey", "--mfa-steps", "30", "--passkey-steps", "40"}, io.Discard)
 	if err != nil {
@@ -201,6 +201,8 @@ func TestParseFlags(t *testing.T) {
 		{"--pid", "12"},
 		{"--mfa-steps", "0"},
 		{"--passkey-steps", "-1"},
+		{"--oidc-code-steps", "0"},
+		{"--oidc-id-token-alg", "HS256"},
 		{"--many-tokens", "0"},
 		{"--target", "http://127.0.0.1:1", "--admin-email", "a@example.com", "--admin-password", "x", "--profile", "p"},
 		{"extra"},
@@ -305,5 +307,53 @@ func TestCPUGrowth(t *testing.T) {
 	after := map[int]time.Duration{1: time.Second + time.Second + 2500*time.Millisecond, 3: time.Second, 4: 500 * time.Millisecond}
 	if got := cpuGrowth(before, after); got != 2*time.Second {
 		t.Errorf("cpuGrowth = %v, want 2s (1 s + 0.5 s + 0.5 s)", got)
+	}
+}
+
+// TestOIDCGoals: the provider's goals against the refresh and the read of
+// the same report, and client_credentials' target on SQLite only.
+func TestOIDCGoals(t *testing.T) {
+	t.Parallel()
+	pt := func(sc string, conc int, rps float64) Point { return Point{Scenario: sc, Concurrency: conc, RPS: rps} }
+	r := &Report{Backend: "sqlite", Results: []Point{
+		pt("read", 4, 10_000), pt("read", 16, 12_000),
+		pt("refresh", 4, 3000), pt("refresh", 16, 4000),
+		pt(scOIDCFlow, 4, 1000), pt(scOIDCFlow, 16, 2100),
+		pt(scOIDCCodeExchange, 16, 1900),
+		pt(scOIDCRefresh, 4, 2500),
+		pt(scOIDCClientCredentials, 16, 2500),
+		pt(scOIDCUserInfo, 4, 8500), pt(scOIDCUserInfo, 16, 9000),
+	}}
+	got := map[string]Goal{}
+	for _, g := range oidcGoals(r) {
+		got[fmt.Sprintf("%s c=%d", g.Name, g.Concurrency)] = g
+	}
+	for name, want := range map[string]struct {
+		value float64
+		met   bool
+	}{
+		"oidc-flow req/s ÷ refresh req/s (best levels) c=16":          {0.525, true},
+		"oidc-code-exchange req/s ÷ refresh req/s (best levels) c=16": {0.475, false},
+		"oidc-refresh req/s ÷ refresh req/s (best levels) c=4":        {0.625, true},
+		"oidc-client-credentials req/s (best level) c=16":             {2500, true},
+		"oidc-userinfo req/s ÷ read req/s c=4":                        {0.85, true},
+		"oidc-userinfo req/s ÷ read req/s c=16":                       {0.75, false},
+	} {
+		g, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: missing; got %v", name, got)
+		case g.Value != want.value || g.Met == nil || *g.Met != want.met:
+			t.Errorf("%s: %v (met %v), want %v (met %v)", name, g.Value, g.Met, want.value, want.met)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("%d goals, want 6: %v", len(got), got)
+	}
+	r.Backend = "postgres"
+	for _, g := range oidcGoals(r) {
+		if g.Name == scOIDCClientCredentials+" req/s (best level)" && (g.Met != nil || g.Target != "") {
+			t.Errorf("client_credentials on PostgreSQL: target %q, met %v; the issue sets none", g.Target, g.Met)
+		}
 	}
 }

@@ -59,6 +59,10 @@ type Settings struct {
 	// Requests per point of the scenarios that prepare theirs.
 	MFASteps     int `json:"mfa_steps,omitempty"`
 	PasskeySteps int `json:"passkey_steps,omitempty"`
+	// Codes exchanged per point of oidc-code-exchange, made beforehand.
+	OIDCCodeSteps int `json:"oidc_code_steps,omitempty"`
+	// The algorithm of the ID tokens of the OpenID scenarios.
+	OIDCIDTokenAlg string `json:"oidc_id_token_alg,omitempty"`
 	// Distinct access tokens read-many went round.
 	ManyTokens int `json:"many_tokens,omitempty"`
 }

@@ -35,6 +35,14 @@ func (t *target) stepFactory(name string) func(w int) step {
 		return t.linkRequestStep(t.resetURL)
 	case "verify":
 		return t.linkRequestStep(t.verifyURL)
+	case scOIDCFlow:
+		return t.oidcFlowStep
+	case scOIDCRefresh:
+		return t.oidcRefreshStep
+	case scOIDCClientCredentials:
+		return t.oidcClientCredentialsStep
+	case scOIDCUserInfo:
+		return t.oidcUserInfoStep
 	}
 	panic("unknown scenario " + name)
 }

@@ -32,6 +32,7 @@ type tokenResponse struct {
 // seededUser is a user created while seeding.
 type seededUser struct {
 	id        string
+	email     string
 	loginBody []byte
 	// emailBody is {"email": …}, the body of a request for a link.
 	emailBody []byte
@@ -69,6 +70,9 @@ type target struct {
 	// themselves; passkeys[w] is the authenticator of worker w's passkey.
 	accounts atomic.Int64
 	passkeys []*softauthn.Authenticator
+	// oidc is the OpenID provider's clients and browsers (oidc.go), made
+	// before the first of its scenarios.
+	oidc *oidcState
 
 	meURL, listURL, usersURL, loginURL, refreshURL *url.URL
 	resetURL, verifyURL, metricsURL                *url.URL
@@ -212,7 +216,7 @@ func (t *target) seed(ctx context.Context, n, conc int) error {
 		if err := do(t.hc, newPost(t.usersURL, t.adminAuth, body), http.StatusCreated, &u); err != nil {
 			return fmt.Errorf("seed user %d: %w", i, err)
 		}
-		t.users[i] = seededUser{id: u.ID, loginBody: loginBody(email, userPassword), emailBody: fmt.Appendf(nil, `{"email":%q}`, email)}
+		t.users[i] = seededUser{id: u.ID, email: email, loginBody: loginBody(email, userPassword), emailBody: fmt.Appendf(nil, `{"email":%q}`, email)}
 		return nil
 	})
 }
