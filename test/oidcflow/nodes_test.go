@@ -16,7 +16,8 @@ import (
 // schema, then a MariaDB/MySQL database), behind one issuer (the first node's URL), with one secret key. A flow begun on
 // one node finishes on the other: the browser signs in and sends the
 // authorization request to the first, its cookie takes the request on at
-// the second, which gives the code, exchanged there too. Of ten
+// the second, which gives the code, exchanged there too, and refreshed
+// on the first. Of ten
 // exchanges of one code at once on both nodes, one wins. A replay of the
 // code on the first ends the tokens of the first use on the second, and
 // a refresh token revoked on one node ends its session's access token on
@@ -85,6 +86,10 @@ func flowAcrossNodes(t *testing.T, driver, dsn string) {
 
 	again := b.signedInTokens(t, onB, app, redirect, nil)
 	b.wantUserInfo(t, "a new grant", again.AccessToken)
+	// The refresh token the second node gave is taken by the first.
+	if r := a.refresh(t, app, again.RefreshToken); r.Status != http.StatusOK {
+		t.Fatalf("refresh on the first node of the second node's grant: %s", r)
+	}
 	if r := a.revoke(t, app, again.RefreshToken); r.Status != http.StatusOK {
 		t.Fatalf("revoke on the first node: %s", r)
 	}
