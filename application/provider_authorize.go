@@ -272,6 +272,12 @@ func (s *ProviderService) browserSession(ctx context.Context, browser *BrowserSe
 	if err != nil {
 		return nil, domain.RefreshFamily{}, err
 	}
+	// An app's sign-in through this session uses it as the pages do: its
+	// idle limit counts from now, though no page refreshed its tokens (an
+	// app's cross-site link carries no console cookie).
+	if err := s.tokens.Touch(ctx, f.ID, now); err != nil {
+		return nil, domain.RefreshFamily{}, err
+	}
 	return &u, f, nil
 }
 

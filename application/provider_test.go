@@ -583,3 +583,28 @@ func TestProvider_dynamic_registration(t *testing.T) {
 		}
 	}
 }
+
+// A browser that signs in to apps only keeps its session: each flow
+// that goes through it counts as a use, so the pages' idle limit does not
+// end it while the person keeps working in apps.
+func TestProvider_flows_keep_the_browser_session(t *testing.T) {
+	e := newProviderEnv(t)
+	c := e.client(t, "public", true).Client
+	// The pages' idle limit: the browser's session is a console session.
+	ctxPages := domain.WithRequestMeta(ctx, domain.RequestMeta{SessionLimits: domain.SessionLimits{Absolute: 8 * time.Hour, Idle: 30 * time.Minute}})
+	pair, err := e.auth.Login(ctxPages, application.LoginInput{Email: "ada@example.com", Password: seededPassword})
+	wantErr(t, err, nil)
+	p, err := e.auth.Authenticate(ctx, pair.Tokens.Access.Token)
+	wantErr(t, err, nil)
+	browser := application.BrowserSession{UserID: p.UserID, SessionID: p.Session.ID}
+	for range 6 {
+		e.clock.Advance(20 * time.Minute)
+		id, err := e.svc.Provider.Authorize(ctx, authorizeInput(c.ID))
+		wantErr(t, err, nil)
+		step, err := e.svc.Provider.Continue(ctx, id, &browser)
+		wantErr(t, err, nil)
+		if step.SignIn {
+			t.Fatalf("after %s of flows only, the browser's session lapsed", e.clock.Now().Sub(kit.Start))
+		}
+	}
+}

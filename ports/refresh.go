@@ -49,6 +49,12 @@ type RefreshTokenStore interface {
 	// active at that time (unknown, another user's, revoked, expired or
 	// idle past its limit).
 	RevokeSession(ctx context.Context, userID domain.UserID, familyID string, at time.Time) error
+	// Touch records a use of the family at at that rotates nothing (a
+	// browser's session that an app's sign-in went through), so that its
+	// idle limit counts from then: LastUsedAt moves to at when the family
+	// is active at at and was last used more than TouchInterval before.
+	// An unknown, ended or lapsed family is no error, and is not moved.
+	Touch(ctx context.Context, familyID string, at time.Time) error
 	// Family returns the family with the id, whatever its state, or
 	// domain.ErrSessionNotFound.
 	Family(ctx context.Context, familyID string) (domain.RefreshFamily, error)
@@ -57,6 +63,11 @@ type RefreshTokenStore interface {
 	// returns their ids (none when there is none).
 	RevokeClientSessions(ctx context.Context, userID domain.UserID, client domain.OAuthClientID, at time.Time) ([]string, error)
 }
+
+// TouchInterval is how stale a family's LastUsedAt must be for Touch to
+// write it: at most one write a minute a session, against an idle limit
+// of half an hour and more.
+const TouchInterval = time.Minute
 
 // RefreshTokenCodec makes refresh tokens and what is stored for them. The
 // contract fixes their form (a lowercase version 4 UUID) and demands that

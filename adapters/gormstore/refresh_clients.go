@@ -33,6 +33,18 @@ func (s *RefreshTokenStore) Family(ctx context.Context, familyID string) (domain
 	return f, nil
 }
 
+// Touch implements ports.RefreshTokenStore: one conditional update,
+// active at at (not revoked, before its end and its idle limit) and last
+// used more than ports.TouchInterval before.
+func (s *RefreshTokenStore) Touch(ctx context.Context, familyID string, at time.Time) error {
+	now := toMicros(at)
+	err := s.db.writer(ctx).Model(&refreshFamilyRow{}).
+		Where("id = ? AND revoked_at IS NULL AND expires_at > ? AND last_used_at < ? AND (idle_timeout = 0 OR last_used_at + idle_timeout > ?)",
+			familyID, now, now-ports.TouchInterval.Microseconds(), now).
+		Update("last_used_at", now).Error
+	return storeError("touch refresh family", err)
+}
+
 // revokeClientSessions ends a user's open families granted to a client
 // and answers their ids (updateSet), as revokeUser does. Arguments: the
 // time, the user id, the client id.

@@ -26,6 +26,20 @@ func (r *RefreshTokenStore) Family(ctx context.Context, familyID string) (domain
 	return copyFamily(f), nil
 }
 
+// Touch implements ports.RefreshTokenStore.
+func (r *RefreshTokenStore) Touch(ctx context.Context, familyID string, at time.Time) error {
+	s := r.s
+	defer s.lock(ctx)()
+	at = normTime(at)
+	f, ok := s.families[familyID]
+	if !ok || !f.Active(at) || !f.LastUsedAt.Before(at.Add(-ports.TouchInterval)) {
+		return nil
+	}
+	f.LastUsedAt = at
+	s.families[familyID] = f
+	return nil
+}
+
 // RevokeClientSessions implements ports.RefreshTokenStore.
 func (r *RefreshTokenStore) RevokeClientSessions(ctx context.Context, userID domain.UserID, client domain.OAuthClientID, at time.Time) ([]string, error) {
 	if client == "" {

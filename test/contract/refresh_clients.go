@@ -91,6 +91,66 @@ func refreshClients(t *testing.T, newStores func(t *testing.T) (ports.UserReposi
 		}
 	})
 
+	t.Run("touch", func(t *testing.T) {
+		t.Parallel()
+		ctx := t.Context()
+		users, store := newStores(t)
+		u := newUser(at(0))
+		mustCreate(t, users, u)
+		// A session of the pages: idle limit of 30 minutes.
+		fam, first := newFamily(u.ID, at(time.Minute))
+		fam.IdleTimeout = 30 * time.Minute
+		mustCreateFamily(t, store, fam, first)
+		lastUsed := func() time.Time {
+			t.Helper()
+			f, err := store.Family(ctx, fam.ID)
+			if err != nil {
+				t.Fatalf("Family: %v", err)
+			}
+			return f.LastUsedAt
+		}
+		// Within TouchInterval of the last use: nothing written.
+		if err := store.Touch(ctx, fam.ID, at(time.Minute+30*time.Second)); err != nil {
+			t.Fatalf("Touch: %v", err)
+		}
+		if got := lastUsed(); !sameTime(got, at(time.Minute)) {
+			t.Errorf("a touch within a minute moved LastUsedAt to %s", got)
+		}
+		// Later, within the idle limit: moved, and the limit counts from it.
+		if err := store.Touch(ctx, fam.ID, at(20*time.Minute)); err != nil {
+			t.Fatalf("Touch: %v", err)
+		}
+		if got := lastUsed(); !sameTime(got, at(20*time.Minute)) {
+			t.Errorf("LastUsedAt = %s, want the touch's time", got)
+		}
+		sessions, err := store.Sessions(ctx, u.ID, at(45*time.Minute))
+		if err != nil || len(sessions) != 1 {
+			t.Errorf("35 minutes after the sign-in, 25 after the touch: sessions %v, %v; want the session", sessions, err)
+		}
+		// Past the idle limit, a lapsed session is not revived.
+		if err := store.Touch(ctx, fam.ID, at(51*time.Minute)); err != nil {
+			t.Fatalf("Touch: %v", err)
+		}
+		if got := lastUsed(); !sameTime(got, at(20*time.Minute)) {
+			t.Errorf("a lapsed session was touched: LastUsedAt %s", got)
+		}
+		// Nor an ended one, nor an unknown one (no error).
+		other, otherFirst := newFamily(u.ID, at(time.Minute))
+		mustCreateFamily(t, store, other, otherFirst)
+		if err := store.RevokeFamily(ctx, other.ID, at(2*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Touch(ctx, other.ID, at(10*time.Minute)); err != nil {
+			t.Fatalf("Touch of an ended session: %v", err)
+		}
+		if f, _ := store.Family(ctx, other.ID); !sameTime(f.LastUsedAt, at(time.Minute)) {
+			t.Errorf("an ended session was touched")
+		}
+		if err := store.Touch(ctx, randomHex(16), at(10*time.Minute)); err != nil {
+			t.Errorf("Touch of an unknown session: %v", err)
+		}
+	})
+
 	t.Run("revoke_client_sessions", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
