@@ -7,35 +7,10 @@
 // one JSON line, {"step":"result", …what each call answered…}, or
 // {"step":"error", …} when something it did not expect threw.
 import * as oauth from 'oauth4webapi'
+import { attempt, failure, say } from './report.mjs'
 
 const settings = JSON.parse(process.argv[2])
-const say = (v) => process.stdout.write(JSON.stringify(v) + '\n')
 const insecure = { [oauth.allowInsecureRequests]: true } // http on the loopback issuer
-
-async function failure(e) {
-  const f = {
-    name: e?.name,
-    code: e?.code,
-    message: e?.message,
-    error: e?.error ?? e?.cause?.error ?? e?.cause?.[0]?.parameters?.error,
-    status: e?.status ?? e?.response?.status,
-    challenge: e?.cause?.[0]?.scheme,
-  }
-  // A challenge (401 with WWW-Authenticate) leaves the body unread: its
-  // OAuth error is there.
-  if (f.error === undefined && e?.response && !e.response.bodyUsed) {
-    f.error = await e.response.json().then((b) => b?.error, () => undefined)
-  }
-  return f
-}
-
-async function attempt(f) {
-  try {
-    return { ok: true, value: await f() }
-  } catch (e) {
-    return { ok: false, ...(await failure(e)) }
-  }
-}
 
 // part is the decoded part i of a JWS.
 const part = (jws, i) => JSON.parse(Buffer.from(jws.split('.')[i], 'base64url').toString())

@@ -36,6 +36,10 @@ type script struct {
 	stderr *strings.Builder
 }
 
+// reportModule is the module both scripts import: what they tell the
+// test of an error.
+const reportModule = "report.mjs"
+
 // startScript runs the script name of this directory with node and the
 // argument arg (JSON-encoded), after checking that node and the pinned
 // packages are there: without them t skips, or fails when CI=true. The
@@ -47,18 +51,21 @@ func startScript(t *testing.T, name string, arg any, packages ...string) *script
 	t.Helper()
 	node := kit.Tool(t, "node", "nodejs", "the provider is not checked with openid-client and oauth4webapi")
 	modules := nodeModules(t, packages...)
-	src, err := os.ReadFile(name) //nolint:gosec // G304: a script of this package
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, src, 0o600); err != nil { //nolint:gosec // G703: the test's own temporary directory, the name a script of this package
-		t.Fatal(err)
+	// The script and the module of error reports both scripts import.
+	for _, file := range []string{name, reportModule} {
+		src, err := os.ReadFile(file) //nolint:gosec // G304: a script of this package
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), src, 0o600); err != nil { //nolint:gosec // G703: the test's own temporary directory, the name a script of this package
+			t.Fatal(err)
+		}
 	}
+	path := filepath.Join(dir, name)
 	js, err := json.Marshal(arg)
 	if err != nil {
 		t.Fatal(err)

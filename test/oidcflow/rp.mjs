@@ -18,38 +18,10 @@
 // the authorization response.
 import * as client from 'openid-client'
 import { createInterface } from 'node:readline'
+import { attempt, failure, say } from './report.mjs'
 
 const settings = JSON.parse(process.argv[2])
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]()
-const say = (v) => process.stdout.write(JSON.stringify(v) + '\n')
-
-// failure is what the test learns of an error: the library's code and
-// the server's OAuth error and status, when it had them.
-async function failure(e) {
-  const f = {
-    name: e?.name,
-    code: e?.code,
-    message: e?.message,
-    error: e?.error ?? e?.cause?.error ?? e?.cause?.[0]?.parameters?.error,
-    status: e?.status ?? e?.response?.status,
-    challenge: e?.cause?.[0]?.scheme,
-  }
-  // A challenge (401 with WWW-Authenticate) leaves the body unread: its
-  // OAuth error is there.
-  if (f.error === undefined && e?.response && !e.response.bodyUsed) {
-    f.error = await e.response.json().then((b) => b?.error, () => undefined)
-  }
-  return f
-}
-
-// attempt runs f and returns {ok:true, value} or {ok:false, …failure}.
-async function attempt(f) {
-  try {
-    return { ok: true, value: await f() }
-  } catch (e) {
-    return { ok: false, ...(await failure(e)) }
-  }
-}
 
 // header is the decoded protected header of a JWS.
 const header = (jws) => JSON.parse(Buffer.from(jws.split('.')[0], 'base64url').toString())
