@@ -117,8 +117,28 @@ func newLogger(cfg config.Config, out io.Writer) *slog.Logger {
 	if cfg.LogFormat == config.LogFormatText {
 		h = slog.NewTextHandler(out, opts)
 	}
-	return slog.New(httpapi.LogHandler(h))
+	log := slog.New(httpapi.LogHandler(h))
+	// A library that logs through slog's default (zitadel/oidc: a line
+	// per route at start, a warning per OAuth error it answers) writes in
+	// userd's format and stream, errors only: the provider's adapter logs
+	// what userd did not expect itself, and an OAuth refusal is the
+	// client's mistake, not the operator's.
+	slog.SetDefault(slog.New(errorsOnly{log.Handler()}))
+	return log
 }
+
+// errorsOnly passes records of level Error and above to its handler.
+type errorsOnly struct{ slog.Handler }
+
+func (h errorsOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError && h.Handler.Enabled(ctx, l)
+}
+
+func (h errorsOnly) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return errorsOnly{h.Handler.WithAttrs(attrs)}
+}
+
+func (h errorsOnly) WithGroup(name string) slog.Handler { return errorsOnly{h.Handler.WithGroup(name)} }
 
 // storeModule picks the storage adapter named by the configuration, with
 // the secret box it seals with. Each hands over its ports as one
