@@ -29,18 +29,22 @@ var _ ports.OAuthTokens = (*ProviderTokens)(nil)
 // that neither passes for one of userd's own access tokens, whose issuer,
 // audience and profiles claim they lack. It is safe for concurrent use.
 type ProviderTokens struct {
-	keys   *ProviderKeys
-	issuer string
-	ttl    time.Duration
-	leeway time.Duration
-	parser *jwt.Parser
+	keys  *ProviderKeys
+	clock ports.Clock
+	// verified spares a repeated token its signature check (oauthcache.go).
+	verified *verifiedAccessTokens
+	issuer   string
+	ttl      time.Duration
+	leeway   time.Duration
+	parser   *jwt.Parser
 }
 
 // NewProviderTokens returns the provider's tokens over i's keys, with
 // issuer as their iss (the provider's issuer: USERD_PUBLIC_URL without a
 // trailing slash). Access tokens live as long as i's.
 func NewProviderTokens(i *Issuer, issuer string) *ProviderTokens {
-	return &ProviderTokens{keys: i.ProviderKeys(), issuer: issuer, ttl: i.opts.TTL, leeway: i.opts.Leeway,
+	return &ProviderTokens{keys: i.ProviderKeys(), clock: i.clock, verified: newVerifiedAccessTokens(),
+		issuer: issuer, ttl: i.opts.TTL, leeway: i.opts.Leeway,
 		parser: jwt.NewParser(jwt.WithValidMethods([]string{EdDSA, RS256}), jwt.WithIssuer(issuer),
 			jwt.WithLeeway(i.opts.Leeway), jwt.WithIssuedAt(), jwt.WithTimeFunc(i.clock.Now))}
 }
@@ -175,8 +179,17 @@ var errNotProviderToken = errors.New("not a token of the provider")
 
 // VerifyAccessToken implements ports.OAuthTokens.
 func (p *ProviderTokens) VerifyAccessToken(_ context.Context, token string) (domain.OAuthAccessClaims, error) {
+	now := p.clock.Now()
+	if c, ok := p.verified.get(token, now, p.published); ok {
+		return c, nil
+	}
 	var c accessClaims
-	if _, err := p.parser.ParseWithClaims(token, &c, p.keyFor(TokenType)); err != nil {
+	var kid string
+	keyFor := p.keyFor(TokenType)
+	if _, err := p.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		kid, _ = t.Header["kid"].(string)
+		return keyFor(t)
+	}); err != nil {
 		return domain.OAuthAccessClaims{}, invalid(err)
 	}
 	if c.IssuedAt == nil || c.ExpiresAt == nil || c.ExpiresAt.Sub(c.IssuedAt.Time) > p.ttl+p.leeway {
@@ -202,6 +215,7 @@ func (p *ProviderTokens) VerifyAccessToken(_ context.Context, token string) (dom
 			out.AuthTime = c.AuthTime.Time
 		}
 	}
+	p.verified.put(token, kid, out, now)
 	return out, nil
 }
 
