@@ -53,6 +53,10 @@ var (
 	// ErrIdentityNotFound is returned when the user has no identity of
 	// the provider.
 	ErrIdentityNotFound = errors.New("identity not found")
+	// ErrIdentityTaken is returned when the identity (provider, subject)
+	// is linked to an account already, or the account has an identity of
+	// the provider already.
+	ErrIdentityTaken = errors.New("identity linked already")
 	// ErrLastSignInMethod is returned when removing an identity would
 	// leave the account with no password, passkey or other identity to
 	// sign in with (409 last_sign_in_method).
