@@ -585,6 +585,16 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	wantErr(t, e.env.svc.Provider.RevokeGrant(requestCtx, owner, shop.Client.ID.String()), nil)
 	secrets = append(secrets, flowCode, granted.AccessToken, granted.IDToken, granted.RefreshToken, pkceVerifier)
 
+	// An identity provider's client secret, old and new, is a secret too.
+	idp := providerIn("acme")
+	_, err = e.env.svc.IdentityProviders.CreateIdentityProvider(requestCtx, admin, idp)
+	wantErr(t, err, nil)
+	_, err = e.env.svc.IdentityProviders.UpdateIdentityProvider(requestCtx, admin, "acme",
+		domain.IdentityProviderInput{ClientSecret: ptr("provider-secret-2"), DisplayName: ptr("Acme")})
+	wantErr(t, err, nil)
+	wantErr(t, e.env.svc.IdentityProviders.DeleteIdentityProvider(requestCtx, admin, "acme"), nil)
+	secrets = append(secrets, *idp.ClientSecret, "provider-secret-2")
+
 	trail := e.trail(t)
 	seen := map[domain.AuditEventType]bool{}
 	for _, ev := range trail {

@@ -90,6 +90,7 @@ var AuditEventTypes = []AuditEventType{
 	AuditMFAReset, AuditPasskeyRegistered, AuditPasskeyRemoved, AuditPasskeyRenamed,
 	AuditOAuthClientCreated, AuditOAuthClientUpdated, AuditOAuthClientDeleted, AuditOAuthClientSecretRotated,
 	AuditConsentGiven, AuditConsentRevoked,
+	AuditIdentityProviderCreated, AuditIdentityProviderUpdated, AuditIdentityProviderDeleted,
 }
 
 // ParseAuditEventType returns s as an event type when it is one of
