@@ -144,11 +144,12 @@ func (r *UserIdentityStore) LinkIdentity(ctx context.Context, id domain.UserIden
 	id = copyUserIdentity(id)
 	s := r.s
 	defer s.lock(ctx)()
-	if _, ok := s.users[id.UserID]; !ok {
-		return fmt.Errorf("link identity: %w", domain.ErrUserNotFound)
-	}
+	// The provider first, as the SQL store tells them apart.
 	if _, ok := s.providers[id.Provider]; !ok {
 		return fmt.Errorf("link identity: %w", domain.ErrIdentityProviderNotFound)
+	}
+	if _, ok := s.users[id.UserID]; !ok {
+		return fmt.Errorf("link identity: %w", domain.ErrUserNotFound)
 	}
 	key := identityKey{id.Provider, id.Subject}
 	if _, ok := s.identities[key]; ok {
