@@ -238,6 +238,9 @@ func identityStorage(db *DB) contract.IdentityStorage {
 			}
 			return row.ClientSecret
 		},
+		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
+			return NewIdentityProviderStore(db, box).Reencrypt(ctx)
+		},
 	}
 }
 

@@ -216,3 +216,11 @@ func (s *IdentityProviderStore) DeleteProvider(ctx context.Context, slug string)
 	}
 	return storeError("delete identity provider", err)
 }
+
+// Reencrypt rewrites every client secret not sealed under the box's
+// current key so that it is, all in one transaction, and returns how many
+// rows it changed, as MFAStore.Reencrypt does for the TOTP secrets. A
+// secret that does not open fails the whole and changes nothing.
+func (s *IdentityProviderStore) Reencrypt(ctx context.Context) (int, error) {
+	return s.db.reseal(ctx, "re-encrypt identity provider secrets", providerSecrets, s.box, true)
+}

@@ -131,6 +131,36 @@ func (r *IdentityProviderStore) DeleteProvider(ctx context.Context, slug string)
 	return nil
 }
 
+// Reencrypt re-seals every client secret that is not sealed under the
+// box's current key and returns how many it changed; a secret that does
+// not open changes nothing. It is the SQL store's, for the contract
+// suite.
+func (r *IdentityProviderStore) Reencrypt(ctx context.Context) (int, error) {
+	s := r.s
+	defer s.lock(ctx)()
+	resealed := map[string]string{}
+	for slug, p := range s.providers {
+		secret, err := r.box.Open([]byte(p.ClientSecret), providerSecretAD(slug))
+		if err != nil {
+			return 0, fmt.Errorf("re-encrypt client secret of identity provider %s: %w", slug, err)
+		}
+		if r.box.Current([]byte(p.ClientSecret)) {
+			continue
+		}
+		sealed, err := r.box.Seal(secret, providerSecretAD(slug))
+		if err != nil {
+			return 0, fmt.Errorf("re-encrypt client secret of identity provider %s: %w", slug, err)
+		}
+		resealed[slug] = string(sealed)
+	}
+	for slug, sealed := range resealed {
+		p := s.providers[slug]
+		p.ClientSecret = sealed
+		s.providers[slug] = p
+	}
+	return len(resealed), nil
+}
+
 // identityKey is an identity's key: the provider's slug and subject.
 type identityKey struct{ provider, subject string }
 

@@ -200,6 +200,9 @@ func identityStorage(*testing.T) contract.IdentityStorage {
 		Open:         func(box ports.SecretBox) ports.IdentityProviderStore { return s.IdentityProviders(box) },
 		Identities:   s.Identities(),
 		StoredSecret: func(_ *testing.T, slug string) []byte { return raw.StoredClientSecret(slug) },
+		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
+			return s.IdentityProviders(box).Reencrypt(ctx)
+		},
 	}
 }
 

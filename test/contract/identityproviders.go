@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"strconv"
@@ -27,6 +28,9 @@ type IdentityStorage struct {
 	Identities ports.UserIdentityStore
 	// StoredSecret returns the provider's client secret as it is stored.
 	StoredSecret func(t *testing.T, slug string) []byte
+	// Reencrypt re-seals every client secret under box's current key, as
+	// `userd secrets reencrypt` does, and returns how many changed.
+	Reencrypt func(ctx context.Context, box ports.SecretBox) (int, error)
 }
 
 // newIdentityProvider returns an oidc provider made at created, whose
@@ -314,5 +318,33 @@ func IdentityProviderStore(t *testing.T, newStorage func(t *testing.T) IdentityS
 			t.Fatalf("Provider: %v", err)
 		}
 		checkIdentityProvider(t, got, p)
+	})
+
+	// Re-encryption moves every secret to the current key, and needs the
+	// key each was sealed under.
+	t.Run("reencrypt", func(t *testing.T) {
+		t.Parallel()
+		s := newStorage(t)
+		ctx, oldKey, newKey := t.Context(), secretbox.NewKey(), secretbox.NewKey()
+		p, q := newIdentityProvider(at(0)), newGitHubProvider(at(0))
+		mustCreateProvider(t, s.Open(newBox(t, oldKey)), p)
+		mustCreateProvider(t, s.Open(newBox(t, oldKey)), q)
+		if n, err := s.Reencrypt(ctx, newBox(t, newKey)); !errors.Is(err, domain.ErrSecretKeyUnknown) || n != 0 {
+			t.Errorf("Reencrypt without the old key = %d, %v; want domain.ErrSecretKeyUnknown", n, err)
+		}
+		if n, err := s.Reencrypt(ctx, newBox(t, newKey, oldKey)); err != nil || n != 2 {
+			t.Fatalf("Reencrypt = %d, %v; want the 2 secrets sealed under the old key", n, err)
+		}
+		if n, err := s.Reencrypt(ctx, newBox(t, newKey, oldKey)); err != nil || n != 0 {
+			t.Errorf("Reencrypt again = %d, %v; want 0", n, err)
+		}
+		store := s.Open(newBox(t, newKey))
+		for _, want := range []domain.IdentityProvider{p, q} {
+			got, err := store.Provider(ctx, want.Slug)
+			if err != nil {
+				t.Fatalf("Provider(%s) with the new key only: %v", want.Slug, err)
+			}
+			checkIdentityProvider(t, got, want)
+		}
 	})
 }
