@@ -28,6 +28,11 @@ type Stores struct {
 	AuthRequests  AuthRequestStore
 	Grants        GrantStore
 	ClientRevoker OAuthClientRevoker
+	// IdentityProviders keeps the providers people sign in with, their
+	// client secrets sealed; Identities the links of accounts to their
+	// identities at them.
+	IdentityProviders IdentityProviderStore
+	Identities        UserIdentityStore
 	// Audit may be nil: events are then counted but not stored.
 	Audit AuditLog
 	// Purger deletes the rows nothing can use any more; nil leaves

@@ -114,6 +114,14 @@ func TestContract(t *testing.T) {
 					return contract.OAuthClientStorage{Tx: db, Clients: NewOAuthClientStore(db)}
 				})
 			})
+			t.Run("identity_providers", func(t *testing.T) {
+				t.Parallel()
+				contract.IdentityProviderStore(t, func(t *testing.T) contract.IdentityStorage { return identityStorage(b.open(t)) })
+			})
+			t.Run("identities", func(t *testing.T) {
+				t.Parallel()
+				contract.UserIdentityStore(t, func(t *testing.T) contract.IdentityStorage { return identityStorage(b.open(t)) })
+			})
 			t.Run("auth_requests", func(t *testing.T) {
 				t.Parallel()
 				contract.AuthRequestStore(t, func(t *testing.T) contract.ProviderStorage { return providerStorage(b.open(t)) })
@@ -212,6 +220,26 @@ func mfaStorage(db *DB) contract.MFAStorage {
 		},
 		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
 			return NewMFAStore(db, box).Reencrypt(ctx)
+		},
+	}
+}
+
+// identityStorage is db's identity providers and identities for the
+// contract suites.
+func identityStorage(db *DB) contract.IdentityStorage {
+	return contract.IdentityStorage{
+		Users:      NewUserRepository(db),
+		Open:       func(box ports.SecretBox) ports.IdentityProviderStore { return NewIdentityProviderStore(db, box) },
+		Identities: NewUserIdentityStore(db),
+		StoredSecret: func(t *testing.T, slug string) []byte {
+			var row identityProviderRow
+			if err := db.gorm.Where("slug = ?", slug).Take(&row).Error; err != nil {
+				t.Fatalf("read identity provider %s: %v", slug, err)
+			}
+			return row.ClientSecret
+		},
+		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
+			return NewIdentityProviderStore(db, box).Reencrypt(ctx)
 		},
 	}
 }

@@ -22,6 +22,18 @@ type sealedColumn struct {
 	flag string
 	// row names a row in errors: a format of one verb, for its key.
 	row string
+	// ad, when set, makes the associated data of a row from its key; nil
+	// uses the key itself.
+	ad func(key string) []byte
+}
+
+// associated returns the associated data the secret of key's row is
+// sealed with.
+func (c sealedColumn) associated(key string) []byte {
+	if c.ad != nil {
+		return c.ad(key)
+	}
+	return []byte(key)
 }
 
 // The sealed columns that reseal rewrites. Outbox payloads are sealed too,
@@ -32,6 +44,10 @@ var (
 	keySecrets = sealedColumn{table: "keys", key: "id", secret: "secret", flag: "sealed", row: "key %q"}
 	// totpSecrets are the users' TOTP secrets.
 	totpSecrets = sealedColumn{table: "totp_factors", key: "user_id", secret: "secret", row: "totp secret of %s"}
+	// providerSecrets are the identity providers' client secrets, bound
+	// to their purpose as well as their slug (providerSecretAD).
+	providerSecrets = sealedColumn{table: "identity_providers", key: "slug", secret: "client_secret",
+		row: "client secret of identity provider %s", ad: providerSecretAD}
 )
 
 // name names the row of key in an error.
@@ -143,7 +159,7 @@ func (db *DB) readSealed(tx *gorm.DB, col sealedColumn, after *string) ([]sealed
 func resealOne(tx *gorm.DB, col sealedColumn, box ports.SecretBox, all bool, v sealedValue) (bool, error) {
 	secret := v.secret
 	if v.sealed {
-		opened, err := box.Open(v.secret, []byte(v.key))
+		opened, err := box.Open(v.secret, col.associated(v.key))
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", col.name(v.key), err)
 		}
@@ -152,7 +168,7 @@ func resealOne(tx *gorm.DB, col sealedColumn, box ports.SecretBox, all bool, v s
 		}
 		secret = opened
 	}
-	sealed, err := box.Seal(secret, []byte(v.key))
+	sealed, err := box.Seal(secret, col.associated(v.key))
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", col.name(v.key), err)
 	}

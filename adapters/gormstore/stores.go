@@ -12,6 +12,7 @@ func NewStores(db *DB, box ports.SecretBox, endings *SessionEndings) ports.Store
 		MFA: NewMFAStore(db, box), Challenges: NewMFAChallengeStore(db), Passkeys: NewPasskeyStore(db),
 		OAuthClients: NewOAuthClientStore(db), AuthRequests: NewAuthRequestStore(db), Grants: NewGrantStore(db),
 		ClientRevoker: NewOAuthClientRevoker(db), Audit: NewAuditLog(db), Purger: NewPurger(db), Lock: NewLock(db), Health: db,
+		IdentityProviders: NewIdentityProviderStore(db, box), Identities: NewUserIdentityStore(db),
 	}
 	if endings != nil {
 		// Not a nil *SessionEndings in the interface, which would not be nil.

@@ -47,3 +47,11 @@ func (r *MFAStore) SetStoredTOTPSecret(user domain.UserID, stored []byte) {
 	f.Secret = slices.Clone(stored)
 	r.s.totp[user] = f
 }
+
+// StoredClientSecret returns the provider's client secret as the store
+// keeps it, for the contract suite's checks of sealing.
+func (r *IdentityProviderStore) StoredClientSecret(slug string) []byte {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	return []byte(r.s.providers[slug].ClientSecret)
+}

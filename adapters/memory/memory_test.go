@@ -188,3 +188,30 @@ func TestOAuthClientRevoker(t *testing.T) {
 	t.Parallel()
 	contract.OAuthClientRevoker(t, providerStorage)
 }
+
+// identityStorage is an empty store's identity providers and identities
+// for the contract suites.
+func identityStorage(*testing.T) contract.IdentityStorage {
+	s := memory.NewStore()
+	// The box does not matter to the raw access.
+	raw := s.IdentityProviders(nil)
+	return contract.IdentityStorage{
+		Users:        s.Users(),
+		Open:         func(box ports.SecretBox) ports.IdentityProviderStore { return s.IdentityProviders(box) },
+		Identities:   s.Identities(),
+		StoredSecret: func(_ *testing.T, slug string) []byte { return raw.StoredClientSecret(slug) },
+		Reencrypt: func(ctx context.Context, box ports.SecretBox) (int, error) {
+			return s.IdentityProviders(box).Reencrypt(ctx)
+		},
+	}
+}
+
+func TestIdentityProviderStore(t *testing.T) {
+	t.Parallel()
+	contract.IdentityProviderStore(t, identityStorage)
+}
+
+func TestUserIdentityStore(t *testing.T) {
+	t.Parallel()
+	contract.UserIdentityStore(t, identityStorage)
+}

@@ -73,6 +73,11 @@ type Store struct {
 	clients      map[domain.OAuthClientID]domain.OAuthClient
 	authRequests map[string]domain.AuthRequest
 	grants       map[grantKey]domain.Grant
+
+	// providers holds the identity providers by slug, their client
+	// secrets sealed; identities the links of users to them.
+	providers  map[string]domain.IdentityProvider
+	identities map[identityKey]domain.UserIdentity
 }
 
 var (
@@ -101,6 +106,9 @@ func NewStore() *Store {
 		clients:      make(map[domain.OAuthClientID]domain.OAuthClient),
 		authRequests: make(map[string]domain.AuthRequest),
 		grants:       make(map[grantKey]domain.Grant),
+
+		providers:  make(map[string]domain.IdentityProvider),
+		identities: make(map[identityKey]domain.UserIdentity),
 	}
 }
 
@@ -145,6 +153,16 @@ func (s *Store) AuthRequests() *AuthRequestStore { return &AuthRequestStore{s: s
 // Grants returns the store's grant store.
 func (s *Store) Grants() *GrantStore { return &GrantStore{s: s} }
 
+// IdentityProviders returns the store's identity-provider store, sealing
+// and opening client secrets with box. Views with different boxes share
+// the providers.
+func (s *Store) IdentityProviders(box ports.SecretBox) *IdentityProviderStore {
+	return &IdentityProviderStore{s: s, box: box}
+}
+
+// Identities returns the store's user-identity store.
+func (s *Store) Identities() *UserIdentityStore { return &UserIdentityStore{s: s} }
+
 // Stores returns every store port of s in one value, sealing secrets with
 // box. audit, when set, is the audit log the ports write to and the purger
 // purges; nil keeps no events. The store is one process's: there are no
@@ -156,6 +174,7 @@ func (s *Store) Stores(box ports.SecretBox, audit *AuditLog) ports.Stores {
 		MFA: s.MFA(box), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(), OAuthClients: s.OAuthClients(),
 		AuthRequests: s.AuthRequests(), Grants: s.Grants(), ClientRevoker: s,
 		Purger: NewPurger(s, audit), Lock: NewLock(), Health: s,
+		IdentityProviders: s.IdentityProviders(box), Identities: s.Identities(),
 	}
 	if audit != nil {
 		// Not a nil *AuditLog in the interface, which would not be nil.
@@ -248,6 +267,9 @@ type state struct {
 	clients      map[domain.OAuthClientID]domain.OAuthClient
 	authRequests map[string]domain.AuthRequest
 	grants       map[grantKey]domain.Grant
+
+	providers  map[string]domain.IdentityProvider
+	identities map[identityKey]domain.UserIdentity
 }
 
 func (s *Store) snapshot() state {
@@ -271,6 +293,9 @@ func (s *Store) snapshot() state {
 		clients:      maps.Clone(s.clients),
 		authRequests: maps.Clone(s.authRequests),
 		grants:       maps.Clone(s.grants),
+
+		providers:  maps.Clone(s.providers),
+		identities: maps.Clone(s.identities),
 	}
 }
 
@@ -280,6 +305,7 @@ func (s *Store) restore(st state) {
 	s.outbox, s.links = st.outbox, st.links
 	s.totp, s.recovery, s.challenges, s.passkeys, s.ceremonies = st.totp, st.recovery, st.challenges, st.passkeys, st.ceremonies
 	s.clients, s.authRequests, s.grants = st.clients, st.authRequests, st.grants
+	s.providers, s.identities = st.providers, st.identities
 }
 
 // normTime drops what the SQL store cannot keep (sub-microsecond digits,

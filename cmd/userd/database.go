@@ -19,10 +19,11 @@ var sqlModule = fx.Module("sql",
 		newGormDB,
 		newSessionEndings,
 		gormstore.NewStores,
-		// The key and TOTP stores themselves, for sealing clear keys at
-		// start and `userd secrets reencrypt`.
+		// The key, TOTP and identity-provider stores themselves, for
+		// sealing clear keys at start and `userd secrets reencrypt`.
 		gormstore.NewKeyStore,
 		gormstore.NewMFAStore,
+		gormstore.NewIdentityProviderStore,
 	),
 )
 

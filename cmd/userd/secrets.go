@@ -16,9 +16,9 @@ func (r *root) secretsReencryptCommand() *cobra.Command {
 		Use:   "reencrypt",
 		Short: "re-seal every stored secret under the first USERD_SECRET_KEY",
 		Long: withConfigNote(`Rewrite every secret kept in the database (the token-signing keys, the
-refresh-token HMAC key, the users' TOTP secrets) so that it is sealed under
-the first key of USERD_SECRET_KEY, in one transaction, and print how many
-rows changed.
+refresh-token HMAC key, the users' TOTP secrets, the identity providers'
+client secrets) so that it is sealed under the first key of
+USERD_SECRET_KEY, in one transaction, and print how many rows changed.
 Secrets stored in clear by an earlier version are sealed too. Run it after
 putting a new key first on every node; then the older keys can be removed.`),
 		Args: noArgs,
@@ -38,10 +38,11 @@ func (r *root) reencrypt(ctx context.Context) error {
 		db   *gormstore.DB
 		keys *gormstore.KeyStore
 		mfa  *gormstore.MFAStore
+		idps *gormstore.IdentityProviderStore
 		box  *secretbox.Box
 	)
 	start := func(lc fx.Lifecycle, p storeStart) { startStore(lc, p, false) }
-	options := fx.Options(baseModule(cfg, r.stderr), secretsModule, sqlModule, fx.Invoke(start), fx.Populate(&db, &keys, &mfa, &box))
+	options := fx.Options(baseModule(cfg, r.stderr), secretsModule, sqlModule, fx.Invoke(start), fx.Populate(&db, &keys, &mfa, &idps, &box))
 	return withApp(ctx, cfg, options, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, startTimeout)
 		defer cancel()
@@ -55,7 +56,11 @@ func (r *root) reencrypt(ctx context.Context) error {
 				return err
 			}
 			nTOTP, err := mfa.Reencrypt(ctx)
-			n = nKeys + nTOTP
+			if err != nil {
+				return err
+			}
+			nIDPs, err := idps.Reencrypt(ctx)
+			n = nKeys + nTOTP + nIDPs
 			return err
 		})
 		if err != nil {
