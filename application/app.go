@@ -118,6 +118,9 @@ type Services struct {
 	OAuthClients *OAuthClientService
 	// Provider is the OpenID provider: its flows, tokens and grants.
 	Provider *ProviderService
+	// IdentityProviders manages the identity providers people sign in
+	// with.
+	IdentityProviders *IdentityProviderService
 	// Housekeeping deletes expired and used rows; the server runs it,
 	// `userd purge` makes one pass.
 	Housekeeping *HousekeepingService
@@ -159,7 +162,7 @@ func (deps Deps) check() error {
 		{"Stores.Users", st.Users != nil}, {"Stores.Tokens", st.Tokens != nil}, {"Stores.Attempts", st.Attempts != nil},
 		{"Stores.Tx", st.Tx != nil}, {"Stores.Outbox", st.Outbox != nil}, {"Stores.Links", st.Links != nil},
 		{"Stores.MFA", st.MFA != nil}, {"Stores.Challenges", st.Challenges != nil}, {"Stores.Passkeys", st.Passkeys != nil},
-		{"Stores.OAuthClients", st.OAuthClients != nil},
+		{"Stores.OAuthClients", st.OAuthClients != nil}, {"Stores.IdentityProviders", st.IdentityProviders != nil},
 		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
 		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Mailer", deps.Mailer != nil},
 		{"OTP", deps.OTP != nil}, {"RelyingParty", deps.RelyingParty != nil},
@@ -260,6 +263,8 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 		OAuthClients: &OAuthClientService{core: c, oauthClientPorts: oauthClientPorts{users: st.Users,
 			clients: st.OAuthClients, tx: st.Tx, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,
 			revoker: st.ClientRevoker, dynamicRegistration: cfg.OIDCDynamicRegistration}},
+		IdentityProviders: &IdentityProviderService{core: c, identityProviderPorts: identityProviderPorts{users: st.Users,
+			providers: st.IdentityProviders}},
 		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
 			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
 				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},
