@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,4 +127,24 @@ func ids(users []domain.User) []domain.UserID {
 
 func isSortedUnique(list []domain.UserID) bool {
 	return slices.IsSorted(list) && len(slices.Compact(slices.Clone(list))) == len(list)
+}
+
+// updateConcurrently runs update(i) for i in [0, workers) at once, and
+// reports each error it returns as a failure of what: the atomic updates
+// of the stores (no concurrent update is lost) are checked by what each
+// suite reads afterwards.
+func updateConcurrently(t *testing.T, workers int, what string, update func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for i := range workers {
+		wg.Go(func() { errs <- update(i) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
 }

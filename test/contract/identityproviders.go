@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -229,24 +228,13 @@ func IdentityProviderStore(t *testing.T, newStorage func(t *testing.T) IdentityS
 		p.AllowedDomains = []string{}
 		mustCreateProvider(t, store, p)
 		const workers = 12
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		for i := range workers {
-			wg.Go(func() {
-				_, err := store.UpdateProvider(t.Context(), p.Slug, func(v *domain.IdentityProvider) error {
-					v.AllowedDomains = append(v.AllowedDomains, "d"+strconv.Itoa(i)+".example.com")
-					return nil
-				})
-				errs <- err
+		updateConcurrently(t, workers, "UpdateProvider", func(i int) error {
+			_, err := store.UpdateProvider(t.Context(), p.Slug, func(v *domain.IdentityProvider) error {
+				v.AllowedDomains = append(v.AllowedDomains, "d"+strconv.Itoa(i)+".example.com")
+				return nil
 			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Errorf("UpdateProvider: %v", err)
-			}
-		}
+			return err
+		})
 		got, err := store.Provider(t.Context(), p.Slug)
 		if err != nil {
 			t.Fatalf("Provider: %v", err)

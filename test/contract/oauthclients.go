@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -231,24 +230,13 @@ func OAuthClientStore(t *testing.T, newStorage func(t *testing.T) OAuthClientSto
 		c.RedirectURIs = []string{}
 		mustCreateClient(t, store, c)
 		const workers = 12
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		for i := range workers {
-			wg.Go(func() {
-				_, err := store.Update(t.Context(), c.ID, func(v *domain.OAuthClient) error {
-					v.RedirectURIs = append(v.RedirectURIs, "https://app.example.com/"+strconv.Itoa(i))
-					return nil
-				})
-				errs <- err
+		updateConcurrently(t, workers, "Update", func(i int) error {
+			_, err := store.Update(t.Context(), c.ID, func(v *domain.OAuthClient) error {
+				v.RedirectURIs = append(v.RedirectURIs, "https://app.example.com/"+strconv.Itoa(i))
+				return nil
 			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Errorf("Update: %v", err)
-			}
-		}
+			return err
+		})
 		got, err := store.ByID(t.Context(), c.ID)
 		if err != nil {
 			t.Fatalf("ByID: %v", err)

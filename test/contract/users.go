@@ -334,24 +334,13 @@ func UserRepository(t *testing.T, newRepo func(t *testing.T) ports.UserRepositor
 		u.Name = "_"
 		mustCreate(t, repo, u)
 		const workers = 20
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		for i := range workers {
-			wg.Go(func() {
-				_, err := repo.Update(ctx, u.ID, func(v *domain.User) error {
-					v.Name += string(rune('a' + i)) //nolint:gosec // G115: i < workers (20), so 'a'+i is a lowercase letter
-					return nil
-				})
-				errs <- err
+		updateConcurrently(t, workers, "Update", func(i int) error {
+			_, err := repo.Update(ctx, u.ID, func(v *domain.User) error {
+				v.Name += string(rune('a' + i)) //nolint:gosec // G115: i < workers (20), so 'a'+i is a lowercase letter
+				return nil
 			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Errorf("Update: %v", err)
-			}
-		}
+			return err
+		})
 		got, err := repo.ByID(ctx, u.ID)
 		if err != nil {
 			t.Fatalf("ByID: %v", err)
