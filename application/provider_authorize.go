@@ -26,9 +26,6 @@ const (
 // first (discovery's id_token_signing_alg_values_supported).
 func (s *ProviderService) Algorithms() []string { return s.oauthTokens.Algorithms() }
 
-// Issuer returns the provider's issuer.
-func (s *ProviderService) Issuer() string { return s.issuer }
-
 // Authorize checks an authorization request and stores it; it returns the
 // request's id, for the pages to continue with (Continue). An unknown
 // client is domain.ErrOAuthClientNotFound and a redirect URI the client
