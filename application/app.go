@@ -121,6 +121,9 @@ type Services struct {
 	// IdentityProviders manages the identity providers people sign in
 	// with.
 	IdentityProviders *IdentityProviderService
+	// Federation signs people in through the identity providers, and
+	// keeps the identities linked to accounts.
+	Federation *FederationService
 	// Housekeeping deletes expired and used rows; the server runs it,
 	// `userd purge` makes one pass.
 	Housekeeping *HousekeepingService
@@ -163,6 +166,7 @@ func (deps Deps) check() error {
 		{"Stores.Tx", st.Tx != nil}, {"Stores.Outbox", st.Outbox != nil}, {"Stores.Links", st.Links != nil},
 		{"Stores.MFA", st.MFA != nil}, {"Stores.Challenges", st.Challenges != nil}, {"Stores.Passkeys", st.Passkeys != nil},
 		{"Stores.OAuthClients", st.OAuthClients != nil}, {"Stores.IdentityProviders", st.IdentityProviders != nil},
+		{"Stores.Identities", st.Identities != nil},
 		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
 		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Mailer", deps.Mailer != nil},
 		{"OTP", deps.OTP != nil}, {"RelyingParty", deps.RelyingParty != nil},
@@ -265,6 +269,8 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			revoker: st.ClientRevoker, dynamicRegistration: cfg.OIDCDynamicRegistration}},
 		IdentityProviders: &IdentityProviderService{core: c, identityProviderPorts: identityProviderPorts{users: st.Users,
 			providers: st.IdentityProviders}},
+		Federation: &FederationService{core: c, identityPorts: identityPorts{users: st.Users, providers: st.IdentityProviders,
+			identities: st.Identities, passkeys: st.Passkeys, tx: st.Tx, webhooks: sh.webhooks}},
 		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
 			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
 				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},

@@ -86,7 +86,12 @@ func (c currentPassword) check(ctx context.Context, actor *domain.Principal, u d
 		}
 		return err
 	}
-	ok, _, err := c.hasher.Verify(ctx, u.PasswordHash, password)
+	ok, err := false, error(nil)
+	if u.HasPassword() {
+		// An account without a password (made by a sign-in through
+		// another provider) has no right answer.
+		ok, _, err = c.hasher.Verify(ctx, u.PasswordHash, password)
+	}
 	if err != nil {
 		return c.throttle.unchecked(ctx, u.Email, fmt.Errorf("verify current password: %w", err))
 	}

@@ -109,6 +109,14 @@ func (s *AuthService) Login(ctx context.Context, in LoginInput) (SignInResult, e
 	if err != nil {
 		return SignInResult{}, s.throttle.unchecked(ctx, email, fmt.Errorf("user by email: %w", err))
 	}
+	if !user.HasPassword() {
+		// An account made by a sign-in through another provider: no
+		// password is right, and finding that out costs what a check does.
+		if err := s.verifyDummy(ctx, in.Password); err != nil {
+			return SignInResult{}, s.throttle.unchecked(ctx, email, err)
+		}
+		return SignInResult{}, s.loginFailed(ctx, rec, user.ID, domain.FailureWrongPassword)
+	}
 	ok, rehash, err := s.hasher.Verify(ctx, user.PasswordHash, in.Password)
 	if err != nil {
 		return SignInResult{}, s.throttle.unchecked(ctx, email, fmt.Errorf("verify password: %w", err))

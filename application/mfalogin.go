@@ -38,7 +38,7 @@ func (s *AuthService) LoginMFA(ctx context.Context, in MFALoginInput) (SignInRes
 	// failure is counted after the rollback.
 	var recovery bool
 	return s.signIn.secondStep(ctx, *in.MFAToken, secondFactor{
-		amr: domain.AMRPasswordOTP, wrong: domain.FailureWrongCode,
+		method: domain.MethodOTP, wrong: domain.FailureWrongCode,
 		spend: func(ctx context.Context, user domain.User) error {
 			var err error
 			if hasCode {

@@ -254,7 +254,8 @@ type PasskeyLoginInput struct {
 
 // FinishLogin verifies the assertion and ends the sign-in
 // (signInPath): amr hwk (and user when the authenticator verified its
-// user) for a passkey alone, pwd hwk mfa after a password.
+// user) for a passkey alone, and hwk mfa after the first factor
+// (pwd hwk mfa after a password).
 func (s *PasskeyService) FinishLogin(ctx context.Context, in PasskeyLoginInput) (SignInResult, error) {
 	var verr domain.ValidationError
 	requireCeremony(&verr, in.CeremonyID, in.Credential)
@@ -262,7 +263,7 @@ func (s *PasskeyService) FinishLogin(ctx context.Context, in PasskeyLoginInput) 
 		return SignInResult{}, err
 	}
 	if in.MFAToken != nil && *in.MFAToken != "" {
-		return s.signIn.secondStep(ctx, *in.MFAToken, secondFactor{amr: domain.AMRPasswordPasskey,
+		return s.signIn.secondStep(ctx, *in.MFAToken, secondFactor{method: domain.MethodHardwareKey,
 			wrong: domain.FailureWrongPasskey, verify: s.secondFactorCheck(*in.CeremonyID, in.Credential)})
 	}
 	c, err := s.passkeys.TakeCeremony(ctx, *in.CeremonyID, domain.CeremonyLogin, s.clock.Now())

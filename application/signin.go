@@ -155,7 +155,8 @@ func (p *signInPath) requireSecondStep(ctx context.Context, a authenticated) (Si
 	}
 	token, hash := domain.NewMFAToken()
 	err = p.challenges.CreateChallenge(ctx, domain.MFAChallenge{
-		Hash: hash, UserID: a.user.ID, Email: email, CreatedAt: now, ExpiresAt: now.Add(domain.MFAChallengeTTL),
+		Hash: hash, UserID: a.user.ID, Email: email, FirstFactor: a.amr[0], CreatedAt: now,
+		ExpiresAt: now.Add(domain.MFAChallengeTTL),
 	})
 	if err != nil {
 		return SignInResult{}, fmt.Errorf("create mfa challenge: %w", err)
@@ -189,7 +190,9 @@ func (p *signInPath) mayOpenSession(ctx context.Context, u domain.User) error {
 // counts against the challenge and the email, and the caller is answered
 // answer. Any other error gives the email's reservation back.
 type secondFactor struct {
-	amr domain.AMR
+	// method is the factor's amr value (domain.MethodOTP, …); the
+	// session records it after the first factor's (domain.SecondStepAMR).
+	method string
 	// wrong is the failure the audit trail records of a wrong factor.
 	wrong domain.LoginFailure
 	// verify, when set, checks the factor before the session may open,
@@ -230,6 +233,7 @@ func (p *signInPath) secondStep(ctx context.Context, mfaToken string, f secondFa
 	if err := p.mayOpenSession(ctx, step.user); err != nil {
 		return SignInResult{}, p.throttle.unchecked(ctx, step.challenge.Email, err)
 	}
+	amr := domain.SecondStepAMR(step.challenge.FirstFactor, f.method)
 	var pair TokenPair
 	err = p.tx.WithinTx(ctx, func(ctx context.Context) error {
 		if f.spend != nil {
@@ -238,7 +242,7 @@ func (p *signInPath) secondStep(ctx context.Context, mfaToken string, f secondFa
 			}
 		}
 		var err error
-		pair, err = p.finishSecondStep(ctx, step, f.amr)
+		pair, err = p.finishSecondStep(ctx, step, amr)
 		return err
 	})
 	if err != nil {
@@ -247,7 +251,7 @@ func (p *signInPath) secondStep(ctx context.Context, mfaToken string, f secondFa
 	if f.spent != nil {
 		f.spent(ctx, step.user)
 	}
-	return p.signedIn(ctx, pair, f.amr), nil
+	return p.signedIn(ctx, pair, amr), nil
 }
 
 // pendingSecondStep is the account of a sign-in waiting for the second

@@ -91,6 +91,7 @@ var AuditEventTypes = []AuditEventType{
 	AuditOAuthClientCreated, AuditOAuthClientUpdated, AuditOAuthClientDeleted, AuditOAuthClientSecretRotated,
 	AuditConsentGiven, AuditConsentRevoked,
 	AuditIdentityProviderCreated, AuditIdentityProviderUpdated, AuditIdentityProviderDeleted,
+	AuditIdentitySignIn, AuditIdentitySignInRefused, AuditIdentityLinked, AuditIdentityUnlinked,
 }
 
 // ParseAuditEventType returns s as an event type when it is one of

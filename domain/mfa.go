@@ -200,9 +200,13 @@ type MFAChallenge struct {
 	UserID UserID
 	// Email is the address the password was checked for: wrong codes
 	// count against its lock-out.
-	Email     Email
-	CreatedAt time.Time
-	ExpiresAt time.Time
+	Email Email
+	// FirstFactor is the method that proved the person before the second
+	// step (MethodFederated, …); empty is a password. The session the
+	// second step opens records both (SecondStepAMR).
+	FirstFactor string
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
 	// Failures counts wrong codes; at MFAChallengeMaxFailures the token is
 	// void.
 	Failures int

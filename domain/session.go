@@ -23,6 +23,9 @@ const (
 	MethodUser = "user"
 	// MethodMultiFactor: more than one factor was used.
 	MethodMultiFactor = "mfa"
+	// MethodFederated: another identity provider vouched for the person
+	// (contract-identity.md, section 2).
+	MethodFederated = "fed"
 )
 
 // Authentication context classes (NIST SP 800-63B assurance levels), as an
@@ -43,7 +46,19 @@ var (
 	AMRPasswordPasskey = AMR{MethodPassword, MethodHardwareKey, MethodMultiFactor}
 	AMRPasskeyVerified = AMR{MethodHardwareKey, MethodUser}
 	AMRPasskey         = AMR{MethodHardwareKey}
+	AMRFederated       = AMR{MethodFederated}
 )
+
+// SecondStepAMR is the amr of a session whose person first proved
+// themselves by first (MethodPassword, MethodFederated, …; empty is a
+// password) and then by the second factor second (MethodOTP or
+// MethodHardwareKey): both, and mfa.
+func SecondStepAMR(first, second string) AMR {
+	if first == "" {
+		first = MethodPassword
+	}
+	return AMR{first, second, MethodMultiFactor}
+}
 
 // ACR is the assurance level of a session that signed in by a: aal2 when a
 // second factor was used, or a passkey whose authenticator verified its
@@ -59,7 +74,7 @@ func (a AMR) ACR() string {
 func (a AMR) Clone() AMR { return slices.Clone(a) }
 
 // knownMethods are the values an AMR may hold.
-var knownMethods = []string{MethodPassword, MethodOTP, MethodHardwareKey, MethodUser, MethodMultiFactor}
+var knownMethods = []string{MethodPassword, MethodOTP, MethodHardwareKey, MethodUser, MethodMultiFactor, MethodFederated}
 
 // ParseAMR checks that every method of a stored or signed amr is known and
 // none repeats; an empty one is AMRPassword, the only way sessions signed

@@ -8,7 +8,9 @@ import (
 )
 
 // User is a registered account. PasswordHash is a PHC (argon2id) or modular
-// crypt (bcrypt) string and must never leave the service.
+// crypt (bcrypt) string and must never leave the service; it is empty for
+// an account made by a sign-in through another identity provider, until
+// its person sets a password (a reset).
 type User struct {
 	ID           UserID
 	Name         string

@@ -42,7 +42,7 @@ var WebhookEventTypes = []string{
 	WebhookUserPasswordReset, WebhookUserDisabled, WebhookUserEnabled, WebhookUserMFAEnabled,
 	WebhookUserMFADisabled, WebhookSessionCreated, WebhookSessionRevoked,
 	WebhookOAuthClientCreated, WebhookOAuthClientUpdated, WebhookOAuthClientDeleted,
-	WebhookConsentGiven, WebhookConsentRevoked,
+	WebhookConsentGiven, WebhookConsentRevoked, WebhookIdentityLinked, WebhookIdentityUnlinked,
 }
 
 // KnownWebhookEventType reports whether t is one of WebhookEventTypes.

@@ -14,6 +14,7 @@ type mfaChallengeRow struct {
 	Hash          string `gorm:"column:hash;primaryKey"`
 	UserID        string `gorm:"column:user_id"`
 	Email         string `gorm:"column:email"`
+	FirstFactor   string `gorm:"column:first_factor"`
 	CreatedMicros int64  `gorm:"column:created_at"`
 	ExpiresMicros int64  `gorm:"column:expires_at"`
 	Failures      int    `gorm:"column:failures"`
@@ -24,13 +25,14 @@ func (mfaChallengeRow) TableName() string { return "mfa_challenges" }
 
 // challengeColumns are the columns of mfaChallengeRow, named (see
 // keyColumns).
-const challengeColumns = "hash, user_id, email, created_at, expires_at, failures, used_at"
+const challengeColumns = "hash, user_id, email, first_factor, created_at, expires_at, failures, used_at"
 
 func fromDomainMFAChallenge(c domain.MFAChallenge) mfaChallengeRow {
 	return mfaChallengeRow{
 		Hash:          c.Hash,
 		UserID:        string(c.UserID),
 		Email:         string(c.Email),
+		FirstFactor:   c.FirstFactor,
 		CreatedMicros: toMicros(c.CreatedAt),
 		ExpiresMicros: toMicros(c.ExpiresAt),
 		Failures:      c.Failures,
@@ -40,13 +42,14 @@ func fromDomainMFAChallenge(c domain.MFAChallenge) mfaChallengeRow {
 
 func toDomainMFAChallenge(r mfaChallengeRow) domain.MFAChallenge {
 	return domain.MFAChallenge{
-		Hash:      r.Hash,
-		UserID:    domain.UserID(r.UserID),
-		Email:     domain.Email(r.Email),
-		CreatedAt: fromMicros(r.CreatedMicros),
-		ExpiresAt: fromMicros(r.ExpiresMicros),
-		Failures:  r.Failures,
-		UsedAt:    fromMicrosPtr(r.UsedMicros),
+		Hash:        r.Hash,
+		UserID:      domain.UserID(r.UserID),
+		Email:       domain.Email(r.Email),
+		FirstFactor: r.FirstFactor,
+		CreatedAt:   fromMicros(r.CreatedMicros),
+		ExpiresAt:   fromMicros(r.ExpiresMicros),
+		Failures:    r.Failures,
+		UsedAt:      fromMicrosPtr(r.UsedMicros),
 	}
 }
 

@@ -17,7 +17,7 @@ func newChallenge(u domain.User, created time.Time) domain.MFAChallenge {
 
 func checkChallenge(t *testing.T, got, want domain.MFAChallenge) {
 	t.Helper()
-	if got.Hash != want.Hash || got.UserID != want.UserID || got.Email != want.Email ||
+	if got.Hash != want.Hash || got.UserID != want.UserID || got.Email != want.Email || got.FirstFactor != want.FirstFactor ||
 		!sameTime(got.CreatedAt, want.CreatedAt) || !sameTime(got.ExpiresAt, want.ExpiresAt) ||
 		got.Failures != want.Failures || !sameTimePtr(got.UsedAt, want.UsedAt) {
 		t.Errorf("mfa challenge mismatch:\n got %+v (used %s)\nwant %+v (used %s)", got, fmtTimePtr(got.UsedAt), want, fmtTimePtr(want.UsedAt))
@@ -74,6 +74,21 @@ func MFAChallengeStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 		c.UsedAt = &now
 		checkChallenge(t, got, c)
 		invalid(t, store, c.Hash, now, "a used token")
+	})
+
+	t.Run("keeps_the_first_factor", func(t *testing.T) {
+		t.Parallel()
+		_, store, u := setup(t)
+		for _, first := range []string{"", domain.MethodPassword, domain.MethodFederated} {
+			c := newChallenge(u, at(0))
+			c.FirstFactor = first
+			create(t, store, c)
+			got, err := store.Challenge(t.Context(), c.Hash, at(time.Minute))
+			if err != nil {
+				t.Fatalf("Challenge: %v", err)
+			}
+			checkChallenge(t, got, c)
+		}
 	})
 
 	t.Run("unknown_and_expired", func(t *testing.T) {
