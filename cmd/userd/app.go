@@ -168,6 +168,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		RefreshFamilyTTL:         p.Config.RefreshFamilyTTL,
 		RefreshReuseGrace:        p.Config.RefreshReuseGrace,
 		ProviderIssuer:           p.Config.ProviderIssuer(),
+		PublicURL:                p.Config.PublicURL,
 		OIDCDynamicRegistration:  p.Config.OIDCDynamicRegistration,
 		RequireEmailVerification: p.Config.RequireEmailVerification,
 		VerifyEmailURL:           p.Config.VerifyEmailLink(),
