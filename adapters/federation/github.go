@@ -22,17 +22,29 @@ const gitHubAPIVersion = "2022-11-28"
 // Enterprise server). The client authenticates in the form, which GitHub
 // has always taken.
 func gitHubConfig(p domain.IdentityProvider, redirectURI string) *oauth2.Config {
+	scopes := p.Scopes
+	if len(scopes) == 0 {
+		scopes = domain.DefaultGitHubProviderScopes
+	}
 	return &oauth2.Config{
 		ClientID:     p.ClientID,
 		ClientSecret: p.ClientSecret,
 		Endpoint: oauth2.Endpoint{
-			AuthURL:   p.AuthURL,
-			TokenURL:  p.TokenURL,
+			AuthURL:   orDefault(p.AuthURL, domain.GitHubAuthURL),
+			TokenURL:  orDefault(p.TokenURL, domain.GitHubTokenURL),
 			AuthStyle: oauth2.AuthStyleInParams,
 		},
 		RedirectURL: redirectURI,
-		Scopes:      p.Scopes,
+		Scopes:      scopes,
 	}
+}
+
+// orDefault is s, or github.com's def when the provider leaves it empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // gitHubAuthCodeURL is GitHub's authorization URL for the flow req. GitHub
@@ -96,7 +108,7 @@ func (c *Client) gitHubExchange(ctx context.Context, p domain.IdentityProvider, 
 // gitHubGet reads the API's path (under p.APIURL, which a GitHub
 // Enterprise server prefixes with /api/v3) into v.
 func (c *Client) gitHubGet(ctx context.Context, p domain.IdentityProvider, accessToken, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.APIURL, "/")+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(orDefault(p.APIURL, domain.GitHubAPIURL), "/")+path, nil)
 	if err != nil {
 		return fmt.Errorf("github %s: %w", path, err)
 	}

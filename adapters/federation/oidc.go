@@ -102,6 +102,9 @@ func oidcConfig(p domain.IdentityProvider, d *discovery, redirectURI string) *oa
 	endpoint := d.provider.Endpoint()
 	endpoint.AuthStyle = d.authStyle
 	scopes := p.Scopes
+	if len(scopes) == 0 {
+		scopes = domain.DefaultOIDCProviderScopes
+	}
 	if !slices.Contains(scopes, oidc.ScopeOpenID) {
 		// Without it the provider gives no ID token, and every sign-in
 		// would fail at the exchange.

@@ -107,19 +107,28 @@ func TestOIDC_sign_in(t *testing.T) {
 	}
 }
 
-// TestOIDC_adds_openid_scope: a provider set without "openid" still
-// asks for it, or no ID token would come.
-func TestOIDC_adds_openid_scope(t *testing.T) {
-	f := newFakeIssuer(t)
-	c, _ := newClient(f)
-	p := oidcProvider(f)
-	p.Scopes = []string{"email"}
-	_, _, q, err := signIn(t, c, f, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := q.Get("scope"); got != "openid email" {
-		t.Errorf("scope = %q, want %q", got, "openid email")
+// TestOIDC_scopes: a provider set without "openid" still asks for it,
+// or no ID token would come; one without scopes asks for the defaults.
+func TestOIDC_scopes(t *testing.T) {
+	for _, tc := range []struct {
+		scopes []string
+		want   string
+	}{
+		{[]string{"email"}, "openid email"},
+		{[]string{"openid", "email", "groups"}, "openid email groups"},
+		{nil, "openid email profile"},
+	} {
+		f := newFakeIssuer(t)
+		c, _ := newClient(f)
+		p := oidcProvider(f)
+		p.Scopes = tc.scopes
+		_, _, q, err := signIn(t, c, f, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := q.Get("scope"); got != tc.want {
+			t.Errorf("scopes %q: scope = %q, want %q", tc.scopes, got, tc.want)
+		}
 	}
 }
 
