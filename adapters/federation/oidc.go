@@ -175,6 +175,7 @@ func (c *Client) oidcExchange(ctx context.Context, p domain.IdentityProvider, re
 		// (OpenID Connect Core §5.3.2).
 		if info.Subject == idToken.Subject {
 			claims.Email, claims.EmailVerified = info.Email, info.EmailVerified
+			claims.EmailDomainOwnerVerified = info.EmailDomainOwnerVerified
 			if claims.Name == "" {
 				claims.Name = info.Name
 			}
@@ -202,11 +203,16 @@ func (c *Client) userInfo(ctx context.Context, d *discovery, token *oauth2.Token
 // profileClaims are the claims of an ID token or userinfo that make an
 // identity.
 type profileClaims struct {
-	Subject           string       `json:"sub"`
-	Email             string       `json:"email"`
-	EmailVerified     flexibleBool `json:"email_verified"`
-	Name              string       `json:"name"`
-	PreferredUsername string       `json:"preferred_username"`
+	Subject       string       `json:"sub"`
+	Email         string       `json:"email"`
+	EmailVerified flexibleBool `json:"email_verified"`
+	// EmailDomainOwnerVerified is Microsoft Entra ID's optional claim
+	// xms_edov: the email's domain is verified by the tenant that owns
+	// it. Entra sends no email_verified; with this claim configured, an
+	// email of the tenant's own domain counts as verified.
+	EmailDomainOwnerVerified flexibleBool `json:"xms_edov"`
+	Name                     string       `json:"name"`
+	PreferredUsername        string       `json:"preferred_username"`
 }
 
 // identity is the identity of the claims, with the subject sub.
@@ -218,7 +224,7 @@ func (pc profileClaims) identity(sub string) domain.ExternalIdentity {
 	// An address userd cannot hold is no address: nothing may be
 	// matched or created by it.
 	if email, msg := domain.ParseEmail(pc.Email); msg == "" {
-		id.Email, id.EmailVerified = email, bool(pc.EmailVerified)
+		id.Email, id.EmailVerified = email, bool(pc.EmailVerified) || bool(pc.EmailDomainOwnerVerified)
 	}
 	return id
 }

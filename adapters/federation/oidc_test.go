@@ -308,7 +308,7 @@ func TestOIDC_discovery_cache(t *testing.T) {
 	}
 }
 
-// TestOIDC_claims: email_verified as a string, an email only in
+// TestOIDC_claims: email_verified as a string, Entra's xms_edov, an email only in
 // userinfo (taken when its sub is the token's), preferred_username for a
 // missing name, and an address userd cannot hold.
 func TestOIDC_claims(t *testing.T) {
@@ -332,6 +332,16 @@ func TestOIDC_claims(t *testing.T) {
 			name:   "email_verified_missing",
 			claims: func(c jwt.MapClaims) { delete(c, "email_verified") },
 			want:   domain.ExternalIdentity{Subject: "248289761001", Email: "jane.doe@example.com", Name: "Jane Doe"},
+		},
+		{
+			// Microsoft Entra ID: no email_verified, the optional claim
+			// xms_edov instead.
+			name: "entra_domain_owner_verified",
+			claims: func(c jwt.MapClaims) {
+				delete(c, "email_verified")
+				c["xms_edov"] = true
+			},
+			want: domain.ExternalIdentity{Subject: "248289761001", Email: "jane.doe@example.com", EmailVerified: true, Name: "Jane Doe"},
 		},
 		{
 			name: "preferred_username",
