@@ -81,18 +81,21 @@ type providerFlags struct {
 	secretEnv   string
 }
 
-func (p *providerFlags) register(f *pflag.FlagSet) {
+// register adds the flags to f. A create's booleans show the defaults
+// they take when left out; an update's have none to show, since a flag
+// left out keeps the provider's value.
+func (p *providerFlags) register(f *pflag.FlagSet, create bool) {
 	f.StringVar(&p.displayName, "display-name", "", "the `NAME` on its sign-in button")
-	f.StringVar(&p.kind, "kind", "", "oidc (any OpenID provider, by its issuer) or github")
+	f.StringVar(&p.kind, "kind", "", "the `KIND`: oidc (any OpenID provider, by its issuer) or github")
 	f.StringVar(&p.issuer, "issuer", "", "an oidc provider's issuer `URL` (https)")
 	f.StringVar(&p.clientID, "client-id", "", "userd's client `ID` at the provider")
 	f.BoolVar(&p.secretStdin, "client-secret-stdin", false, "read the client secret from the first line of standard input")
 	f.StringVar(&p.secretEnv, "client-secret-env", "", "read the client secret from the environment variable `NAME`")
-	f.StringSliceVar(&p.scopes, "scope", nil, "a scope to ask for; repeat or separate with commas")
+	f.StringSliceVar(&p.scopes, "scope", nil, "a `SCOPE` to ask for; repeat or separate with commas")
 	f.StringSliceVar(&p.domains, "allowed-domain", nil, "an email `DOMAIN` that may sign in (all when none); repeat or separate with commas")
-	f.BoolVar(&p.autoCreate, "auto-create", true, "give an unknown person with a verified email an account")
-	f.BoolVar(&p.trustEmail, "trust-email-verified", true, "take the provider's email_verified (false: its emails are unverified)")
-	f.BoolVar(&p.enabled, "enabled", true, "show its button and accept its sign-ins")
+	f.BoolVar(&p.autoCreate, "auto-create", create, "give an unknown person with a verified email an account")
+	f.BoolVar(&p.trustEmail, "trust-email-verified", create, "take the provider's email_verified (false: its emails are unverified)")
+	f.BoolVar(&p.enabled, "enabled", create, "show its button and accept its sign-ins")
 	f.StringVar(&p.authURL, "auth-url", "", "a github provider's authorization endpoint `URL` (GitHub Enterprise)")
 	f.StringVar(&p.tokenURL, "token-url", "", "a github provider's token endpoint `URL` (GitHub Enterprise)")
 	f.StringVar(&p.apiURL, "api-url", "", "a github provider's API `URL` (GitHub Enterprise)")

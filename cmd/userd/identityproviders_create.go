@@ -60,7 +60,7 @@ func (r *root) identityProvidersCreateCommand() *cobra.Command {
 				})
 		},
 	}
-	flags.register(cmd.Flags())
+	flags.register(cmd.Flags(), true)
 	for _, f := range []string{"display-name", "kind", "client-id"} {
 		_ = cmd.MarkFlagRequired(f)
 	}

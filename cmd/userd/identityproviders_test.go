@@ -54,6 +54,9 @@ func TestRun_identity_providers_on_sqlite(t *testing.T) {
 	if code != exitOK || out != "created oidc identity provider \"Acme SSO\" (acme)\ncallback URL  https://id.example.com/auth/idp/acme/callback\n" {
 		t.Fatalf("create: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	if strings.Contains(errOut, acmeSecret) {
+		t.Errorf("the secret is in the command's log: %q", errOut)
+	}
 	p, err := storedProvider(t, dsn, box, "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -89,8 +92,8 @@ func TestRun_identity_providers_on_sqlite(t *testing.T) {
 		len(p.AllowedDomains) != 0 || p.DisplayName != "Acme SSO" {
 		t.Fatalf("after update: %+v, %v", p, err)
 	}
-	code, _, errOut = runCLI(t, newSecret+"\n", "identity-providers", "update", "acme", "--client-secret-stdin")
-	if code != exitOK {
+	code, out, errOut = runCLI(t, newSecret+"\n", "identity-providers", "update", "acme", "--client-secret-stdin")
+	if code != exitOK || strings.Contains(out+errOut, newSecret) {
 		t.Fatalf("update of the secret: exit %d, stderr %q", code, errOut)
 	}
 	if p, err := storedProvider(t, dsn, box, "acme"); err != nil || p.ClientSecret != newSecret {

@@ -45,6 +45,6 @@ the kind cannot change. A change applies to the next sign-in.
 				})
 		},
 	}
-	flags.register(cmd.Flags())
+	flags.register(cmd.Flags(), false)
 	return cmd
 }
