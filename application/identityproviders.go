@@ -91,10 +91,17 @@ func (s *IdentityProviderService) IdentityProvider(ctx context.Context, actor *d
 
 // UpdateIdentityProvider changes the provider slug for an admin: fields
 // present are replaced, absent ones kept (the secret too), the whole
-// judged again; the slug and the kind cannot change.
+// judged again; the slug and the kind cannot change. In the contract's
+// order, each field's form is judged before the caller's right.
 func (s *IdentityProviderService) UpdateIdentityProvider(ctx context.Context, actor *domain.Principal, slug string,
 	in domain.IdentityProviderInput) (domain.IdentityProvider, error) {
-	if err := s.admin(ctx, actor); err != nil {
+	if _, err := signedIn(ctx, s.users, actor); err != nil {
+		return domain.IdentityProvider{}, err
+	}
+	if err := in.Check(); err != nil {
+		return domain.IdentityProvider{}, err
+	}
+	if err := actor.RequireAdmin(); err != nil {
 		return domain.IdentityProvider{}, err
 	}
 	return s.update(ctx, slug, in, actor.UserID)

@@ -48,6 +48,12 @@ func TestIdentityProviders_admin_use_cases(t *testing.T) {
 	_, err = svc.IdentityProviders(ctx, customer)
 	wantErr(t, err, domain.ErrForbidden)
 
+	// A change's form is judged before the caller's right.
+	if _, err := svc.UpdateIdentityProvider(ctx, customer, "nope", domain.IdentityProviderInput{Slug: ptr("Bad")}); !errors.As(err, &verr) {
+		t.Errorf("a bad change from a customer: %v, want the validation error first", err)
+	}
+	_, err = svc.UpdateIdentityProvider(ctx, customer, "acme", domain.IdentityProviderInput{Enabled: ptr(false)})
+	wantErr(t, err, domain.ErrForbidden)
 	changed, err := svc.UpdateIdentityProvider(ctx, admin, "acme", domain.IdentityProviderInput{Enabled: ptr(false)})
 	wantErr(t, err, nil)
 	if changed.Enabled || changed.ClientSecret != "provider-secret-1" {

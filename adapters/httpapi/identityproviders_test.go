@@ -241,6 +241,11 @@ func TestIdentityProviders_order_of_checks(t *testing.T) {
 		t.Errorf("errors %+v", p.Errors)
 	}
 	wantProblem(t, s.do("POST", providersPath, acme(), withToken(customer)), http.StatusForbidden, "forbidden")
+	p = wantProblem(t, s.do("PUT", providersPath+"/missing", map[string]any{"issuer": "http://sso.acme.example"}, withToken(customer)),
+		http.StatusBadRequest, "validation_failed")
+	if len(p.Errors) != 1 || p.Errors[0].Field != "issuer" {
+		t.Errorf("errors %+v", p.Errors)
+	}
 	wantProblem(t, s.do("GET", providersPath, nil), http.StatusUnauthorized, "unauthorized")
 	wantProblem(t, s.do("GET", providersPath, nil, withToken(customer)), http.StatusForbidden, "forbidden")
 	var none []providerBody
