@@ -145,7 +145,6 @@ func adminIdpInput(form url.Values, kind domain.IdentityProviderKind, create boo
 		in.Slug = str(domain.FieldProviderSlug)
 		if k := form.Get(domain.FieldProviderKind); k != "" {
 			in.Kind = &k
-			kind = domain.IdentityProviderKind(k)
 		}
 		in.Issuer = str(domain.FieldProviderIssuer)
 		in.AuthURL, in.TokenURL, in.APIURL = str(domain.FieldProviderAuthURL), str(domain.FieldProviderTokenURL),
