@@ -17,10 +17,10 @@ const accountIdentitiesPath = AccountPrefix + "identities"
 const tmplAccountIdentities = "account_identities.html"
 
 // identityLinkedDone is the done of the notice that an identity is
-// linked: the flow that links one (the "Link" buttons' POST
-// accountIdentitiesPath/{slug}/link and the provider's callback) ends on
-// identityLinkedPath.
-const identityLinkedDone = "linked"
+// linked: the flows that link one (the "Link" buttons' and a sign-in that
+// links the identity waiting for it) end on the page with it, and with
+// the provider's slug, on identityLinkedPath.
+const identityLinkedDone = "identity-linked"
 
 // identityLinkedPath is the page that says the visitor's account at the
 // provider slug is linked, in the provider's name.
@@ -138,7 +138,8 @@ func (p *Pages) accountIdentitiesPage(r *http.Request, v visitor) (page, error) 
 
 // identitiesNotice is the page's notice: one of its fixed messages, or
 // that the account at the provider of the query is linked, in the name
-// the provider has here (never text from the query).
+// the provider has here (never text from the query; without a provider
+// it knows, in general words).
 func identitiesNotice(r *http.Request, names map[string]string) string {
 	q := r.URL.Query()
 	if q.Get("done") != identityLinkedDone {
@@ -147,7 +148,7 @@ func identitiesNotice(r *http.Request, names map[string]string) string {
 	if name, ok := names[q.Get("provider")]; ok {
 		return "Your " + name + " account is linked."
 	}
-	return "The account is linked."
+	return "Your account at the provider is linked."
 }
 
 // unlinkOwnIdentity removes the visitor's identity at the provider of the

@@ -92,7 +92,7 @@ func TestAccountIdentities_lists_links_and_unlinks(t *testing.T) {
 		t.Error("a linked provider is offered again")
 	}
 	// The notice names a provider of the page, never the query's text.
-	if res := v.get("/account/identities?done=linked&provider=%3Cb%3EEvil"); !strings.Contains(res.Body, "The account is linked.") ||
+	if res := v.get("/account/identities?done=identity-linked&provider=%3Cb%3EEvil"); !strings.Contains(res.Body, "Your account at the provider is linked.") ||
 		strings.Contains(res.Body, "Evil") {
 		t.Errorf("an unknown provider's notice:\n%s", res.Body)
 	}

@@ -15,9 +15,6 @@ const (
 	adminIdpsPath = AdminPrefix + "identity-providers"
 	tmplAdminIdps = "admin_identity_providers.html"
 	tmplAdminIdp  = "admin_identity_provider.html"
-	// adminIdpCallbackPrefix starts the path at which a provider sends the
-	// browser back: adminIdpCallbackPrefix + slug + "/callback".
-	adminIdpCallbackPrefix = "/auth/idp/"
 )
 
 // routeAdminIdps routes the providers' pages: the list with the
@@ -38,11 +35,8 @@ func (p *Pages) routeAdminIdps(route func(pattern string, h pageHandler)) {
 func adminIdpPath(slug string) string { return adminIdpsPath + "/" + url.PathEscape(slug) }
 
 // adminIdpCallbackURL is where the provider slug sends the browser back:
-// the URL to register at the provider, under the public URL when the
-// pages know it, else its path alone.
-func (p *Pages) adminIdpCallbackURL(slug string) string {
-	return p.publicURL + adminIdpCallbackPrefix + url.PathEscape(slug) + "/callback"
-}
+// the URL to register at the provider, under USERD_PUBLIC_URL.
+func (p *Pages) adminIdpCallbackURL(slug string) string { return p.svc.Federation.CallbackURL(slug) }
 
 var adminIdpsNotices = map[string]string{
 	"deleted": "The provider is deleted: its button is gone from the sign-in page, and the identities linked through it with it.",
@@ -52,9 +46,9 @@ var adminIdpsNotices = map[string]string{
 type adminIdpsData struct {
 	Providers []adminIdpRow
 	Form      adminIdpForm
-	// CallbackBase is what comes before a slug in a callback URL, for
-	// the create form's hint.
-	CallbackBase string
+	// CallbackExample is the callback URL of a slug "<slug>", for the
+	// create form's hint.
+	CallbackExample string
 }
 
 // adminIdpRow is one line of the list.
@@ -81,7 +75,7 @@ func (p *Pages) adminIdpsPage(r *http.Request, v visitor, f adminIdpForm) (page,
 	}
 	pg := newPage(adminArea, &v, tmplAdminIdps, "Sign-in providers")
 	pg.Nav = adminIdpsPath
-	d := adminIdpsData{Form: f, CallbackBase: p.publicURL + adminIdpCallbackPrefix}
+	d := adminIdpsData{Form: f, CallbackExample: p.adminIdpCallbackURL("<slug>")}
 	for _, ip := range list {
 		d.Providers = append(d.Providers, adminIdpRow{Path: adminIdpPath(ip.Slug), DisplayName: ip.DisplayName, Slug: ip.Slug,
 			Kind: idpKindLabel(ip.Kind), Enabled: yesNo(ip.Enabled), CallbackURL: p.adminIdpCallbackURL(ip.Slug)})

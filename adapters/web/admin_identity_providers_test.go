@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/kit"
 )
 
 // idpSecret is the client secret the tests type; no page may show it.
@@ -44,7 +45,7 @@ func TestAdminIdps_create_edit_delete(t *testing.T) {
 	for _, want := range []string{`id="no-providers"`, `href="/admin/identity-providers" aria-current="page"`,
 		`id="kind-oidc" name="kind" value="oidc" checked`, `id="kind-github" name="kind" value="github">`,
 		`id="autoCreate" name="autoCreate" value="yes" checked`, `id="enabled" name="enabled" value="yes" checked`,
-		`id="clientSecret" name="clientSecret" type="password"`, "https://id.example.com/auth/idp/&lt;slug&gt;/callback"} {
+		`id="clientSecret" name="clientSecret" type="password"`, kit.PublicURL + "/auth/idp/&lt;slug&gt;/callback"} {
 		if !strings.Contains(res.Body, want) {
 			t.Errorf("the create form lacks %s", want)
 		}
@@ -64,7 +65,7 @@ func TestAdminIdps_create_edit_delete(t *testing.T) {
 	}
 	res = v.get(page + "?done=created")
 	wantPage(t, res, http.StatusOK, "Acme SSO")
-	for _, want := range []string{`<code id="callback-url">https://id.example.com/auth/idp/acme/callback</code>`,
+	for _, want := range []string{`<code id="callback-url">` + kit.PublicURL + `/auth/idp/acme/callback</code>`,
 		"The provider is registered.", `value="https://login.acme.example"`, `value="openid email groups"`,
 		`value="acme.example example.org"`, `id="trustEmailVerified" name="trustEmailVerified" value="yes" aria-describedby`,
 		`id="clientSecret" name="clientSecret" type="password"`} {
@@ -80,7 +81,7 @@ func TestAdminIdps_create_edit_delete(t *testing.T) {
 	}
 	list := v.get("/admin/identity-providers").Body
 	for _, want := range []string{`<a href="` + page + `">Acme SSO</a>`, "<code>acme</code>", "OpenID Connect",
-		"<code>https://id.example.com/auth/idp/acme/callback</code>"} {
+		"<code>" + kit.PublicURL + "/auth/idp/acme/callback</code>"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the list lacks %s", want)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/test/chromium"
+	"github.com/userd/userd/test/kit"
 )
 
 // TestIdpPages_in_chromium: an admin registers a sign-in provider in the
@@ -47,7 +48,7 @@ func TestIdpPages_in_chromium(t *testing.T) {
 	b.Do(t, chromedp.SetValue("#slug", "acme"), chromedp.SendKeys("#clientSecret", idpSecret))
 	b.Submit(t, chromedp.Click("#create-provider"), http.StatusOK)
 	b.WantHeading(t, "Acme SSO")
-	if got := b.Text(t, "#callback-url"); got != "https://id.example.com/auth/idp/acme/callback" {
+	if got := b.Text(t, "#callback-url"); got != kit.PublicURL+"/auth/idp/acme/callback" {
 		t.Errorf("the callback URL reads %q", got)
 	}
 	b.CheckPage(t, "admin-identity-provider")

@@ -27,10 +27,6 @@ import (
 // the passwords here is on the common-password list unless a test says so.
 const custPassword = "customer-Passphrase-7"
 
-// testPublicURL is USERD_PUBLIC_URL of the pages under test: the
-// console shows the sign-in providers' callback URLs under it.
-const testPublicURL = "https://id.example.com/"
-
 // env is the application over the in-memory adapters, a mailer that keeps
 // what it is given, and the pages over both.
 type env struct {
@@ -93,8 +89,7 @@ func newEnvOver(t testing.TB, parts kit.AppParts, opts ...envOption) *env {
 	svc := app.Services(t)
 	return &env{t: t, clock: app.Clock, box: app.Box, svc: svc, store: app.Store, codec: app.Codec, mailer: app.Mailer,
 		logs: logs, log: log,
-		pages: web.New(svc, web.Options{Logger: log, Box: app.Box, Clock: app.Clock, AdminConsole: !settings.noConsole,
-			PublicURL: testPublicURL})}
+		pages: web.New(svc, web.Options{Logger: log, Box: app.Box, Clock: app.Clock, AdminConsole: !settings.noConsole})}
 }
 
 // deliver runs the sender until the outbox has nothing due, and returns

@@ -54,10 +54,6 @@ type Options struct {
 	// AdminConsole serves the admin console under AdminPrefix; false
 	// leaves every path of it 404.
 	AdminConsole bool
-	// PublicURL is where browsers reach userd (USERD_PUBLIC_URL): the
-	// console shows the callback URL of each sign-in provider under it.
-	// Empty, it shows the callback's path alone.
-	PublicURL string
 }
 
 // Pages serves the pages. Build it with New.
@@ -77,15 +73,13 @@ type Pages struct {
 	// provider is the OpenID provider's flows; nil when it is off, and
 	// then its pages are 404 and no SSOCookie is set.
 	provider providerFlows
-	// publicURL is Options.PublicURL without a trailing slash.
-	publicURL string
 }
 
 // New returns the pages over the application's services.
 func New(svc *application.Services, opts Options) *Pages {
 	p := &Pages{svc: svc, mail: svc.Mail, box: opts.Box, clock: opts.Clock, log: opts.Logger, mux: http.NewServeMux(),
 		csrf: http.NewCrossOriginProtection(), style: newAsset(stylesheet, "text/css; charset=utf-8"),
-		scripts: map[string]asset{}, adminConsole: opts.AdminConsole, publicURL: strings.TrimRight(opts.PublicURL, "/")}
+		scripts: map[string]asset{}, adminConsole: opts.AdminConsole}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}

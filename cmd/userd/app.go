@@ -243,7 +243,7 @@ type handlerParams struct {
 
 func newHandler(p handlerParams) http.Handler {
 	pages := web.New(p.Services, web.Options{Logger: p.Log, Box: p.Box, Clock: p.Clock,
-		AdminConsole: p.Config.AdminConsole, PublicURL: p.Config.PublicURL})
+		AdminConsole: p.Config.AdminConsole})
 	opts := httpapi.Options{
 		Logger:          p.Log,
 		Clock:           p.Clock,
