@@ -13,8 +13,8 @@ import (
 
 // TestSignInProviders_in_chromium: an admin registers a sign-in provider
 // in the real binary's console, whose page gives the callback URL under
-// USERD_PUBLIC_URL, and never its secret; the account page lists the
-// linked accounts. The pages themselves pass CheckPage in adapters/web
+// USERD_PUBLIC_URL, and never its secret; the account page offers to
+// link it. The pages themselves pass CheckPage in adapters/web
 // (TestIdpPages_in_chromium).
 func TestSignInProviders_in_chromium(t *testing.T) {
 	t.Parallel()
@@ -40,5 +40,8 @@ func TestSignInProviders_in_chromium(t *testing.T) {
 
 	b.Open(t, s.origin+"/account/identities", http.StatusOK)
 	b.WantHeading(t, "Linked accounts")
+	if got := b.Text(t, "#link-acme"); got != "Link Acme SSO" {
+		t.Errorf("the link button reads %q", got)
+	}
 	b.CheckConsole(t)
 }
