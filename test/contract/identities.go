@@ -2,6 +2,7 @@ package contract
 
 import (
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,6 +115,46 @@ func UserIdentityStore(t *testing.T, newStorage func(t *testing.T) IdentityStora
 		identityNotFound(t, s.Identities, p.Slug, second.Subject)
 		checkIdentities(t, s.Identities, other.ID)
 		checkIdentities(t, s.Identities, u.ID, id)
+	})
+
+	// Two first sign-ins of one person at once, on two nodes: one link
+	// wins, every other is ErrIdentityTaken, never a second link.
+	t.Run("concurrent_links_of_one_subject", func(t *testing.T) {
+		t.Parallel()
+		s, _, p, _ := setup(t)
+		const workers = 8
+		users := make([]domain.User, workers)
+		for i := range users {
+			users[i] = newUser(at(time.Duration(i+1) * time.Second))
+			mustCreate(t, s.Users, users[i])
+		}
+		subject := "sub|" + randomHex(8)
+		var won atomic.Int32
+		updateConcurrently(t, workers, "LinkIdentity", func(i int) error {
+			id := newUserIdentity(users[i].ID, p.Slug, at(time.Minute))
+			id.Subject = subject
+			err := s.Identities.LinkIdentity(t.Context(), id)
+			switch {
+			case err == nil:
+				won.Add(1)
+			case errors.Is(err, domain.ErrIdentityTaken):
+			default:
+				return err
+			}
+			return nil
+		})
+		if n := won.Load(); n != 1 {
+			t.Fatalf("%d links won, want exactly 1", n)
+		}
+		got, err := s.Identities.IdentityBySubject(t.Context(), p.Slug, subject)
+		if err != nil {
+			t.Fatalf("IdentityBySubject: %v", err)
+		}
+		for _, u := range users {
+			if u.ID != got.UserID {
+				checkIdentities(t, s.Identities, u.ID)
+			}
+		}
 	})
 
 	t.Run("identities_oldest_first", func(t *testing.T) {
