@@ -31,14 +31,16 @@ func TestRun_secrets_reencrypt_on_sqlite(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldKey, newKey := secretbox.EncodeKey(file.Keys[0]), secretbox.EncodeKey(secretbox.NewKey())
-	// And a user's TOTP factor, sealed under the old key.
+	// And a user's TOTP factor and an identity provider's client secret,
+	// sealed under the old key.
 	user := addTOTPUser(t, dsn, file.Keys[0])
+	addIdentityProvider(t, dsn, file.Keys[0])
 
 	t.Setenv("USERD_SECRET_KEY", newKey+","+oldKey)
 	code, out, errOut := runCLI(t, "", "secrets", "reencrypt")
-	// The access-token key, the OpenID provider's, the refresh-token key
-	// and the TOTP secret.
-	want := "re-encrypted 4 secrets under key " + keyIDOf(t, newKey) + "\n"
+	// The access-token key, the OpenID provider's, the refresh-token key,
+	// the TOTP secret and the identity provider's client secret.
+	want := "re-encrypted 5 secrets under key " + keyIDOf(t, newKey) + "\n"
 	if code != exitOK || out != want {
 		t.Fatalf("secrets reencrypt: code %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
 	}
@@ -51,6 +53,7 @@ func TestRun_secrets_reencrypt_on_sqlite(t *testing.T) {
 		t.Errorf("keys list under the new key alone: code %d: %s%s", code, out, errOut)
 	}
 	checkTOTPSealedUnder(t, dsn, user, newKey, oldKey)
+	checkProviderSecretSealedUnder(t, dsn, newKey, oldKey)
 	t.Setenv("USERD_SECRET_KEY", oldKey)
 	code, _, errOut = runCLI(t, "", "keys", "list")
 	if code != exitFailure || !strings.Contains(errOut, "sealed under a secret key that is not configured (key id "+keyIDOf(t, newKey)+")") ||
@@ -137,4 +140,51 @@ func openStore(t *testing.T, dsn string) *gormstore.DB {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
+}
+
+// providerSecret is the client secret addIdentityProvider stores.
+const providerSecret = "provider-client-secret-under-the-old-key"
+
+// addIdentityProvider stores the identity provider acme in the SQLite
+// database dsn, its client secret sealed under key.
+func addIdentityProvider(t *testing.T, dsn string, key []byte) {
+	t.Helper()
+	box, err := secretbox.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	p, err := domain.NewIdentityProvider(domain.IdentityProviderInput{Slug: str("acme"), DisplayName: str("Acme"),
+		Kind: str("oidc"), Issuer: str("https://login.acme.example"), ClientID: str("userd"), ClientSecret: str(providerSecret)},
+		time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gormstore.NewIdentityProviderStore(openStore(t, dsn), box).CreateProvider(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkProviderSecretSealedUnder checks that acme's client secret opens
+// under the base64 key sealed and not under old.
+func checkProviderSecretSealedUnder(t *testing.T, dsn, sealed, old string) {
+	t.Helper()
+	db := openStore(t, dsn)
+	for key, opens := range map[string]bool{sealed: true, old: false} {
+		keys, err := secretbox.ParseKeys(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := secretbox.New(keys...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := gormstore.NewIdentityProviderStore(db, box).Provider(t.Context(), "acme")
+		if opens && (err != nil || p.ClientSecret != providerSecret) {
+			t.Errorf("the provider's secret under the new key: %q, %v", p.ClientSecret, err)
+		}
+		if !opens && err == nil {
+			t.Errorf("the provider's secret still opens under the old key")
+		}
+	}
 }
