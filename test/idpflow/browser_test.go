@@ -32,12 +32,14 @@ const (
 	pageUserdLogin    = "userd-login"    // a userd's sign-in page, as the upstream
 	pageConsent       = "consent"        // either provider's consent
 	pageStep          = "step"           // a page that goes on by itself
-	// Anything else ("stop") ends the driver's way.
+	// Anything else ("stop") ends the driver's way; "loading" is waited.
 )
 
 // whichPage names the page the tab shows, the upstream being at origin
-// up (oidc-provider's, or a userd's sign-in and consent pages).
+// up (oidc-provider's, or a userd's sign-in and consent pages): "loading"
+// until the document is complete.
 const whichPage = `((up) => {
+  if (document.readyState !== "complete") return "loading";
   if (document.querySelector('meta[http-equiv="refresh"]')) return "step";
   if (document.querySelector("#consent-allow") || document.querySelector('input[name="prompt"][value="consent"]')) return "consent";
   if (location.origin !== up) return "stop";
@@ -72,13 +74,14 @@ func (d driver) act(t testing.TB, action chromedp.Action[chromedp.Void]) int {
 // through follows the flow from the page shown after action (which
 // leaves userd for the upstream) until it stops on a page that is
 // neither the upstream's nor one that goes on by itself, and returns the
-// pages met and the status of the last document the driver loaded.
+// pages met (those that went on by themselves are not all seen) and the
+// status of the last document an action of the driver led to.
 func (d driver) through(t testing.TB, action chromedp.Action[chromedp.Void]) ([]string, int) {
 	t.Helper()
 	status := d.act(t, action)
 	var seen []string
 	for range 12 {
-		page := chromium.Evaluate[string](t, d.b, fmt.Sprintf(whichPage, d.up))
+		page := d.settled(t)
 		seen = append(seen, page)
 		switch page {
 		case pageUpstreamLogin:
@@ -97,8 +100,6 @@ func (d driver) through(t testing.TB, action chromedp.Action[chromedp.Void]) ([]
 			} else {
 				status = d.act(t, chromedp.Click(`button[type="submit"]`))
 			}
-		case pageStep:
-			status = d.waitStep(t)
 		default:
 			return seen, status
 		}
@@ -107,21 +108,22 @@ func (d driver) through(t testing.TB, action chromedp.Action[chromedp.Void]) ([]
 	return nil, 0
 }
 
-// waitStep waits until the page that goes on by itself has gone on, and
-// returns the status of the next document (200: a browser's status is
-// not seen here, the test checks the page).
-func (d driver) waitStep(t testing.TB) int {
+// settled waits until the tab shows a complete page that does not go on
+// by itself (a page that does is followed: its refresh is immediate),
+// and names it.
+func (d driver) settled(t testing.TB) string {
 	t.Helper()
-	from := d.b.Eval(t, "location.href")
 	deadline := time.Now().Add(chromium.StepTimeout)
-	for time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		if here := d.b.Eval(t, "document.readyState === 'complete' ? location.href : ''"); here != "" && here != from {
-			return http.StatusOK
+	for {
+		page := chromium.Evaluate[string](t, d.b, fmt.Sprintf(whichPage, d.up))
+		if page != "loading" && page != pageStep {
+			return page
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page %s did not settle: %s", d.b.Eval(t, "location.href"), d.b.Eval(t, "document.body.innerText"))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("the page %s did not go on by itself", from)
-	return 0
 }
 
 // path is the path and query of the tab's page.
@@ -163,7 +165,7 @@ func clickProvider(t testing.TB, b *chromium.Browser, u userd, loginPath, slug, 
 	return chromedp.Click(sel)
 }
 
-// TestChromium_sign_in_with_oidc_provider: a person in headless
+// TestChromium_sign_in_through_providers: a person in headless
 // Chromium signs in to userd with oidc-provider (an OpenID-certified
 // provider, on localhost: another site than userd's 127.0.0.1), through
 // the button of userd's sign-in page, oidc-provider's own sign-in and
@@ -174,8 +176,9 @@ func clickProvider(t testing.TB, b *chromium.Browser, u userd, loginPath, slug, 
 // last way in); a flow cancelled at the provider ends on a page without
 // a session; and an app that signs in through userd's own OpenID
 // provider gets "Sign in with Upstream" there, and an ID token whose amr
-// is ["fed"].
-func TestChromium_sign_in_with_oidc_provider(t *testing.T) {
+// is ["fed"]. Then, in the same browser, a userd signs people in through
+// another userd (userdFederatesToUserd).
+func TestChromium_sign_in_through_providers(t *testing.T) {
 	t.Parallel()
 	upstream.NodeModules(t, "oidc-provider")
 	b := chromium.Start(t)
@@ -195,8 +198,8 @@ func TestChromium_sign_in_with_oidc_provider(t *testing.T) {
 		click := clickProvider(t, b, u, "/account/login", "upstream", "Upstream")
 		b.CheckAccessibility(t, "sign-in-with-providers")
 		pages, _ := d.through(t, click)
-		if !slices.Contains(pages, pageUpstreamLogin) || !slices.Contains(pages, pageStep) {
-			t.Errorf("the browser met the pages %v, want the upstream's sign-in and userd's same-site step", pages)
+		if !slices.Contains(pages, pageUpstreamLogin) || !slices.Contains(pages, pageConsent) {
+			t.Errorf("the browser met the pages %v, want the upstream's sign-in and consent", pages)
 		}
 		if p := path(t, b); p != "/account/" {
 			t.Fatalf("the browser ended on %s, want /account/: %s", p, b.Eval(t, "document.body.innerText"))
@@ -301,6 +304,8 @@ func TestChromium_sign_in_with_oidc_provider(t *testing.T) {
 		chromium.Call(t, b, network.ClearBrowserCookies, struct{}{})
 		appSignIn(t, b, u, d)
 	})
+
+	t.Run("userd_federates_to_userd", func(t *testing.T) { userdFederatesToUserd(t, b) })
 }
 
 // app is an OpenID client of userd as POST /api/oauth-clients answers

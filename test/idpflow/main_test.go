@@ -15,7 +15,7 @@
 //     of a session (refusals_test.go), and a flow begun on one node and
 //     finished on another on PostgreSQL and on MariaDB (nodes_test.go);
 //   - a second userd as the upstream OpenID provider, in Chromium
-//     (userd_test.go).
+//     (userd_test.go), in the same browser.
 //
 // Without node, the pinned packages (make node-deps), chromium or a
 // database, the tests that need them skip, or fail when CI=true.
@@ -106,7 +106,7 @@ func (u userd) callback(slug string) string { return u.url + "/auth/idp/" + slug
 
 // addProvider creates a provider of kind oidc as the admin: body's
 // members over slug, a display name, the issuer, the client and the
-// default scopes.
+// default scopes (a member of body that is nil is left out).
 func (u userd) addProvider(t testing.TB, slug, displayName, issuer, clientID string, body map[string]any) {
 	t.Helper()
 	req := map[string]any{
@@ -114,6 +114,7 @@ func (u userd) addProvider(t testing.TB, slug, displayName, issuer, clientID str
 		"clientId": clientID, "clientSecret": clientSecret, "scopes": []string{"openid", "email", "profile"},
 	}
 	maps.Copy(req, body)
+	maps.DeleteFunc(req, func(_ string, v any) bool { return v == nil })
 	r := u.api(t, http.MethodPost, "/api/identity-providers", req, u.admin)
 	if r.Status != http.StatusCreated {
 		t.Fatalf("create the identity provider %s: %s", slug, r)

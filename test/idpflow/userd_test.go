@@ -14,15 +14,13 @@ import (
 	"github.com/userd/userd/test/userdproc"
 )
 
-// TestChromium_userd_federates_to_userd: one userd (A) signs people in
+// userdFederatesToUserd: one userd (A) signs people in
 // through another (B), an OpenID provider on http://localhost:<port>:
 // B's admin registers A as a client whose redirect URI is A's callback,
 // A's admin registers B as a provider of kind oidc. A person of B (a
 // password account, its email verified) signs in at A in Chromium
 // through B's sign-in and consent pages, and gets an account at A.
-func TestChromium_userd_federates_to_userd(t *testing.T) {
-	t.Parallel()
-	b := chromium.Start(t)
+func userdFederatesToUserd(t *testing.T, b *chromium.Browser) {
 	a := startUserd(t)
 	addrB := userdproc.FreeAddr(t)
 	_, portB, err := net.SplitHostPort(addrB)
