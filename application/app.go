@@ -3,6 +3,7 @@ package application
 import (
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/userd/userd/domain"
@@ -29,6 +30,9 @@ type Deps struct {
 	// OAuthTokens, when set, signs and checks the OpenID provider's
 	// tokens; nil turns the provider off (Services.Provider is nil).
 	OAuthTokens ports.OAuthTokens
+	// Upstream, when set, speaks to the identity providers people sign
+	// in with; nil turns those sign-ins off (no provider's flow starts).
+	Upstream ports.IdentityProviderClient
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
 	// PurgeMetrics, when set, counts the rows housekeeping deleted.
@@ -52,6 +56,9 @@ type Config struct {
 	// OIDCDynamicRegistration opens the provider's dynamic registration
 	// of public clients (RFC 7591) to anyone.
 	OIDCDynamicRegistration bool
+	// PublicURL is USERD_PUBLIC_URL: the identity providers' callbacks
+	// are under it.
+	PublicURL string
 	// ProviderIssuer is the OpenID provider's issuer: USERD_PUBLIC_URL
 	// without a trailing slash.
 	ProviderIssuer string
@@ -270,7 +277,8 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 		IdentityProviders: &IdentityProviderService{core: c, identityProviderPorts: identityProviderPorts{users: st.Users,
 			providers: st.IdentityProviders}},
 		Federation: &FederationService{core: c, identityPorts: identityPorts{users: st.Users, providers: st.IdentityProviders,
-			identities: st.Identities, passkeys: st.Passkeys, tx: st.Tx, webhooks: sh.webhooks}},
+			identities: st.Identities, passkeys: st.Passkeys, tx: st.Tx, webhooks: sh.webhooks, upstream: deps.Upstream,
+			signIn: sh.signIn, callbackBase: strings.TrimRight(cfg.PublicURL, "/")}},
 		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
 			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
 				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},

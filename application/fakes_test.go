@@ -131,6 +131,8 @@ type env struct {
 	counts *memory.SecurityMetrics
 	logs   *logbuf.Buffer
 	mailer *fakeMailer
+	// upstream stands for the identity providers.
+	upstream *kit.Upstream
 }
 
 type envOption func(*application.Config, *application.Deps)
@@ -256,6 +258,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	}
 	e.svc, e.users, e.auth, e.keys = svc, svc.Users, svc.Auth, svc.Keys
 	e.mailer = deps.Mailer.(*fakeMailer)
+	e.upstream, _ = deps.Upstream.(*kit.Upstream)
 	return e
 }
 

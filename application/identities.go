@@ -17,6 +17,13 @@ type identityPorts struct {
 	passkeys   ports.PasskeyStore
 	tx         ports.Transactor
 	webhooks   *webhookQueue
+	// upstream speaks to the providers; nil turns the flows off.
+	upstream ports.IdentityProviderClient
+	// signIn ends a sign-in that a provider proved.
+	signIn *signInPath
+	// callbackBase is USERD_PUBLIC_URL without a trailing slash: the
+	// callback is callbackBase/auth/idp/{slug}/callback.
+	callbackBase string
 }
 
 // Identities lists the identities at other providers linked to the

@@ -27,6 +27,9 @@ const (
 	// OriginRegistration: the OpenID provider's dynamic registration
 	// (RFC 7591), open to anyone when it is on.
 	OriginRegistration Origin = "registration"
+	// OriginIdentityProvider: the first sign-in of a person through
+	// another identity provider (autoCreate).
+	OriginIdentityProvider Origin = "idp"
 )
 
 // PasswordCheck names where a password was checked against an account.

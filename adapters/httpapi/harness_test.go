@@ -141,6 +141,8 @@ type testServer struct {
 	observe *observation
 	// svc are the services behind the handler.
 	svc *application.Services
+	// upstream stands for the identity providers.
+	upstream *kit.Upstream
 }
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
@@ -187,7 +189,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	h := httpapi.New(svc, hopts)
 	return &testServer{
 		t: t, handler: h, clock: clock, users: svc.Users, auth: svc.Auth, delivery: svc.Delivery, mailer: mailer,
-		issuer: issuer, logs: logs, store: store, observe: cfg.observe, svc: svc,
+		issuer: issuer, logs: logs, store: store, observe: cfg.observe, svc: svc, upstream: app.Upstream,
 	}
 }
 

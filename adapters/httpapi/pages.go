@@ -25,9 +25,13 @@ const (
 // own endpoints, /oauth2/authorize and the others, are routes of this
 // adapter (provider.go).
 const (
-	authorizeContinuePage = "/oauth2/authorize/continue"
-	consentPage           = "/oauth2/consent"
-	endSessionPage        = "/oauth2/end_session"
+	// identityProviderFlows are the starts and callbacks of the sign-ins
+	// through other identity providers (adapters/web's IdPPrefix).
+	identityProviderStart    = "/auth/idp/:slug/start"
+	identityProviderCallback = "/auth/idp/:slug/callback"
+	authorizeContinuePage    = "/oauth2/authorize/continue"
+	consentPage              = "/oauth2/consent"
+	endSessionPage           = "/oauth2/end_session"
 )
 
 // TooManyRequestsPage is a page handler that can say, in its own words and
@@ -72,7 +76,11 @@ func (h *handler) mountPages(e *gin.Engine, pages http.Handler) {
 		e.GET(prefix+"*path", limit, serve)
 		e.POST(prefix+"*path", limit, serve)
 	}
-	// None of them checks a password or a code: no per-IP limit.
+	// A provider's flow signs in: under the /auth allowance, as the
+	// rest of /auth is.
+	e.GET(identityProviderStart, limit, serve)
+	e.GET(identityProviderCallback, limit, serve)
+	// None of these checks a password or a code: no per-IP limit.
 	e.GET(authorizeContinuePage, serve)
 	e.POST(consentPage, serve)
 	e.GET(endSessionPage, serve)

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,6 +43,12 @@ type signInData struct {
 	ClientName, ClientToken string
 	// StartAgain is the second step's way back to the sign-in form.
 	StartAgain string
+	// Providers are the buttons of the enabled identity providers.
+	Providers []providerButton
+	// LinkProvider and LinkEmail say, after a provider's callback, that
+	// an account with the email exists: signing in to it links the
+	// provider's identity (pendingLink).
+	LinkProvider, LinkEmail string
 	// MFAToken and Methods are the second step's.
 	MFAToken string
 	Methods  string
@@ -63,7 +71,7 @@ func (p *Pages) signInForm(a *area) http.HandlerFunc {
 			http.Redirect(w, r, next, http.StatusSeeOther)
 			return
 		}
-		d := p.signInFor(next, q.Get(fieldClient))
+		d := p.signInFor(r.Context(), next, q.Get(fieldClient))
 		d.Expired = q.Get("expired") == "1"
 		pg := signInPage(a, d)
 		pg.Notice = noticeOf(r, signInNotices)
@@ -82,12 +90,35 @@ var signInNotices = map[string]string{"signed-out": "You are signed out.",
 
 // signInFor is the sign-in page's data for next, naming the app of a
 // flow by its sealed name.
-func (p *Pages) signInFor(next, clientToken string) signInData {
+func (p *Pages) signInFor(ctx context.Context, next, clientToken string) signInData {
 	d := signInData{Next: next}
 	if name := p.clientNameOf(next, clientToken); name != "" {
 		d.ClientName, d.ClientToken = name, clientToken
 	}
+	d.Providers = p.providerButtons(ctx, next)
 	return d
+}
+
+// providerButton is a sign-in page's button of an identity provider.
+type providerButton struct {
+	Slug, DisplayName, Href string
+}
+
+// providerButtons are the buttons of the enabled providers, each
+// starting a flow that goes on to next. A store that fails leaves them
+// out: the page's other ways still sign in.
+func (p *Pages) providerButtons(ctx context.Context, next string) []providerButton {
+	providers, err := p.svc.Federation.SignInProviders(ctx)
+	if err != nil {
+		p.log.LogAttrs(ctx, slog.LevelWarn, "sign-in providers not listed", slog.String("error", err.Error()))
+		return nil
+	}
+	out := make([]providerButton, len(providers))
+	for i, pr := range providers {
+		out[i] = providerButton{Slug: pr.Slug, DisplayName: pr.DisplayName,
+			Href: IDPPrefix + pr.Slug + "/start?" + url.Values{fieldNext: {next}}.Encode()}
+	}
+	return out
 }
 
 func signInPage(a *area, d signInData) page {
@@ -110,7 +141,7 @@ func (p *Pages) signIn(a *area) http.HandlerFunc {
 		res, err := p.svc.Auth.Login(signInContext(r), application.LoginInput{
 			Email: form.Get(fieldEmail), Password: form.Get(fieldPassword)})
 		if err != nil {
-			pg := signInPage(a, p.signInFor(next, form.Get(fieldClient)))
+			pg := signInPage(a, p.signInFor(r.Context(), next, form.Get(fieldClient)))
 			pg.Form = form
 			p.signInFailed(w, r, pg, err)
 			return
@@ -207,7 +238,7 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 				p.secondStepFailed(w, r, a, next, token, err)
 				return
 			}
-			p.signInFailed(w, r, signInPage(a, p.signInFor(next, form.Get(fieldClient))), err)
+			p.signInFailed(w, r, signInPage(a, p.signInFor(r.Context(), next, form.Get(fieldClient))), err)
 			return
 		}
 		p.signedIn(w, r, a, next, res)
@@ -218,7 +249,7 @@ func (p *Pages) signInPasskey(a *area) http.HandlerFunc {
 // asks for one, the session it opened otherwise.
 func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request, a *area, next string, res application.SignInResult) {
 	if step := res.SecondStep; step != nil {
-		d := p.signInFor(next, r.PostForm.Get(fieldClient))
+		d := p.signInFor(r.Context(), next, r.PostForm.Get(fieldClient))
 		p.renderConsole(w, r, http.StatusOK, secondStepPage(a, d, step.MFAToken, step.Methods))
 		return
 	}
@@ -231,6 +262,15 @@ func (p *Pages) signedIn(w http.ResponseWriter, r *http.Request, a *area, next s
 // the new one replaces, if it held one, is ended: the browser forgets
 // that cookie, and with it the only means to sign that session out.
 func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next string, pair application.TokenPair) {
+	p.openedAfter(w, r, a, next, pair, false)
+}
+
+// openedAfter is opened for a request that is a cross-site navigation
+// (crossSite: the callback of a provider, where the new session's
+// cookies would not go with a redirect) or not. A sign-in that an
+// identity waited for (IDPCookie) links it, and ends on the page of the
+// linked identities, unless it continues an app's flow.
+func (p *Pages) openedAfter(w http.ResponseWriter, r *http.Request, a *area, next string, pair application.TokenPair, crossSite bool) {
 	principal, err := p.svc.Auth.Authenticate(r.Context(), pair.Access.Token)
 	if err != nil {
 		p.consoleFail(w, r, a, nil, err)
@@ -253,14 +293,22 @@ func (p *Pages) opened(w http.ResponseWriter, r *http.Request, a *area, next str
 		return
 	}
 	p.endCookieSession(r)
-	if id, ok := continueRequest(next); ok && p.provider != nil {
+	id, flow := continueRequest(next)
+	flow = flow && p.provider != nil
+	if p.linkPending(w, r, principal) && !flow {
+		next = federationLinkedPath + "?done=identity-linked"
+	}
+	switch {
+	case flow:
 		// Back to an app's flow: its end is another origin, which a
 		// redirect after this POST may not reach (form-action).
 		p.continueAfterPost(w, r, id, browserOf(principal))
-		return
+	case crossSite:
+		p.sameSiteStep(w, r, next)
+	default:
+		//nolint:gosec // G710: nextPath admits only a path of the area, never another site
+		http.Redirect(w, r, next, http.StatusSeeOther)
 	}
-	//nolint:gosec // G710: nextPath admits only a path of the area, never another site
-	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 // signOutHandler ends the session and shows the sign-in page again.
@@ -299,7 +347,7 @@ func (p *Pages) signInFailed(w http.ResponseWriter, r *http.Request, pg page, er
 // secondStepFailed shows the second step again with what went wrong, or,
 // when its mfaToken no longer serves, the sign-in form.
 func (p *Pages) secondStepFailed(w http.ResponseWriter, r *http.Request, a *area, next, token string, err error) {
-	d := p.signInFor(next, r.PostForm.Get(fieldClient))
+	d := p.signInFor(r.Context(), next, r.PostForm.Get(fieldClient))
 	switch {
 	case errors.Is(err, domain.ErrInvalidMFAToken):
 		pg := signInPage(a, d)

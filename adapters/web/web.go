@@ -68,6 +68,8 @@ type Pages struct {
 	style asset
 	// scripts are the pages' scripts, by file name under AssetsPrefix.
 	scripts map[string]asset
+	// adminConsole says the admin console is served (Options).
+	adminConsole bool
 	// provider is the OpenID provider's flows; nil when it is off, and
 	// then its pages are 404 and no SSOCookie is set.
 	provider providerFlows
@@ -77,7 +79,7 @@ type Pages struct {
 func New(svc *application.Services, opts Options) *Pages {
 	p := &Pages{svc: svc, mail: svc.Mail, box: opts.Box, clock: opts.Clock, log: opts.Logger, mux: http.NewServeMux(),
 		csrf: http.NewCrossOriginProtection(), style: newAsset(stylesheet, "text/css; charset=utf-8"),
-		scripts: map[string]asset{}}
+		scripts: map[string]asset{}, adminConsole: opts.AdminConsole}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -99,6 +101,7 @@ func New(svc *application.Services, opts Options) *Pages {
 	p.routeSignIn(accountArea)
 	p.routeAccount()
 	p.routeProvider()
+	p.routeFederation()
 	if opts.AdminConsole {
 		p.routeSignIn(adminArea)
 		p.routeAdmin()
@@ -134,6 +137,11 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // factor, and so falls under the per-IP allowance of /auth: the router
 // that mounts the pages asks before it serves one (httpapi does).
 func (p *Pages) LimitedByIP(r *http.Request) bool {
+	if strings.HasPrefix(r.URL.Path, IDPPrefix) {
+		// A provider's flow: its start reaches out to the provider, its
+		// callback signs in.
+		return true
+	}
 	if r.Method != http.MethodPost {
 		return false
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/userd/userd/adapters/clock"
+	"github.com/userd/userd/adapters/federation"
 	"github.com/userd/userd/adapters/gormstore"
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
@@ -42,9 +43,15 @@ var appModule = fx.Module("application",
 		// provider's adapter (through an interface it declares).
 		(*jwtissuer.Issuer).ProviderKeys,
 		newOAuthTokens,
+		newUpstream,
 		newServices,
 	),
 )
+
+// newUpstream speaks to the identity providers people sign in with.
+func newUpstream(log *slog.Logger, clk ports.Clock) ports.IdentityProviderClient {
+	return federation.New(federation.Options{Logger: log, Clock: clk})
+}
 
 // newOAuthTokens gives the OpenID provider its tokens over the issuer's
 // keys, or nothing (which turns the provider off) when USERD_OIDC_PROVIDER
@@ -145,6 +152,8 @@ type servicesParams struct {
 	RelyingParty ports.PasskeyRelyingParty
 	// OAuthTokens is nil while the OpenID provider is off.
 	OAuthTokens ports.OAuthTokens `optional:"true"`
+	// Upstream speaks to the identity providers.
+	Upstream ports.IdentityProviderClient
 	// Webhooks is nil without USERD_WEBHOOK_URL.
 	Webhooks ports.WebhookSender `optional:"true"`
 	// Metrics, OutboxMetrics and PurgeMetrics are absent in the CLI
@@ -160,7 +169,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 	return application.New(application.Deps{
 		Stores: p.Stores, Hasher: p.Hasher, Issuer: p.Issuer, Codec: p.Codec, Keys: p.Keys, Mailer: p.Mailer,
 		OTP: p.OTP, RelyingParty: p.RelyingParty, Webhooks: p.Webhooks, OAuthTokens: p.OAuthTokens,
-		Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, PurgeMetrics: p.PurgeMetrics, Clock: p.Clock, Log: p.Log,
+		Upstream: p.Upstream, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, PurgeMetrics: p.PurgeMetrics, Clock: p.Clock, Log: p.Log,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,
@@ -168,6 +177,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		RefreshFamilyTTL:         p.Config.RefreshFamilyTTL,
 		RefreshReuseGrace:        p.Config.RefreshReuseGrace,
 		ProviderIssuer:           p.Config.ProviderIssuer(),
+		PublicURL:                p.Config.PublicURL,
 		OIDCDynamicRegistration:  p.Config.OIDCDynamicRegistration,
 		RequireEmailVerification: p.Config.RequireEmailVerification,
 		VerifyEmailURL:           p.Config.VerifyEmailLink(),

@@ -34,6 +34,10 @@ const Origin = "http://localhost:8080"
 // URL of Config's links.
 const ProviderIssuer = "http://userd.test"
 
+// PublicURL is the application's USERD_PUBLIC_URL: the identity
+// providers' callbacks are under it.
+const PublicURL = "http://userd.test"
+
 // HashParams are argon2id parameters small enough for suites that hash
 // dozens of passwords: the cost under test is the rules', not the hash's.
 var HashParams = passwordhash.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLen: 16, KeyLen: 32}
@@ -53,6 +57,7 @@ func Config() application.Config {
 		RefreshReuseGrace: 10 * time.Second,
 		VerifyEmailURL:    "http://userd.test/account/verify-email",
 		ResetPasswordURL:  "http://userd.test/account/reset-password",
+		PublicURL:         PublicURL,
 	}
 }
 
@@ -88,8 +93,11 @@ type App struct {
 	Codec  *jwtissuer.RefreshCodec
 	// Mailer keeps what the application sends, while Deps.Mailer is it.
 	Mailer *memory.Mailer
-	Deps   application.Deps
-	Config application.Config
+	// Upstream stands for the identity providers, while Deps.Upstream
+	// is it.
+	Upstream *Upstream
+	Deps     application.Deps
+	Config   application.Config
 }
 
 // NewApp sets up an application over parts: the store's ports
@@ -104,7 +112,8 @@ func NewApp(t testing.TB, parts AppParts) *App {
 	if parts.Clock == nil {
 		parts.Clock = clock.NewManual(Start)
 	}
-	a := &App{Clock: parts.Clock, Store: parts.Store, Box: parts.Box, Mailer: &memory.Mailer{}, Config: Config()}
+	a := &App{Clock: parts.Clock, Store: parts.Store, Box: parts.Box, Mailer: &memory.Mailer{}, Upstream: NewUpstream(),
+		Config: Config()}
 	var errs []error
 	if a.Box == nil {
 		box, err := secretbox.New(secretbox.NewKey())
@@ -136,7 +145,7 @@ func NewApp(t testing.TB, parts AppParts) *App {
 		Stores: a.Store.Stores(a.Box, parts.Audit),
 		Hasher: passwordhash.New(HashParams),
 		Issuer: a.Issuer, Codec: a.Codec, Keys: a.Keys, Clock: a.Clock, Mailer: a.Mailer,
-		OTP: otp, RelyingParty: rp,
+		OTP: otp, RelyingParty: rp, Upstream: a.Upstream,
 	}
 	if parts.OIDCProvider {
 		a.Deps.OAuthTokens = jwtissuer.NewProviderTokens(a.Issuer, ProviderIssuer)
