@@ -12,8 +12,11 @@
 //     own OpenID provider and gets amr ["fed"] (browser_test.go);
 //   - oauth2-mock-server, told to misbehave, through a plain net/http
 //     agent: each refusal's page, status, audit reason and the absence
-//     of a session (refusals_test.go), and a flow begun on one node and
-//     finished on another on PostgreSQL and on MariaDB (nodes_test.go);
+//     of a session (refusals_test.go), a password account linked after
+//     its own sign-in and then a second factor's step
+//     (secondfactor_test.go), and a flow begun on one node and finished
+//     on another on PostgreSQL and on MariaDB (nodes_test.go);
+//   - test/githubstub for a provider of kind github (github_test.go);
 //   - a second userd as the upstream OpenID provider, in Chromium
 //     (userd_test.go), in the same browser.
 //
