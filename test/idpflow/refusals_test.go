@@ -3,6 +3,7 @@ package idpflow
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -151,7 +152,20 @@ func TestMock_sign_in_and_refusals(t *testing.T) {
 	t.Run("unknown_or_disabled_provider", func(t *testing.T) {
 		t.Parallel()
 		const slug = "mock-off"
-		u.addProvider(t, slug, "Mock", m.Issuer, mockClientID, map[string]any{"enabled": false})
+		u.addProvider(t, slug, "Mock Off", m.Issuer, mockClientID, map[string]any{"enabled": false})
+		u.addProvider(t, "mock-on", "Mock On", m.Issuer, mockClientID, nil)
+		// Both sign-in pages have the button of an enabled provider, and
+		// none of a disabled one.
+		for _, page := range []string{"/account/login", "/admin/login"} {
+			r := newAgent(t).get(u.node.Base + page)
+			body := string(r.Body)
+			if r.Status != http.StatusOK || !regexp.MustCompile(`<a [^>]*data-idp="mock-on" href="/auth/idp/mock-on/start[^"]*">Sign in with Mock On</a>`).MatchString(body) {
+				t.Errorf("%s: %d without the button of mock-on:\n%.1200s", page, r.Status, body)
+			}
+			if strings.Contains(body, `data-idp="mock-off"`) || strings.Contains(body, "Mock Off") {
+				t.Errorf("%s shows the disabled provider", page)
+			}
+		}
 		for _, s := range []string{"mock-off", "no-such-provider"} {
 			a := newAgent(t)
 			r := a.get(u.node.Base + "/auth/idp/" + s + "/start?" + url.Values{"next": {"/account/"}}.Encode())
