@@ -413,9 +413,16 @@ func (s *FederationService) enabledProvider(ctx context.Context, slug string) (d
 	return p, nil
 }
 
+// CallbackURL is where the provider slug sends the browser back: the
+// redirect URI of every flow through it, which its operator registers at
+// the provider (the console shows it).
+func (s *FederationService) CallbackURL(slug string) string {
+	return s.callbackBase + "/auth/idp/" + slug + "/callback"
+}
+
 // request is the flow's half of the exchange with its provider.
 func (s *FederationService) request(flow FederationFlow) ports.FederationRequest {
-	return ports.FederationRequest{RedirectURI: s.callbackBase + "/auth/idp/" + flow.Provider + "/callback",
+	return ports.FederationRequest{RedirectURI: s.CallbackURL(flow.Provider),
 		State: flow.State, Nonce: flow.Nonce, CodeVerifier: flow.Verifier}
 }
 

@@ -41,10 +41,27 @@ func (s *IdentityProviderService) CreateIdentityProvider(ctx context.Context, ac
 	if err := actor.RequireAdmin(); err != nil {
 		return domain.IdentityProvider{}, err
 	}
+	return s.create(ctx, p, actor.UserID)
+}
+
+// CreateIdentityProviderAsOperator registers a provider for the operator
+// at the command line, who holds the database's credentials already.
+func (s *IdentityProviderService) CreateIdentityProviderAsOperator(ctx context.Context,
+	in domain.IdentityProviderInput) (domain.IdentityProvider, error) {
+	p, err := domain.NewIdentityProvider(in, s.clock.Now())
+	if err != nil {
+		return domain.IdentityProvider{}, err
+	}
+	return s.create(ctx, p, "")
+}
+
+// create stores the provider and records it; actor is empty for the
+// operator.
+func (s *IdentityProviderService) create(ctx context.Context, p domain.IdentityProvider, actor domain.UserID) (domain.IdentityProvider, error) {
 	if err := s.providers.CreateProvider(ctx, p); err != nil {
 		return domain.IdentityProvider{}, fmt.Errorf("create identity provider: %w", err)
 	}
-	s.events.note(ctx, domain.IdentityProviderCreatedEvent(actor.UserID, p.Slug, p.Kind))
+	s.events.note(ctx, domain.IdentityProviderCreatedEvent(actor, p.Slug, p.Kind))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "identity provider created", slog.String("provider", p.Slug),
 		slog.String("kind", string(p.Kind)))
 	return p, nil
@@ -55,6 +72,12 @@ func (s *IdentityProviderService) IdentityProviders(ctx context.Context, actor *
 	if err := s.admin(ctx, actor); err != nil {
 		return nil, err
 	}
+	return s.IdentityProvidersAsOperator(ctx)
+}
+
+// IdentityProvidersAsOperator lists the providers, by slug, for the
+// operator at the command line.
+func (s *IdentityProviderService) IdentityProvidersAsOperator(ctx context.Context) ([]domain.IdentityProvider, error) {
 	return s.providers.Providers(ctx)
 }
 
@@ -68,12 +91,33 @@ func (s *IdentityProviderService) IdentityProvider(ctx context.Context, actor *d
 
 // UpdateIdentityProvider changes the provider slug for an admin: fields
 // present are replaced, absent ones kept (the secret too), the whole
-// judged again; the slug and the kind cannot change.
+// judged again; the slug and the kind cannot change. In the contract's
+// order, each field's form is judged before the caller's right.
 func (s *IdentityProviderService) UpdateIdentityProvider(ctx context.Context, actor *domain.Principal, slug string,
 	in domain.IdentityProviderInput) (domain.IdentityProvider, error) {
-	if err := s.admin(ctx, actor); err != nil {
+	if _, err := signedIn(ctx, s.users, actor); err != nil {
 		return domain.IdentityProvider{}, err
 	}
+	if err := in.Check(); err != nil {
+		return domain.IdentityProvider{}, err
+	}
+	if err := actor.RequireAdmin(); err != nil {
+		return domain.IdentityProvider{}, err
+	}
+	return s.update(ctx, slug, in, actor.UserID)
+}
+
+// UpdateIdentityProviderAsOperator is UpdateIdentityProvider for the
+// operator at the command line.
+func (s *IdentityProviderService) UpdateIdentityProviderAsOperator(ctx context.Context, slug string,
+	in domain.IdentityProviderInput) (domain.IdentityProvider, error) {
+	return s.update(ctx, slug, in, "")
+}
+
+// update changes the provider slug by in and records what changed;
+// actor is empty for the operator.
+func (s *IdentityProviderService) update(ctx context.Context, slug string, in domain.IdentityProviderInput,
+	actor domain.UserID) (domain.IdentityProvider, error) {
 	var changed []string
 	p, err := s.providers.UpdateProvider(ctx, slug, func(p *domain.IdentityProvider) error {
 		var err error
@@ -84,7 +128,7 @@ func (s *IdentityProviderService) UpdateIdentityProvider(ctx context.Context, ac
 		return domain.IdentityProvider{}, err
 	}
 	if len(changed) > 0 {
-		s.events.note(ctx, domain.IdentityProviderUpdatedEvent(actor.UserID, slug, changed))
+		s.events.note(ctx, domain.IdentityProviderUpdatedEvent(actor, slug, changed))
 	}
 	return p, nil
 }
@@ -95,10 +139,22 @@ func (s *IdentityProviderService) DeleteIdentityProvider(ctx context.Context, ac
 	if err := s.admin(ctx, actor); err != nil {
 		return err
 	}
+	return s.delete(ctx, slug, actor.UserID)
+}
+
+// DeleteIdentityProviderAsOperator is DeleteIdentityProvider for the
+// operator at the command line.
+func (s *IdentityProviderService) DeleteIdentityProviderAsOperator(ctx context.Context, slug string) error {
+	return s.delete(ctx, slug, "")
+}
+
+// delete removes the provider slug and its identities, and records it;
+// actor is empty for the operator.
+func (s *IdentityProviderService) delete(ctx context.Context, slug string, actor domain.UserID) error {
 	if err := s.providers.DeleteProvider(ctx, slug); err != nil {
 		return err
 	}
-	s.events.note(ctx, domain.IdentityProviderDeletedEvent(actor.UserID, slug))
+	s.events.note(ctx, domain.IdentityProviderDeletedEvent(actor, slug))
 	s.log.LogAttrs(ctx, slog.LevelInfo, "identity provider deleted", slog.String("provider", slug))
 	return nil
 }

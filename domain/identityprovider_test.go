@@ -117,6 +117,19 @@ func TestIdentityProvider_Apply(t *testing.T) {
 	}
 }
 
+// Check judges each field's form alone: what a change holds, whatever
+// provider it is applied to.
+func TestIdentityProviderInput_Check(t *testing.T) {
+	if err := (domain.IdentityProviderInput{Slug: ptrTo("other"), Kind: ptrTo("github"), Enabled: ptrTo(false)}).Check(); err != nil {
+		t.Errorf("well-formed fields: %v", err)
+	}
+	var verr *domain.ValidationError
+	err := domain.IdentityProviderInput{Slug: ptrTo("Bad"), Issuer: ptrTo("http://sso.example"), Scopes: []string{"a b"}}.Check()
+	if !errors.As(err, &verr) || len(verr.Fields) != 3 {
+		t.Fatalf("Check = %v, want the slug, the issuer and the scopes", err)
+	}
+}
+
 // allowedDomains is an exact match on the email's domain.
 func TestIdentityProvider_AllowsEmailDomain(t *testing.T) {
 	p := domain.IdentityProvider{AllowedDomains: []string{"acme.example"}}

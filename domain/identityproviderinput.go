@@ -52,6 +52,16 @@ type IdentityProviderInput struct {
 	APIURL             *string
 }
 
+// Check reports every field of in whose form is wrong, whatever provider
+// it is applied to: what can be judged before the provider is read (the
+// contract's order: the request's shape before the caller's right and
+// the provider's existence). Apply judges the rest.
+func (in IdentityProviderInput) Check() error {
+	verr := &ValidationError{}
+	in.applyTo(&IdentityProvider{}, verr)
+	return verr.Err()
+}
+
 // NewIdentityProvider makes a provider of in, at now: slug, displayName,
 // kind, clientId and clientSecret are required, and an issuer for oidc;
 // the rest take the contract's defaults. Every refused field is in the

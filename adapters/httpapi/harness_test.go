@@ -64,6 +64,8 @@ type serverConfig struct {
 	endpoints oidcprovider.Provider
 	// registration opens dynamic registration (withDynamicRegistration).
 	registration bool
+	// webhooks receives the webhook events (withWebhooks).
+	webhooks ports.WebhookSender
 }
 
 type serverOption func(*serverConfig)
@@ -143,6 +145,8 @@ type testServer struct {
 	svc *application.Services
 	// upstream stands for the identity providers.
 	upstream *kit.Upstream
+	// box seals the store's secrets.
+	box ports.SecretBox
 }
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
@@ -160,6 +164,9 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		app.Deps.Stores.Users = cfg.wrapUsers(app.Deps.Stores.Users)
 	}
 	cfg.observe.wire(&app.Deps)
+	if cfg.webhooks != nil {
+		app.Deps.Webhooks = cfg.webhooks
+	}
 	svc := app.Services(t)
 	clock, store, box, issuer, mailer := app.Clock, app.Store, app.Box, app.Issuer, app.Mailer
 	health := cfg.health
@@ -189,7 +196,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	h := httpapi.New(svc, hopts)
 	return &testServer{
 		t: t, handler: h, clock: clock, users: svc.Users, auth: svc.Auth, delivery: svc.Delivery, mailer: mailer,
-		issuer: issuer, logs: logs, store: store, observe: cfg.observe, svc: svc, upstream: app.Upstream,
+		issuer: issuer, logs: logs, store: store, observe: cfg.observe, svc: svc, upstream: app.Upstream, box: box,
 	}
 }
 

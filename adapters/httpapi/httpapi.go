@@ -170,6 +170,11 @@ type handler struct {
 	log      *slog.Logger
 	maxBody  int64
 
+	// providers and federation are the identity providers people sign
+	// in with, and the identities linked to accounts.
+	providers  *application.IdentityProviderService
+	federation *application.FederationService
+
 	authLimiter     *ratelimit.Limiter
 	registerLimiter *ratelimit.Limiter
 	limitStoreLog   *everyLog
@@ -250,6 +255,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 func newHandler(svc *application.Services, opts Options) *handler {
 	h := &handler{mail: svc.Mail, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
 		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions, clients: svc.OAuthClients,
+		providers: svc.IdentityProviders, federation: svc.Federation,
 		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
 	if h.clock == nil {
 		h.clock = systemClock{}

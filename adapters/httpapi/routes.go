@@ -30,7 +30,7 @@ func (h *handler) routeOperations(e *gin.Engine, metrics http.Handler) {
 }
 
 // routeAPI routes /api/*: users, the audit trail, sessions, second
-// factors and passkeys, and the OAuth clients.
+// factors and passkeys, the OAuth clients, and the identity providers.
 func (h *handler) routeAPI(e *gin.Engine) {
 	// Header checks (406, 415, early 413) run before authentication: they
 	// are about the form of the request, which is wrong whoever sends it.
@@ -40,6 +40,7 @@ func (h *handler) routeAPI(e *gin.Engine) {
 	h.routeUsers(api)
 	h.routeFactors(api)
 	h.routeOAuthClients(api)
+	h.routeIdentityProviders(api)
 
 	// /api/users/me answers GET only. Without these, PUT and DELETE on it
 	// would reach the :id routes and answer 400 invalid_id; they sit outside
@@ -106,6 +107,20 @@ func (h *handler) routeOAuthClients(api *gin.RouterGroup) {
 	api.PUT("/oauth-clients/:id", required, h.validQuery, h.updateOAuthClient)
 	api.DELETE("/oauth-clients/:id", required, h.validQuery, h.deleteOAuthClient)
 	api.POST("/oauth-clients/:id/secret", required, h.validQuery, h.rotateOAuthClientSecret)
+}
+
+// routeIdentityProviders routes the identity providers people sign in
+// with, an admin's, and the identities linked to an account, its own or
+// an admin's ("me" names the caller).
+func (h *handler) routeIdentityProviders(api *gin.RouterGroup) {
+	required := h.authenticate(true)
+	api.GET("/identity-providers", required, h.validQuery, h.listIdentityProviders)
+	api.POST("/identity-providers", required, h.validQuery, h.createIdentityProvider)
+	api.GET("/identity-providers/:slug", required, h.validQuery, h.getIdentityProvider)
+	api.PUT("/identity-providers/:slug", required, h.validQuery, h.updateIdentityProvider)
+	api.DELETE("/identity-providers/:slug", required, h.validQuery, h.deleteIdentityProvider)
+	api.GET("/users/:id/identities", required, h.validQuery, h.listIdentities)
+	api.DELETE("/users/:id/identities/:provider", required, h.validQuery, h.unlinkIdentity)
 }
 
 // routeAuth routes /auth/*: sign-in, refresh, logout and the links by

@@ -76,6 +76,7 @@ func (p *Pages) routeAccount() {
 	p.routeAccountPasskeys()
 	p.routeAccountSessions()
 	p.routeAccountApps()
+	p.routeAccountIdentities()
 }
 
 // accountNotices are what the account pages say after an action's

@@ -58,6 +58,8 @@ func (p *Pages) routeAdmin() {
 	route("GET "+adminKeysPath, p.adminKeys)
 	route("POST "+adminKeysPath+"/rotate", p.adminRotate)
 	p.routeAdminClients(route)
+	p.routeAdminIdps(route)
+	p.routeAdminIdentities(route)
 }
 
 // userPath is the page of the user id.

@@ -14,15 +14,17 @@ const fieldProfiles = domain.FieldProfiles
 
 // adminUserNotices are the notices of a user's page, one per action.
 var adminUserNotices = map[string]string{
-	"saved":            "The changes are saved.",
-	"disabled":         "The account is disabled, and its sessions are ended.",
-	"enabled":          "The account is enabled.",
-	"verified":         "The email address is marked as verified.",
-	"reset-sent":       "A password reset link is on its way to the account's email address.",
-	"unlocked":         "Failed sign-in attempts are cleared: the account can sign in again.",
-	"mfa-reset":        "Every second factor of the account is removed, and its sessions are ended.",
-	"session-revoked":  "The session is ended.",
-	"sessions-revoked": "Every session of the account is ended.",
+	"saved":             "The changes are saved.",
+	"disabled":          "The account is disabled, and its sessions are ended.",
+	"enabled":           "The account is enabled.",
+	"verified":          "The email address is marked as verified.",
+	"reset-sent":        "A password reset link is on its way to the account's email address.",
+	"unlocked":          "Failed sign-in attempts are cleared: the account can sign in again.",
+	"mfa-reset":         "Every second factor of the account is removed, and its sessions are ended.",
+	"session-revoked":   "The session is ended.",
+	"sessions-revoked":  "Every session of the account is ended.",
+	"identity-unlinked": "The linked account is unlinked: it no longer signs the account in.",
+	"identity-gone":     "That account was not linked any more.",
 }
 
 // adminUserData is a user's page.
@@ -37,6 +39,9 @@ type adminUserData struct {
 	Self     bool
 	Profiles []profileChoice
 	Sessions []sessionRow
+	// Identities are its accounts at other providers, each with its
+	// unlink.
+	Identities []identityRow
 }
 
 // profileChoice is a checkbox of the edit form.
@@ -80,6 +85,10 @@ func (p *Pages) userPage(r *http.Request, v visitor, form url.Values) (page, err
 	if err != nil {
 		return page{}, err
 	}
+	identities, err := p.userIdentityRows(ctx, v, u)
+	if err != nil {
+		return page{}, err
+	}
 	pg := newPage(adminArea, &v, tmplAdminUser, string(u.Email))
 	pg.Nav = adminUsersPath
 	if form == nil {
@@ -88,7 +97,7 @@ func (p *Pages) userPage(r *http.Request, v visitor, form url.Values) (page, err
 	form.Del(fieldCurrentPassword)
 	pg.Form = form
 	d := adminUserData{User: u, Path: userPath(u.ID), Created: consoleTime(u.CreatedAt), Updated: consoleTime(u.UpdatedAt),
-		Self: u.ID == v.user.ID}
+		Self: u.ID == v.user.ID, Identities: identities}
 	for _, c := range profileLabels {
 		d.Profiles = append(d.Profiles, profileChoice{ID: "profile-" + string(c.Profile), Value: string(c.Profile),
 			Label: c.Label, Checked: slices.Contains(form[fieldProfiles], string(c.Profile))})

@@ -34,13 +34,14 @@ type navLink struct{ Path, Label string }
 var (
 	adminArea = &area{Prefix: AdminPrefix, Name: "userd admin console", AdminOnly: true, Nav: []navLink{
 		{AdminPrefix + "users", "Users"}, {AdminPrefix + "audit", "Audit trail"}, {AdminPrefix + "keys", "Signing keys"},
-		{AdminPrefix + "clients", "Clients"},
+		{AdminPrefix + "clients", "Clients"}, {AdminPrefix + "identity-providers", "Sign-in providers"},
 		{AccountPrefix, "My account"},
 	}}
 	accountArea = &area{Prefix: AccountPrefix, Name: "userd account", Nav: []navLink{
 		{AccountPrefix, "My account"}, {AccountPrefix + "password", "Password"},
 		{AccountPrefix + "mfa", "Two-step verification"}, {AccountPrefix + "passkeys", "Passkeys"},
 		{AccountPrefix + "sessions", "Sessions"}, {AccountPrefix + "apps", "Apps with access"},
+		{AccountPrefix + "identities", "Linked accounts"},
 	}}
 )
 

@@ -107,7 +107,7 @@ func (p *Pages) federationCallback(w http.ResponseWriter, r *http.Request) {
 	a := p.areaOf(next)
 	switch {
 	case out.Linked != nil:
-		p.sameSiteStep(w, r, federationLinkedPath+"?done=identity-linked")
+		p.sameSiteStep(w, r, identityLinkedPath(out.Linked.Provider))
 	case out.Pending != nil:
 		p.pendingLink(w, r, a, next, out)
 	case out.SignIn.SecondStep != nil:

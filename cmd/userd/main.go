@@ -6,6 +6,10 @@
 //	userd keys rotate|list                    add a signing key, or list them
 //	userd secrets reencrypt                   re-seal the stored secrets under the first secret key
 //	userd users import FILE                   import users from CSV or JSON lines
+//	userd clients create|list|delete|rotate-secret
+//	                                          manage the OpenID provider's clients
+//	userd identity-providers create|list|update|delete
+//	                                          manage the providers people sign in with (alias idp)
 //	userd config print                        print the effective configuration
 //	userd version                             print version information
 //	userd completion bash|zsh|fish|powershell print a shell completion script

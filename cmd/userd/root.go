@@ -71,6 +71,9 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *root {
 		group("users", "manage users in bulk", r.usersImportCommand()),
 		group("clients", "manage the OpenID provider's clients", r.clientsCreateCommand(), r.clientsListCommand(),
 			r.clientsDeleteCommand(), r.clientsRotateSecretCommand()),
+		identityProviders(group("identity-providers", "manage the identity providers people sign in with",
+			r.identityProvidersCreateCommand(), r.identityProvidersListCommand(), r.identityProvidersUpdateCommand(),
+			r.identityProvidersDeleteCommand())),
 		group("config", "show the configuration", r.configPrintCommand()),
 		r.purgeCommand(),
 		r.versionCommand(),
@@ -135,6 +138,12 @@ func noArgs(_ *cobra.Command, args []string) error {
 func group(name, short string, subs ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{Use: name, Short: short, RunE: requireSubcommand}
 	cmd.AddCommand(subs...)
+	return cmd
+}
+
+// identityProviders gives the identity-providers group its short alias.
+func identityProviders(cmd *cobra.Command) *cobra.Command {
+	cmd.Aliases = []string{"idp"}
 	return cmd
 }
 
