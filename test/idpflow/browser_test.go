@@ -173,7 +173,7 @@ func clickProvider(t testing.TB, b *chromium.Browser, u userd, loginPath, slug, 
 // account, the second (still signed in upstream) finds it; a person
 // whose email has a password account here signs in with the password to
 // link the identity; identities are unlinked through the API (not the
-// last way in); a flow cancelled at the provider ends on a page without
+// last way in) and linked again with the account page's "Link"; a flow cancelled at the provider ends on a page without
 // a session; and an app that signs in through userd's own OpenID
 // provider gets "Sign in with Upstream" there, and an ID token whose amr
 // is ["fed"]. Then, in the same browser, a userd signs people in through
@@ -258,6 +258,8 @@ func TestChromium_sign_in_through_providers(t *testing.T) {
 		d.act(t, chromedp.KeyEvent(kb.Enter))
 		if p := path(t, b); !strings.HasPrefix(p, "/account/identities") {
 			t.Errorf("after the password, the browser is on %s, want /account/identities", p)
+		} else if shown := b.Eval(t, `document.querySelector("#identity-upstream")?.textContent ?? ""`); shown != "Upstream" {
+			t.Errorf("the linked identities show %q, want Upstream", shown)
 		}
 		tok := kit.Login(t, u.node.Base, "ada@example.com", userPassword).AccessToken
 		ids := u.identities(t, "me", tok)
@@ -274,6 +276,19 @@ func TestChromium_sign_in_through_providers(t *testing.T) {
 		}
 		if ids := u.identities(t, "me", tok); len(ids) != 0 {
 			t.Errorf("ada's identities after the unlink: %+v, want none", ids)
+		}
+		// Linked again from the account page's "Link": still signed in
+		// here and at the upstream, the flow needs no page of either.
+		b.Open(t, u.url+"/account/identities", http.StatusOK)
+		if b.Eval(t, `document.querySelector("#no-identities") ? "none" : ""`) != "none" {
+			t.Errorf("the account page lists identities after the unlink: %s", b.Eval(t, "document.body.innerText"))
+		}
+		pages, _ = asAda.through(t, chromedp.Click("#link-upstream"))
+		if p := path(t, b); !strings.HasPrefix(p, "/account/identities") || slices.Contains(pages, pageUpstreamLogin) {
+			t.Errorf("the account page's Link ended on %s after the pages %v, want /account/identities without the upstream's sign-in", p, pages)
+		}
+		if ids := u.identities(t, "me", tok); len(ids) != 1 || ids[0].Subject != "ada" {
+			t.Errorf("ada's identities after the account page's Link: %+v, want upstream's ada", ids)
 		}
 		// Grace's only way in is the identity: it stays.
 		if grace.ID != "" {
