@@ -136,7 +136,13 @@ func (a *agent) authorize(authURL *url.URL) *url.URL {
 // userd's answer to the callback.
 func (a *agent) throughMock(u userd, m *upstream.Mock, slug string, c upstream.Case, person upstream.Claims) kit.Reply {
 	a.t.Helper()
-	auth := a.start(u, slug, "/account/")
+	return a.throughMockTo(u, m, slug, "/account/", c, person)
+}
+
+// throughMockTo is throughMock for a flow started with next.
+func (a *agent) throughMockTo(u userd, m *upstream.Mock, slug, next string, c upstream.Case, person upstream.Claims) kit.Reply {
+	a.t.Helper()
+	auth := a.start(u, slug, next)
 	if !strings.HasPrefix(auth.String(), m.Issuer+"/authorize?") {
 		a.t.Fatalf("the flow of %s went to %s, want the mock's authorize endpoint", slug, auth)
 	}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,6 +87,10 @@ func TestMock_sign_in_and_refusals(t *testing.T) {
 		{"email_unverified", "email_unverified", upstream.OK, false, nil, []int{http.StatusBadRequest, http.StatusForbidden}},
 		{"domain_not_allowed", "domain_not_allowed", upstream.OK, true, map[string]any{"allowedDomains": []string{"example.org"}}, []int{http.StatusForbidden}},
 		{"auto_create_off", "auto_create_off", upstream.OK, true, map[string]any{"autoCreate": false}, []int{http.StatusForbidden}},
+		// A provider whose email_verified is not taken: every email is
+		// unverified.
+		{"email_verified_not_trusted", "email_unverified", upstream.OK, true, map[string]any{"trustEmailVerified": false},
+			[]int{http.StatusBadRequest, http.StatusForbidden}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -102,6 +107,22 @@ func TestMock_sign_in_and_refusals(t *testing.T) {
 			}
 		})
 	}
+
+	// next is a path of userd's: anything else ends on the account page.
+	t.Run("next_elsewhere_falls_back", func(t *testing.T) {
+		t.Parallel()
+		const slug = "mock-next"
+		u.addProvider(t, slug, "Mock", m.Issuer, mockClientID, nil)
+		for i, next := range []string{"https://elsewhere.example/", "//elsewhere.example/account/", "/account/sessions"} {
+			person := upstream.Claims{Subject: slug + "-" + strconv.Itoa(i), Email: slug + strconv.Itoa(i) + "@example.com", EmailVerified: true}
+			want := "/account/"
+			if strings.HasPrefix(next, "/account/") {
+				want = next
+			}
+			a := newAgent(t)
+			a.wantSignedIn(u, a.throughMockTo(u, m, slug, next, upstream.OK, person), want, person.Email)
+		}
+	})
 
 	// The browser's side of the flow does not match its callback.
 	t.Run("state_mismatch", func(t *testing.T) {
