@@ -40,6 +40,8 @@ type env struct {
 	logs   *logbuf.Buffer
 	log    *slog.Logger
 	pages  http.Handler
+	// upstream stands for the identity providers.
+	upstream *kit.Upstream
 }
 
 // envSettings are what envOptions change.
@@ -88,7 +90,7 @@ func newEnvOver(t testing.TB, parts kit.AppParts, opts ...envOption) *env {
 	}
 	svc := app.Services(t)
 	return &env{t: t, clock: app.Clock, box: app.Box, svc: svc, store: app.Store, codec: app.Codec, mailer: app.Mailer,
-		logs: logs, log: log,
+		logs: logs, log: log, upstream: app.Upstream,
 		pages: web.New(svc, web.Options{Logger: log, Box: app.Box, Clock: app.Clock, AdminConsole: !settings.noConsole})}
 }
 

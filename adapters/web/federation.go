@@ -33,9 +33,6 @@ const IDPCookie = "__Host-userd_idp"
 // IDPPrefix{slug}/callback.
 const IDPPrefix = "/auth/idp/"
 
-// federationLinkedPath is where a link made on the account page ends.
-const federationLinkedPath = AccountPrefix + "identities"
-
 // The purposes a sealed IDPCookie is bound to: a flow does not open as a
 // pending link, nor either as any other sealed value of userd.
 var (
@@ -47,7 +44,7 @@ var (
 func (p *Pages) routeFederation() {
 	p.mux.HandleFunc("GET "+IDPPrefix+"{slug}/start", p.startFederation)
 	p.mux.HandleFunc("GET "+IDPPrefix+"{slug}/callback", p.federationCallback)
-	p.mux.HandleFunc("POST "+federationLinkedPath+"/{slug}/link", p.guard(accountArea, p.linkIdentity))
+	p.mux.HandleFunc("POST "+accountIdentitiesPath+"/{slug}/link", p.guard(accountArea, p.linkIdentity))
 }
 
 // startFederation sends the browser to the provider, its flow sealed in
@@ -74,7 +71,7 @@ func (p *Pages) startFederation(w http.ResponseWriter, r *http.Request) {
 // origin, which a redirect after this POST may not reach (form-action
 // 'self'): the answer is a page that goes on by itself.
 func (p *Pages) linkIdentity(w http.ResponseWriter, r *http.Request, v visitor) {
-	st, err := p.svc.Federation.Start(r.Context(), r.PathValue("slug"), federationLinkedPath, v.principal)
+	st, err := p.svc.Federation.Start(r.Context(), r.PathValue("slug"), accountIdentitiesPath, v.principal)
 	if err != nil {
 		p.federationFailed(w, r, err)
 		return
@@ -137,20 +134,20 @@ func (p *Pages) pendingLink(w http.ResponseWriter, r *http.Request, a *area, nex
 }
 
 // linkPending links the identity that waited in IDPCookie to the account
-// principal just signed in to, and reports whether it did. The cookie is
-// spent either way; an identity that was for another account, or whose
-// time passed, is left unlinked.
-func (p *Pages) linkPending(w http.ResponseWriter, r *http.Request, principal *domain.Principal) bool {
+// principal just signed in to, and returns its provider's slug, "" when
+// it linked none. The cookie is spent either way; an identity that was
+// for another account, or whose time passed, is left unlinked.
+func (p *Pages) linkPending(w http.ResponseWriter, r *http.Request, principal *domain.Principal) string {
 	pending, ok := readIDPCookie[application.PendingLink](r, p, idpPendingSealAD)
 	if !ok {
-		return false
+		return ""
 	}
 	clearIDPCookie(w)
 	if _, err := p.svc.Federation.LinkPending(r.Context(), principal, pending); err != nil {
 		p.log.LogAttrs(r.Context(), slog.LevelInfo, "identity not linked after the sign-in", slog.String("error", err.Error()))
-		return false
+		return ""
 	}
-	return true
+	return pending.Provider
 }
 
 // sameSiteStep answers the callback, a navigation that began on the

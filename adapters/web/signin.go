@@ -295,8 +295,8 @@ func (p *Pages) openedAfter(w http.ResponseWriter, r *http.Request, a *area, nex
 	p.endCookieSession(r)
 	id, flow := continueRequest(next)
 	flow = flow && p.provider != nil
-	if p.linkPending(w, r, principal) && !flow {
-		next = federationLinkedPath + "?done=identity-linked"
+	if linked := p.linkPending(w, r, principal); linked != "" && !flow {
+		next = identityLinkedPath(linked)
 	}
 	switch {
 	case flow:

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/userd/userd/domain"
@@ -32,6 +33,10 @@ type Upstream struct {
 	answers map[string]upstreamAnswer
 	// down, when set, is what AuthCodeURL fails with.
 	down error
+	// base, when set, is where the authorization URLs point instead of
+	// https://{slug}.idp.test: base/{slug}/authorize, a server of the
+	// test that a real browser can reach (SetAuthorizeBase).
+	base string
 }
 
 type upstreamAnswer struct {
@@ -60,7 +65,18 @@ func (u *Upstream) AuthCodeURL(_ context.Context, p domain.IdentityProvider, req
 	q := url.Values{"client_id": {p.ClientID}, "redirect_uri": {req.RedirectURI}, "state": {req.State},
 		"nonce": {req.Nonce}, "code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])},
 		"code_challenge_method": {"S256"}, "response_type": {"code"}}
+	if u.base != "" {
+		return u.base + "/" + p.Slug + "/authorize?" + q.Encode(), nil
+	}
 	return "https://" + p.Slug + ".idp.test/authorize?" + q.Encode(), nil
+}
+
+// SetAuthorizeBase points the authorization URLs at base/{slug}/authorize,
+// a server of the test that plays the provider for a real browser.
+func (u *Upstream) SetAuthorizeBase(base string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.base = base
 }
 
 // Exchange implements ports.IdentityProviderClient.
@@ -93,7 +109,12 @@ func (u *Upstream) Answer(authURL string, identity domain.ExternalIdentity, err 
 		panic(perr)
 	}
 	state = loc.Query().Get("state")
-	provider := loc.Hostname()[:len(loc.Hostname())-len(".idp.test")]
+	provider, ok := strings.CutSuffix(loc.Hostname(), ".idp.test")
+	if !ok {
+		// base/{slug}/authorize
+		parts := strings.Split(strings.TrimSuffix(loc.Path, "/authorize"), "/")
+		provider = parts[len(parts)-1]
+	}
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	code = hex.EncodeToString(b)
