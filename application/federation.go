@@ -208,6 +208,11 @@ func (s *FederationService) matchIdentity(ctx context.Context, p domain.Identity
 		if err := allowedEmail(p, ext); err != nil {
 			return FederationOutcome{}, known.UserID, err
 		}
+		if !ext.EmailVerified {
+			// An address the provider does not vouch for is not kept
+			// as the identity's: the last one it vouched for stays.
+			ext.Email = known.Email
+		}
 		return s.signInAs(ctx, p, known.UserID, ext)
 	case !errors.Is(err, domain.ErrIdentityNotFound):
 		return FederationOutcome{}, "", err
@@ -278,7 +283,8 @@ func allowedEmail(p domain.IdentityProvider, ext domain.ExternalIdentity) error 
 
 // signInAs ends the sign-in of the account id that the provider's
 // identity ext stands for (signInPath.complete, amr fed): a session, or
-// the second step of an account with a second factor.
+// the second step of an account with a second factor. The identity
+// records the sign-in and ext's email.
 func (s *FederationService) signInAs(ctx context.Context, p domain.IdentityProvider, id domain.UserID,
 	ext domain.ExternalIdentity) (FederationOutcome, domain.UserID, error) {
 	user, err := s.users.ByID(ctx, id)
@@ -290,11 +296,7 @@ func (s *FederationService) signInAs(ctx context.Context, p domain.IdentityProvi
 	if err != nil {
 		return FederationOutcome{}, id, err
 	}
-	email := domain.Email("")
-	if ext.EmailVerified {
-		email = ext.Email
-	}
-	if err := s.identities.TouchIdentity(ctx, p.Slug, ext.Subject, email, now); err != nil {
+	if err := s.identities.TouchIdentity(ctx, p.Slug, ext.Subject, ext.Email, now); err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "identity use not recorded", slog.String("provider", p.Slug),
 			slog.String("error", err.Error()))
 	}

@@ -381,3 +381,26 @@ func linkTo(t *testing.T, e *fedEnv, id domain.UserID, ext domain.ExternalIdenti
 		t.Fatal(err)
 	}
 }
+
+// A linked identity signs in whatever the provider says of the email
+// now; an address it no longer vouches for is not kept as the
+// identity's.
+func TestFederation_known_identity_keeps_the_vouched_email(t *testing.T) {
+	t.Parallel()
+	e := newFedEnv(t, providerIn("acme"))
+	out, err := e.flow(t, "acme", nil, person, nil)
+	wantErr(t, err, nil)
+	u := out.SignIn.Tokens.User
+	later := person
+	later.Email, later.EmailVerified = "unvouched@example.com", false
+	again, err := e.flow(t, "acme", nil, later, nil)
+	wantErr(t, err, nil)
+	if again.SignIn == nil || again.SignIn.Tokens.User.ID != u.ID {
+		t.Fatalf("outcome = %+v, want the account signed in", again)
+	}
+	got, err := e.store.Identities().IdentityBySubject(ctx, "acme", person.Subject)
+	wantErr(t, err, nil)
+	if got.Email != person.Email {
+		t.Errorf("the identity's email = %s, want the vouched %s", got.Email, person.Email)
+	}
+}
