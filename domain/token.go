@@ -10,6 +10,40 @@ type Principal struct {
 	// Session is the session the token belongs to. Tokens issued before
 	// sessions were named in them have an empty Session.ID.
 	Session Session
+	// Token is set when the caller came with a personal access token
+	// rather than a session's access token: what it may do is narrowed
+	// to its scopes, and it never changes how the account signs in.
+	Token *TokenGrant
+}
+
+// TokenGrant is what a personal access token allows its caller.
+type TokenGrant struct {
+	ID     PersonalTokenID
+	Scopes []TokenScope
+}
+
+// RequireScope refuses a caller with a personal access token whose
+// scopes do not allow a route of scope (ErrInsufficientScope); a session
+// is not narrowed.
+func (p *Principal) RequireScope(scope TokenScope) error {
+	if p == nil || p.Token == nil {
+		return nil
+	}
+	if !(PersonalToken{Scopes: p.Token.Scopes}).Allows(scope) {
+		return ErrInsufficientScope
+	}
+	return nil
+}
+
+// RequireInteractive refuses a caller with a personal access token
+// (ErrInteractiveSessionRequired): changes of a password, an email, a
+// second factor, a passkey, a session or a token need a person signed
+// in.
+func (p *Principal) RequireInteractive() error {
+	if p != nil && p.Token != nil {
+		return ErrInteractiveSessionRequired
+	}
+	return nil
 }
 
 // IsAdmin reports whether the caller holds ROLE_ADMIN.

@@ -33,6 +33,8 @@ type Stores struct {
 	// identities at them.
 	IdentityProviders IdentityProviderStore
 	Identities        UserIdentityStore
+	// PersonalTokens keeps the users' personal access tokens, hashed.
+	PersonalTokens PersonalTokenStore
 	// Audit may be nil: events are then counted but not stored.
 	Audit AuditLog
 	// Purger deletes the rows nothing can use any more; nil leaves

@@ -78,6 +78,9 @@ type Store struct {
 	// secrets sealed; identities the links of users to them.
 	providers  map[string]domain.IdentityProvider
 	identities map[identityKey]domain.UserIdentity
+
+	// personalTokens holds the personal access tokens by id, hashed.
+	personalTokens map[domain.PersonalTokenID]domain.PersonalToken
 }
 
 var (
@@ -109,6 +112,8 @@ func NewStore() *Store {
 
 		providers:  make(map[string]domain.IdentityProvider),
 		identities: make(map[identityKey]domain.UserIdentity),
+
+		personalTokens: make(map[domain.PersonalTokenID]domain.PersonalToken),
 	}
 }
 
@@ -174,7 +179,7 @@ func (s *Store) Stores(box ports.SecretBox, audit *AuditLog) ports.Stores {
 		MFA: s.MFA(box), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(), OAuthClients: s.OAuthClients(),
 		AuthRequests: s.AuthRequests(), Grants: s.Grants(), ClientRevoker: s,
 		Purger: NewPurger(s, audit), Lock: NewLock(), Health: s,
-		IdentityProviders: s.IdentityProviders(box), Identities: s.Identities(),
+		IdentityProviders: s.IdentityProviders(box), Identities: s.Identities(), PersonalTokens: s.PersonalTokens(),
 	}
 	if audit != nil {
 		// Not a nil *AuditLog in the interface, which would not be nil.
@@ -270,6 +275,9 @@ type state struct {
 
 	providers  map[string]domain.IdentityProvider
 	identities map[identityKey]domain.UserIdentity
+
+	// personalTokens holds the personal access tokens by id, hashed.
+	personalTokens map[domain.PersonalTokenID]domain.PersonalToken
 }
 
 func (s *Store) snapshot() state {
@@ -296,6 +304,8 @@ func (s *Store) snapshot() state {
 
 		providers:  maps.Clone(s.providers),
 		identities: maps.Clone(s.identities),
+
+		personalTokens: maps.Clone(s.personalTokens),
 	}
 }
 
@@ -306,6 +316,7 @@ func (s *Store) restore(st state) {
 	s.totp, s.recovery, s.challenges, s.passkeys, s.ceremonies = st.totp, st.recovery, st.challenges, st.passkeys, st.ceremonies
 	s.clients, s.authRequests, s.grants = st.clients, st.authRequests, st.grants
 	s.providers, s.identities = st.providers, st.identities
+	s.personalTokens = st.personalTokens
 }
 
 // normTime drops what the SQL store cannot keep (sub-microsecond digits,

@@ -157,8 +157,8 @@ func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*
 // Delete implements ports.UserRepository. Like the SQL foreign keys, it
 // deletes the user's refresh-token families and their tokens, the user's
 // link tokens, its second factors, mfaTokens, passkeys and passkey
-// ceremonies, its grants and authorization requests, and its identities
-// at the providers, with it.
+// ceremonies, its grants and authorization requests, its identities at
+// the providers, and its personal access tokens, with it.
 func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 	s := r.s
 	defer s.lock(ctx)()
@@ -192,6 +192,11 @@ func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 	s.deleteSecondFactors(id)
 	s.deleteProviderState(func(u domain.UserID, _ domain.OAuthClientID) bool { return u == id })
 	s.deleteIdentitiesOf(id)
+	for tid, t := range s.personalTokens {
+		if t.UserID == id {
+			delete(s.personalTokens, tid)
+		}
+	}
 	return nil
 }
 
