@@ -67,6 +67,10 @@ var (
 	// another purpose, or sent to an email the account no longer has. One
 	// error for all of them.
 	ErrInvalidLinkToken = errors.New("invalid or expired token")
+	// ErrInvalidEmailCode: an emailed sign-in code or magic link that is
+	// wrong, unknown, used, expired, voided by a newer one or by wrong
+	// codes, or malformed. One error for all of them.
+	ErrInvalidEmailCode = errors.New("invalid or expired code")
 	// ErrMailRejected: the mail server refused a message for good (a 5xx
 	// answer): sending it again would not help.
 	ErrMailRejected = errors.New("mail rejected")

@@ -47,15 +47,21 @@ var (
 	AMRPasskeyVerified = AMR{MethodHardwareKey, MethodUser}
 	AMRPasskey         = AMR{MethodHardwareKey}
 	AMRFederated       = AMR{MethodFederated}
+	AMREmailCode       = AMR{MethodOTP}
 )
 
 // SecondStepAMR is the amr of a session whose person first proved
 // themselves by first (MethodPassword, MethodFederated, …; empty is a
 // password) and then by the second factor second (MethodOTP or
-// MethodHardwareKey): both, and mfa.
+// MethodHardwareKey): both, and mfa. A method is named once: an emailed
+// code followed by a TOTP code is ["otp","mfa"] (RFC 8176 lists methods,
+// not steps).
 func SecondStepAMR(first, second string) AMR {
 	if first == "" {
 		first = MethodPassword
+	}
+	if first == second {
+		return AMR{first, MethodMultiFactor}
 	}
 	return AMR{first, second, MethodMultiFactor}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // LinkTokenStore keeps the hashes of the tokens sent in links (email
-// verification, password reset). Every method may return an error wrapping
+// verification, password reset, sign-in by email with its code). Every method may return an error wrapping
 // domain.ErrUnavailable.
 type LinkTokenStore interface {
 	// Issue stores a new token.
@@ -26,6 +26,14 @@ type LinkTokenStore interface {
 	// Void marks every unused token of the user and purpose used at now:
 	// a new reset link voids the earlier ones.
 	Void(ctx context.Context, user domain.UserID, purpose domain.LinkPurpose, now time.Time) error
+	// UseCode uses the user's usable email sign-in token (purpose
+	// domain.LinkEmailSignIn, unused, not expired) whose CodeHash is
+	// codeHash, as Use does, and returns it. When none has it, every
+	// usable sign-in token of the user counts one wrong code, and one that
+	// reaches domain.MaxEmailCodeFailures is voided (used at now); the
+	// answer is domain.ErrInvalidLinkToken. Two concurrent uses never both
+	// succeed, and concurrent wrong codes are each counted.
+	UseCode(ctx context.Context, user domain.UserID, codeHash string, now time.Time) (domain.LinkToken, error)
 	// Requested returns how many requested tokens (Requested set, any
 	// purpose) the user was sent since since, and when the last one was:
 	// the account's mail budget.

@@ -23,12 +23,14 @@ type linkTokenRow struct {
 	ExpiresMicros int64  `gorm:"column:expires_at"`
 	Requested     bool   `gorm:"column:requested"`
 	UsedMicros    *int64 `gorm:"column:used_at"`
+	CodeHash      string `gorm:"column:code_hash"`
+	CodeFailures  int    `gorm:"column:code_failures"`
 }
 
 func (linkTokenRow) TableName() string { return "link_tokens" }
 
 // linkColumns are the columns of linkTokenRow, named (see keyColumns).
-const linkColumns = "hash, purpose, user_id, email, created_at, expires_at, requested, used_at"
+const linkColumns = "hash, purpose, user_id, email, created_at, expires_at, requested, used_at, code_hash, code_failures"
 
 func fromDomainLinkToken(t domain.LinkToken) linkTokenRow {
 	return linkTokenRow{
@@ -40,19 +42,23 @@ func fromDomainLinkToken(t domain.LinkToken) linkTokenRow {
 		ExpiresMicros: toMicros(t.ExpiresAt),
 		Requested:     t.Requested,
 		UsedMicros:    toMicrosPtr(t.UsedAt),
+		CodeHash:      t.CodeHash,
+		CodeFailures:  t.CodeFailures,
 	}
 }
 
 func toDomainLinkToken(r linkTokenRow) domain.LinkToken {
 	return domain.LinkToken{
-		Hash:      r.Hash,
-		Purpose:   domain.LinkPurpose(r.Purpose),
-		UserID:    domain.UserID(r.UserID),
-		Email:     domain.Email(r.Email),
-		CreatedAt: fromMicros(r.CreatedMicros),
-		ExpiresAt: fromMicros(r.ExpiresMicros),
-		Requested: r.Requested,
-		UsedAt:    fromMicrosPtr(r.UsedMicros),
+		Hash:         r.Hash,
+		Purpose:      domain.LinkPurpose(r.Purpose),
+		UserID:       domain.UserID(r.UserID),
+		Email:        domain.Email(r.Email),
+		CreatedAt:    fromMicros(r.CreatedMicros),
+		ExpiresAt:    fromMicros(r.ExpiresMicros),
+		Requested:    r.Requested,
+		UsedAt:       fromMicrosPtr(r.UsedMicros),
+		CodeHash:     r.CodeHash,
+		CodeFailures: r.CodeFailures,
 	}
 }
 
@@ -113,6 +119,43 @@ func (s *LinkTokenStore) Use(ctx context.Context, hash string, purpose domain.Li
 		return domain.LinkToken{}, fmt.Errorf("use link token: %w", domain.ErrInvalidLinkToken)
 	}
 	return toDomainLinkToken(row), nil
+}
+
+// liveCodeSQL is the condition of a user's email sign-in tokens that a
+// code may still be tried against. Arguments: the user, the purpose, now.
+const liveCodeSQL = `user_id = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?`
+
+// useCode marks the live sign-in token with the code's hash used, in one
+// conditional write as useLink. Arguments: now, the user, the purpose,
+// now, the code's hash; the key column is the code's hash, unique among a
+// user's live tokens since a new one voids the earlier (and a repeat of
+// six digits within one account's ten minutes is read back as the one
+// just used, which is the same answer).
+var useCode = newRowUpdate("link_tokens", "used_at = ?", liveCodeSQL+" AND code_hash = ?", linkColumns, "code_hash", 4)
+
+// UseCode implements ports.LinkTokenStore. A wrong code is one UPDATE
+// that counts it and voids at the limit; used_at is assigned first since
+// MySQL evaluates a SET's assignments in order, on the values already
+// assigned, where PostgreSQL and SQLite use the row as it was.
+func (s *LinkTokenStore) UseCode(ctx context.Context, user domain.UserID, codeHash string, now time.Time) (domain.LinkToken, error) {
+	at := toMicros(now)
+	purpose := string(domain.LinkEmailSignIn)
+	if codeHash != "" {
+		row, ok, err := writeRow[linkTokenRow](ctx, s.db, useCode, at, string(user), purpose, at, codeHash)
+		if err != nil {
+			return domain.LinkToken{}, storeError("use email code", err)
+		}
+		if ok {
+			return toDomainLinkToken(row), nil
+		}
+	}
+	err := s.db.writer(ctx).Exec(`UPDATE link_tokens
+		SET used_at = CASE WHEN code_failures + 1 >= ? THEN ? ELSE used_at END, code_failures = code_failures + 1
+		WHERE `+liveCodeSQL, domain.MaxEmailCodeFailures, at, string(user), purpose, at).Error
+	if err != nil {
+		return domain.LinkToken{}, storeError("count wrong email code", err)
+	}
+	return domain.LinkToken{}, fmt.Errorf("use email code: %w", domain.ErrInvalidLinkToken)
 }
 
 // Void implements ports.LinkTokenStore.

@@ -83,6 +83,31 @@ func (r *LinkTokenStore) Void(ctx context.Context, user domain.UserID, purpose d
 	return nil
 }
 
+// UseCode implements ports.LinkTokenStore under the store's lock.
+func (r *LinkTokenStore) UseCode(ctx context.Context, user domain.UserID, codeHash string, now time.Time) (domain.LinkToken, error) {
+	now = normTime(now)
+	s := r.s
+	defer s.lock(ctx)()
+	for hash, t := range s.links {
+		if t.UserID == user && t.Purpose == domain.LinkEmailSignIn && t.UsedAt == nil && now.Before(t.ExpiresAt) &&
+			codeHash != "" && t.CodeHash == codeHash {
+			t.UsedAt = normTimePtr(&now)
+			s.links[hash] = t
+			return copyLinkToken(t), nil
+		}
+	}
+	for hash, t := range s.links {
+		if t.UserID == user && t.Purpose == domain.LinkEmailSignIn && t.UsedAt == nil && now.Before(t.ExpiresAt) {
+			t.CodeFailures++
+			if t.CodeFailures >= domain.MaxEmailCodeFailures {
+				t.UsedAt = normTimePtr(&now)
+			}
+			s.links[hash] = t
+		}
+	}
+	return domain.LinkToken{}, fmt.Errorf("use email code: %w", domain.ErrInvalidLinkToken)
+}
+
 // Requested implements ports.LinkTokenStore: the requested tokens created
 // at or after since, used or not.
 func (r *LinkTokenStore) Requested(ctx context.Context, user domain.UserID, since time.Time) (int, time.Time, error) {

@@ -219,4 +219,153 @@ func LinkTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserReposi
 			t.Errorf("%d of %d concurrent uses of one token succeeded, want 1", wins, workers)
 		}
 	})
+
+	signInToken := func(u domain.User, created time.Time) (domain.LinkToken, string) {
+		tok := newLinkToken(u, domain.LinkEmailSignIn, created, domain.DefaultEmailCodeTTL)
+		code, codeHash := domain.NewEmailCode(u.Email)
+		tok.CodeHash, tok.Requested = codeHash, true
+		return tok, code
+	}
+	wrongCode := func(code string) string {
+		if code == "000000" {
+			return "000001"
+		}
+		return "000000"
+	}
+	useCode := func(t *testing.T, links ports.LinkTokenStore, u domain.User, code string, now time.Time) (domain.LinkToken, error) {
+		t.Helper()
+		return links.UseCode(t.Context(), u.ID, domain.HashEmailCode(u.Email, code), now)
+	}
+
+	t.Run("email_code_use_once", func(t *testing.T) {
+		t.Parallel()
+		users, links, u := setup(t)
+		other := newUser(at(time.Second))
+		mustCreate(t, users, other)
+		tok, code := signInToken(u, at(0))
+		issue(t, links, tok)
+		// Another account's code is not this one's, even with the same digits.
+		if _, err := links.UseCode(t.Context(), other.ID, tok.CodeHash, at(time.Minute)); !errors.Is(err, domain.ErrInvalidLinkToken) {
+			t.Errorf("UseCode(another user) = %v, want ErrInvalidLinkToken", err)
+		}
+		now := at(2*time.Minute + 3*time.Microsecond)
+		got, err := useCode(t, links, u, code, now)
+		if err != nil {
+			t.Fatalf("UseCode: %v", err)
+		}
+		want := tok
+		want.UsedAt = &now
+		checkLinkToken(t, got, want)
+		if got.CodeHash != tok.CodeHash {
+			t.Errorf("CodeHash = %q, want %q", got.CodeHash, tok.CodeHash)
+		}
+		if _, err := useCode(t, links, u, code, now.Add(time.Second)); !errors.Is(err, domain.ErrInvalidLinkToken) {
+			t.Errorf("UseCode(a used code) = %v, want ErrInvalidLinkToken", err)
+		}
+		// Using the code used the link too: they are one token.
+		invalid(t, links, tok.Hash, domain.LinkEmailSignIn, now.Add(time.Second), "the link of a used code")
+	})
+
+	t.Run("email_code_expired_and_link_uses_code", func(t *testing.T) {
+		t.Parallel()
+		_, links, u := setup(t)
+		tok, code := signInToken(u, at(0))
+		issue(t, links, tok)
+		if _, err := useCode(t, links, u, code, tok.ExpiresAt); !errors.Is(err, domain.ErrInvalidLinkToken) {
+			t.Errorf("UseCode(at its expiry) = %v, want ErrInvalidLinkToken", err)
+		}
+		tok2, code2 := signInToken(u, at(time.Hour))
+		issue(t, links, tok2)
+		if _, err := links.Use(t.Context(), tok2.Hash, domain.LinkEmailSignIn, at(time.Hour+time.Minute)); err != nil {
+			t.Fatalf("Use(the link): %v", err)
+		}
+		if _, err := useCode(t, links, u, code2, at(time.Hour+2*time.Minute)); !errors.Is(err, domain.ErrInvalidLinkToken) {
+			t.Errorf("UseCode(the code of a used link) = %v, want ErrInvalidLinkToken", err)
+		}
+	})
+
+	t.Run("email_code_fifth_wrong_code_voids", func(t *testing.T) {
+		t.Parallel()
+		_, links, u := setup(t)
+		tok, code := signInToken(u, at(0))
+		issue(t, links, tok)
+		for i := range domain.MaxEmailCodeFailures - 1 {
+			if _, err := useCode(t, links, u, wrongCode(code), at(time.Duration(i+1)*time.Second)); !errors.Is(err, domain.ErrInvalidLinkToken) {
+				t.Fatalf("UseCode(wrong code %d) = %v, want ErrInvalidLinkToken", i+1, err)
+			}
+		}
+		got, err := links.Peek(t.Context(), tok.Hash, domain.LinkEmailSignIn, at(time.Minute))
+		if err != nil {
+			t.Fatalf("Peek after four wrong codes: %v", err)
+		}
+		if got.CodeFailures != domain.MaxEmailCodeFailures-1 {
+			t.Errorf("CodeFailures = %d after four wrong codes, want 4", got.CodeFailures)
+		}
+		if _, err := useCode(t, links, u, wrongCode(code), at(time.Minute)); !errors.Is(err, domain.ErrInvalidLinkToken) {
+			t.Fatalf("UseCode(fifth wrong code) = %v, want ErrInvalidLinkToken", err)
+		}
+		if _, err := useCode(t, links, u, code, at(2*time.Minute)); !errors.Is(err, domain.ErrInvalidLinkToken) {
+			t.Errorf("UseCode(the right code after five wrong ones) = %v, want ErrInvalidLinkToken", err)
+		}
+		invalid(t, links, tok.Hash, domain.LinkEmailSignIn, at(2*time.Minute), "the link of a code voided by wrong codes")
+	})
+
+	t.Run("email_code_void_by_new_request", func(t *testing.T) {
+		t.Parallel()
+		_, links, u := setup(t)
+		old, oldCode := signInToken(u, at(0))
+		issue(t, links, old)
+		if err := links.Void(t.Context(), u.ID, domain.LinkEmailSignIn, at(time.Minute)); err != nil {
+			t.Fatalf("Void: %v", err)
+		}
+		tok, code := signInToken(u, at(time.Minute))
+		issue(t, links, tok)
+		if oldCode != code {
+			if _, err := useCode(t, links, u, oldCode, at(2*time.Minute)); !errors.Is(err, domain.ErrInvalidLinkToken) {
+				t.Errorf("UseCode(a voided code) = %v, want ErrInvalidLinkToken", err)
+			}
+		}
+		if _, err := useCode(t, links, u, code, at(3*time.Minute)); err != nil {
+			t.Errorf("UseCode(the new code, after a wrong one): %v", err)
+		}
+		if n, _, err := links.Requested(t.Context(), u.ID, at(-time.Hour)); err != nil || n != 2 {
+			t.Errorf("Requested = %d, %v; want 2: sign-in messages count in the mail budget", n, err)
+		}
+	})
+
+	t.Run("email_code_concurrent", func(t *testing.T) {
+		t.Parallel()
+		_, links, u := setup(t)
+		tok, code := signInToken(u, at(0))
+		issue(t, links, tok)
+		const workers = 8
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			wins int
+		)
+		// Three wrong codes and eight right ones at once: one right one
+		// wins, and the wrong ones are each counted.
+		for i := range workers + 3 {
+			wg.Go(func() {
+				try := code
+				if i >= workers {
+					try = wrongCode(code)
+				}
+				_, err := useCode(t, links, u, try, at(time.Second))
+				switch {
+				case err == nil:
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				case !errors.Is(err, domain.ErrInvalidLinkToken):
+					t.Errorf("UseCode: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if wins != 1 {
+			t.Errorf("%d of %d concurrent uses of one code succeeded, want 1", wins, workers)
+		}
+	})
 }
