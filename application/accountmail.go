@@ -90,16 +90,23 @@ func (s *MailService) SendPasswordReset(ctx context.Context, actor *domain.Princ
 	return nil
 }
 
-// queueRequest checks the form of the email (a malformed one cannot be an
-// account's: saying so tells nothing) and queues the request.
+// queueRequest queues a request for a link of purpose (queueMailRequest).
 func (s *MailService) queueRequest(ctx context.Context, purpose domain.LinkPurpose, raw string) error {
+	return queueMailRequest(ctx, s.core, s.outbox, s.delivery, purpose, raw)
+}
+
+// queueMailRequest checks the form of the email (a malformed one cannot
+// be an account's: saying so tells nothing) and queues the request for a
+// link of purpose, for the sender to answer: the same work whatever the
+// email.
+func queueMailRequest(ctx context.Context, c core, outbox ports.Outbox, delivery wakeup, purpose domain.LinkPurpose, raw string) error {
 	email, msg := domain.ParseEmail(raw)
 	if msg != "" {
 		verr := &domain.ValidationError{}
 		verr.Add(domain.FieldEmail, msg)
 		return verr
 	}
-	now := s.clock.Now()
+	now := c.clock.Now()
 	payload, err := json.Marshal(domain.MailRequest{Purpose: purpose, Email: email,
 		Lang: domain.RequestMetaFrom(ctx).Lang, At: now})
 	if err != nil {
@@ -107,10 +114,10 @@ func (s *MailService) queueRequest(ctx context.Context, purpose domain.LinkPurpo
 	}
 	m := domain.OutboxMessage{ID: domain.NewOutboxID(now), Kind: domain.OutboxMailRequest,
 		Payload: payload, CreatedAt: now, NextAttemptAt: now}
-	if err := s.outbox.Enqueue(ctx, m); err != nil {
+	if err := outbox.Enqueue(ctx, m); err != nil {
 		return fmt.Errorf("queue mail request: %w", err)
 	}
-	s.delivery.wake()
+	delivery.wake()
 	return nil
 }
 
@@ -272,10 +279,10 @@ func tokenError(err error) error {
 }
 
 // wantsLink says whether u may be sent a link of purpose at all: a
-// verification link while its email is not verified, a reset link while
-// it is enabled.
+// verification link while its email is not verified, a reset or sign-in
+// link while it is enabled.
 func wantsLink(u domain.User, purpose domain.LinkPurpose) bool {
-	if purpose == domain.LinkResetPassword {
+	if purpose == domain.LinkResetPassword || purpose == domain.LinkEmailSignIn {
 		return !u.Disabled
 	}
 	return !u.EmailVerified

@@ -78,6 +78,15 @@ type Config struct {
 	ResetPasswordTTL time.Duration
 	// MailBudget bounds the messages the request routes send an account.
 	MailBudget domain.MailBudget
+	// EmailSignIn turns on the sign-in by email alone (USERD_EMAIL_SIGN_IN);
+	// off, its use cases answer domain.ErrEmailSignInOff.
+	EmailSignIn bool
+	// EmailCodeTTL is the lifetime of a sign-in code and its link; zero
+	// means domain.DefaultEmailCodeTTL.
+	EmailCodeTTL time.Duration
+	// MagicLinkURL is the sign-in link of the message, up to the query:
+	// "?token=T" is appended.
+	MagicLinkURL string
 	// WebhookEvents are the event types queued for the receiver; empty,
 	// all of them.
 	WebhookEvents []string
@@ -112,6 +121,8 @@ type Services struct {
 	Keys   *KeyService
 	// Mail serves the links by mail: verification and password reset.
 	Mail *MailService
+	// EmailSignIn signs people in by a code or a link sent by mail.
+	EmailSignIn *EmailSignInService
 	// Delivery sends what the outbox holds; the server runs it.
 	Delivery *DeliveryService
 	// MFA serves TOTP factors, recovery codes and the admin's reset.
@@ -195,6 +206,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.ResetPasswordTTL <= 0 {
 		cfg.ResetPasswordTTL = domain.DefaultResetPasswordTTL
 	}
+	if cfg.EmailCodeTTL <= 0 {
+		cfg.EmailCodeTTL = domain.DefaultEmailCodeTTL
+	}
 	if cfg.EndedSessionKeep <= 0 {
 		cfg.EndedSessionKeep = DefaultEndedSessionKeep
 	}
@@ -225,7 +239,8 @@ func newShared(c core, deps Deps, cfg Config) shared {
 		receiver: deps.Webhooks != nil, types: cfg.WebhookEvents}
 	mail := &mailQueue{outbox: st.Outbox, links: st.Links, clock: deps.Clock,
 		verifyEmailTTL: cfg.VerifyEmailTTL, verifyEmailURL: cfg.VerifyEmailURL,
-		resetPasswordTTL: cfg.ResetPasswordTTL, resetPasswordURL: cfg.ResetPasswordURL, budget: cfg.MailBudget}
+		resetPasswordTTL: cfg.ResetPasswordTTL, resetPasswordURL: cfg.ResetPasswordURL, budget: cfg.MailBudget,
+		emailCodeTTL: cfg.EmailCodeTTL, magicLinkURL: cfg.MagicLinkURL}
 	password := currentPassword{core: c, hasher: deps.Hasher}
 	sessionEnds := newSessionEnds(cfg.EndedSessionKeep, st.SessionEndings, deps.Clock, c.log)
 	return shared{
@@ -261,6 +276,9 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 		Mail: &MailService{core: c, mailPorts: mailPorts{users: st.Users, links: st.Links, outbox: st.Outbox,
 			tokens: st.Tokens, tx: st.Tx, hasher: deps.Hasher, mail: sh.mail, webhooks: sh.webhooks,
 			sessionEnds: sh.sessionEnds, delivery: sh.delivery}},
+		EmailSignIn: &EmailSignInService{core: c, emailSignInPorts: emailSignInPorts{users: st.Users, links: st.Links,
+			outbox: st.Outbox, tx: st.Tx, signIn: sh.signIn, webhooks: sh.webhooks, delivery: sh.delivery,
+			enabled: cfg.EmailSignIn}},
 		Delivery: &DeliveryService{core: c, deliveryPorts: deliveryPorts{outbox: st.Outbox, mailer: deps.Mailer,
 			webhookSender: deps.Webhooks, outboxMetrics: deps.OutboxMetrics, users: st.Users, links: st.Links,
 			tx: st.Tx, mail: sh.mail, budget: cfg.MailBudget, wakeup: sh.delivery}},

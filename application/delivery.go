@@ -260,9 +260,10 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 	if sent == nil {
 		return nil
 	}
-	if req.Purpose == domain.LinkResetPassword {
+	switch req.Purpose {
+	case domain.LinkResetPassword:
 		d.events.note(ctx, domain.PasswordResetRequestedEvent("", sent.ID))
-	} else {
+	case domain.LinkVerifyEmail:
 		d.events.note(ctx, domain.EmailVerificationRequestedEvent(sent.ID))
 	}
 	return d.sendMail(ctx, mail)

@@ -25,17 +25,19 @@ type mailQueue struct {
 	verifyEmailURL   string
 	resetPasswordTTL time.Duration
 	resetPasswordURL string
+	emailCodeTTL     time.Duration
+	magicLinkURL     string
 	budget           domain.MailBudget
 }
 
 // replaceLink is queueLink for a link sent on demand (an anonymous
 // request, or an admin's): a new reset link first voids the account's
-// earlier ones, so that only the newest works. requested is as for
-// sendLink.
+// earlier ones, and so does a new sign-in code, so that only the newest
+// works. requested is as for sendLink.
 func (q *mailQueue) replaceLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string, due time.Time) (domain.OutboxMessage, error) {
-	if purpose == domain.LinkResetPassword {
-		if err := q.links.Void(ctx, u.ID, domain.LinkResetPassword, q.clock.Now()); err != nil {
-			return domain.OutboxMessage{}, fmt.Errorf("void reset links: %w", err)
+	if purpose == domain.LinkResetPassword || purpose == domain.LinkEmailSignIn {
+		if err := q.links.Void(ctx, u.ID, purpose, q.clock.Now()); err != nil {
+			return domain.OutboxMessage{}, fmt.Errorf("void %s links: %w", purpose, err)
 		}
 	}
 	return q.queueLink(ctx, u, purpose, requested, lang, due)
@@ -54,17 +56,26 @@ func (q *mailQueue) sendLink(ctx context.Context, u domain.User, purpose domain.
 func (q *mailQueue) queueLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string, due time.Time) (domain.OutboxMessage, error) {
 	now := q.clock.Now()
 	ttl, base, template := q.verifyEmailTTL, q.verifyEmailURL, domain.MailVerifyEmail
-	if purpose == domain.LinkResetPassword {
+	switch purpose {
+	case domain.LinkResetPassword:
 		ttl, base, template = q.resetPasswordTTL, q.resetPasswordURL, domain.MailResetPassword
+	case domain.LinkEmailSignIn:
+		ttl, base, template = q.emailCodeTTL, q.magicLinkURL, domain.MailEmailSignIn
 	}
 	token, hash := domain.NewLinkToken()
 	t := domain.LinkToken{Hash: hash, Purpose: purpose, UserID: u.ID, Email: u.Email,
 		CreatedAt: now, ExpiresAt: now.Add(ttl), Requested: requested}
+	data := map[string]string{"link": linkURL(base, token)}
+	if purpose == domain.LinkEmailSignIn {
+		// One token, two ways to present it: the link, or the code typed
+		// where the person asked for it.
+		data["code"], t.CodeHash = domain.NewEmailCode(u.Email)
+	}
 	if err := q.links.Issue(ctx, t); err != nil {
 		return domain.OutboxMessage{}, fmt.Errorf("issue link token: %w", err)
 	}
 	return q.queue(ctx, domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: template, Lang: lang,
-		Data: map[string]string{"link": linkURL(base, token)}}, true, due)
+		Data: data}, true, due)
 }
 
 // passwordChangedNotice is the notice mailed to u after its password

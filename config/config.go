@@ -172,6 +172,15 @@ type Config struct {
 	// links' tokens.
 	EmailVerificationTTL time.Duration `env:"EMAIL_VERIFICATION_TTL" envDefault:"24h"`
 	PasswordResetTTL     time.Duration `env:"PASSWORD_RESET_TTL" envDefault:"30m"`
+	// EmailSignIn turns on the sign-in by email alone: a code and a magic
+	// link in one message (POST /auth/email-code…); off, its routes are
+	// 404 and the sign-in page does not offer it.
+	EmailSignIn bool `env:"EMAIL_SIGN_IN" envDefault:"true"`
+	// EmailCodeTTL is the lifetime of a sign-in code and its link.
+	EmailCodeTTL time.Duration `env:"EMAIL_CODE_TTL" envDefault:"10m"`
+	// MagicLinkURL, when set, replaces the sign-in link's URL up to the
+	// query (PublicURL + /account/magic), as VerifyEmailURL does.
+	MagicLinkURL string `env:"MAGIC_LINK_URL" envDefault:""`
 	// MailMinInterval and MailMaxPerHour bound the messages the request
 	// routes send one account: at most one per MailMinInterval and
 	// MailMaxPerHour an hour; zero turns a bound off.

@@ -65,6 +65,8 @@ func TestDefaults(t *testing.T) {
 		PublicURL:            "http://localhost:8080",
 		EmailVerificationTTL: 24 * time.Hour,
 		PasswordResetTTL:     30 * time.Minute,
+		EmailSignIn:          true,
+		EmailCodeTTL:         10 * time.Minute,
 		MailMinInterval:      time.Minute,
 		MailMaxPerHour:       5,
 		MailFrom:             "userd <no-reply@localhost>",
@@ -749,6 +751,15 @@ func TestLinks_default_to_userd_pages_under_the_public_url(t *testing.T) {
 		}
 		if got := cfg.ResetPasswordLink(); got != c.wantReset {
 			t.Errorf("ResetPasswordLink() = %q, want %q", got, c.wantReset)
+		}
+	}
+	for _, c := range []struct{ public, magic, want string }{
+		{"https://id.example.com/userd/", "", "https://id.example.com/userd/account/magic"},
+		{"https://id.example.com", "https://app.example.com/magic?src=mail", "https://app.example.com/magic?src=mail"},
+	} {
+		cfg := Config{PublicURL: c.public, MagicLinkURL: c.magic}
+		if got := cfg.MagicLinkLink(); got != c.want {
+			t.Errorf("MagicLinkLink() = %q, want %q", got, c.want)
 		}
 	}
 }

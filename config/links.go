@@ -7,6 +7,7 @@ import "strings"
 const (
 	VerifyEmailPath   = "/account/verify-email"
 	ResetPasswordPath = "/account/reset-password"
+	MagicLinkPath     = "/account/magic"
 )
 
 // VerifyEmailLink is the URL, up to the query, of the links in
@@ -27,6 +28,16 @@ func (c Config) ResetPasswordLink() string {
 		return c.ResetPasswordURL
 	}
 	return strings.TrimSuffix(c.PublicURL, "/") + ResetPasswordPath
+}
+
+// MagicLinkLink is the URL, up to the query, of the links in sign-in
+// messages: USERD_MAGIC_LINK_URL, or userd's own page under
+// USERD_PUBLIC_URL.
+func (c Config) MagicLinkLink() string {
+	if c.MagicLinkURL != "" {
+		return c.MagicLinkURL
+	}
+	return strings.TrimSuffix(c.PublicURL, "/") + MagicLinkPath
 }
 
 // ProviderIssuer is the OpenID provider's issuer (contract-identity.md,

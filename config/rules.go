@@ -183,6 +183,8 @@ var rules = map[string]func(c *Config) error{
 	"RESET_PASSWORD_URL":     func(c *Config) error { return baseURL(c.ResetPasswordURL, false) },
 	"EMAIL_VERIFICATION_TTL": func(c *Config) error { return positive(c.EmailVerificationTTL) },
 	"PASSWORD_RESET_TTL":     func(c *Config) error { return positive(c.PasswordResetTTL) },
+	"MAGIC_LINK_URL":         func(c *Config) error { return baseURL(c.MagicLinkURL, false) },
+	"EMAIL_CODE_TTL":         func(c *Config) error { return positive(c.EmailCodeTTL) },
 	"ARGON2_PARALLELISM":     func(c *Config) error { return within(c.Argon2Parallelism, 1, passwordhash.MaxParallelism) },
 	"SMTP_URL":               func(c *Config) error { return smtpURL(c.SMTPURL) },
 	"MAIL_FROM":              func(c *Config) error { return mailAddress(c.MailFrom) },

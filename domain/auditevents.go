@@ -48,6 +48,9 @@ const (
 	// CheckFactorCode: a TOTP or recovery code by which a signed-in user
 	// proves itself, to turn TOTP off or renew its recovery codes.
 	CheckFactorCode PasswordCheck = "factor_code"
+	// CheckEmailCode: a sign-in code sent by mail (POST
+	// /auth/email-code/verify).
+	CheckEmailCode PasswordCheck = "email_code"
 )
 
 // LoginFailure says why a password check failed.
@@ -67,7 +70,7 @@ const (
 	// requires a verified email and the account's is not.
 	FailureEmailNotVerified LoginFailure = "email_not_verified"
 	// FailureWrongCode: a wrong TOTP or recovery code in a login's second
-	// step.
+	// step, or a wrong sign-in code sent by mail.
 	FailureWrongCode LoginFailure = "wrong_code"
 	// FailureWrongPasskey: a passkey assertion that did not verify.
 	FailureWrongPasskey LoginFailure = "wrong_passkey"

@@ -71,6 +71,9 @@ var (
 	// wrong, unknown, used, expired, voided by a newer one or by wrong
 	// codes, or malformed. One error for all of them.
 	ErrInvalidEmailCode = errors.New("invalid or expired code")
+	// ErrEmailSignInOff: the deployment turned the sign-in by email off
+	// (USERD_EMAIL_SIGN_IN=false); its routes are not there.
+	ErrEmailSignInOff = errors.New("sign-in by email is off")
 	// ErrMailRejected: the mail server refused a message for good (a 5xx
 	// answer): sending it again would not help.
 	ErrMailRejected = errors.New("mail rejected")

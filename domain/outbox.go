@@ -90,6 +90,9 @@ const (
 	MailVerifyEmail MailTemplate = "verify_email"
 	// MailResetPassword carries a reset link (Data: "link").
 	MailResetPassword MailTemplate = "reset_password"
+	// MailEmailSignIn carries a sign-in code and its magic link
+	// (Data: "code", "link").
+	MailEmailSignIn MailTemplate = "email_sign_in"
 	// MailEmailChanged tells the old address of a change of email
 	// (Data: "new_email").
 	MailEmailChanged MailTemplate = "email_changed"

@@ -23,14 +23,22 @@ func (h *handler) login(c *gin.Context) {
 	h.signedIn(c, res)
 }
 
+// passwordRight is the detail of mfa_required after a password.
+const passwordRight = "the password is right; finish the login with a second factor (POST /auth/login/mfa or /auth/passkey)"
+
 // signedIn answers a sign-in: the token response of the session it
 // opened, or 401 mfa_required with the mfaToken and the methods of the
 // second step it asks for.
 func (h *handler) signedIn(c *gin.Context, res application.SignInResult) {
+	h.signedInBy(c, res, passwordRight)
+}
+
+// signedInBy is signedIn with the detail of mfa_required, which says
+// what was right.
+func (h *handler) signedInBy(c *gin.Context, res application.SignInResult, firstStepRight string) {
 	if step := res.SecondStep; step != nil {
 		h.writeProblem(c, problem{Status: http.StatusUnauthorized, Code: "mfa_required",
-			Detail:   "the password is right; finish the login with a second factor (POST /auth/login/mfa or /auth/passkey)",
-			MFAToken: step.MFAToken, MFAMethods: step.Methods})
+			Detail: firstStepRight, MFAToken: step.MFAToken, MFAMethods: step.Methods})
 		return
 	}
 	h.writeTokens(c, *res.Tokens)

@@ -157,18 +157,20 @@ const DefaultRequestTimeout = 10 * time.Second
 
 // handler carries what every route needs.
 type handler struct {
-	mail     *application.MailService
-	users    *application.UserService
-	auth     *application.AuthService
-	mfa      *application.MFAService
-	passkeys *application.PasskeyService
-	sessions *application.SessionService
-	audit    *application.AuditService
-	clients  *application.OAuthClientService
-	health   ports.HealthChecker
-	clock    ports.Clock
-	log      *slog.Logger
-	maxBody  int64
+	mail *application.MailService
+	// emailSignIn signs people in by a code or link sent by mail.
+	emailSignIn *application.EmailSignInService
+	users       *application.UserService
+	auth        *application.AuthService
+	mfa         *application.MFAService
+	passkeys    *application.PasskeyService
+	sessions    *application.SessionService
+	audit       *application.AuditService
+	clients     *application.OAuthClientService
+	health      ports.HealthChecker
+	clock       ports.Clock
+	log         *slog.Logger
+	maxBody     int64
 
 	// providers and federation are the identity providers people sign
 	// in with, and the identities linked to accounts.
@@ -253,7 +255,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 // newHandler makes the handler of the options, their defaults filled in.
 // It panics on options that config refuses (an origin that is not one).
 func newHandler(svc *application.Services, opts Options) *handler {
-	h := &handler{mail: svc.Mail, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
+	h := &handler{mail: svc.Mail, emailSignIn: svc.EmailSignIn, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
 		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions, clients: svc.OAuthClients,
 		providers: svc.IdentityProviders, federation: svc.Federation,
 		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}

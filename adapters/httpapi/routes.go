@@ -140,6 +140,12 @@ func (h *handler) routeAuth(e *gin.Engine) {
 	a.POST("/email-verification/confirm", h.confirmEmail)
 	a.POST("/password-reset", h.requestPasswordReset)
 	a.POST("/password-reset/confirm", h.resetPassword)
+	// Sign-in by email alone; turned off, its routes are not there (404).
+	if h.emailSignIn.Enabled() {
+		a.POST("/email-code", h.requestEmailCode)
+		a.POST("/email-code/verify", h.verifyEmailCode)
+		a.POST("/magic-link/verify", h.verifyMagicLink)
+	}
 }
 
 // meMethods are the methods other than GET that gin would route to

@@ -42,6 +42,7 @@ const (
 var templateNames = map[domain.MailTemplate]bool{
 	domain.MailVerifyEmail:     true,
 	domain.MailResetPassword:   true,
+	domain.MailEmailSignIn:     true,
 	domain.MailEmailChanged:    false,
 	domain.MailPasswordChanged: false,
 	domain.MailFactorAdded:     false,
@@ -49,15 +50,18 @@ var templateNames = map[domain.MailTemplate]bool{
 }
 
 // templateData is what a template sees: {{.Name}}, {{.Email}}, {{.Link}},
-// {{.NewEmail}}, {{.Factor}}. docs/configuration.md documents it for the authors of an
+// {{.Code}}, {{.NewEmail}}, {{.Factor}}. docs/configuration.md documents it for the authors of an
 // override directory; keep the two in step.
 type templateData struct {
 	// Name is the account's display name; may be empty.
 	Name string
 	// Email is the address the message goes to.
 	Email string
-	// Link is the verification or reset link (Mail.Data["link"]).
+	// Link is the verification, reset or sign-in link (Mail.Data["link"]).
 	Link string
+	// Code is the 6-digit sign-in code sent with the sign-in link
+	// (Mail.Data["code"]).
+	Code string
 	// NewEmail is the account's new address, in the notice to the old one
 	// (Mail.Data["new_email"]).
 	NewEmail string
@@ -76,6 +80,7 @@ var sampleData = templateData{
 	Link:     "https://userd.example/account/verify-email?token=SAMPLE-TOKEN",
 	NewEmail: "ada.new@example.com",
 	Factor:   domain.FactorPasskey,
+	Code:     "123456",
 }
 
 // message is one template in one language, parsed.
@@ -361,7 +366,7 @@ func (t *templates) render(m domain.Mail) (rendered, error) {
 		return rendered{}, fmt.Errorf("%w: unknown template %q", domain.ErrMailRejected, m.Template)
 	}
 	data := templateData{Name: m.Name, Email: m.To.String(), Link: m.Data["link"], NewEmail: m.Data["new_email"],
-		Factor: m.Data["factor"]}
+		Factor: m.Data["factor"], Code: m.Data["code"]}
 	if hasLink && data.Link == "" {
 		return rendered{}, fmt.Errorf("%w: %s without a link", domain.ErrMailRejected, m.Template)
 	}

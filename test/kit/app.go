@@ -57,6 +57,8 @@ func Config() application.Config {
 		RefreshReuseGrace: 10 * time.Second,
 		VerifyEmailURL:    "http://userd.test/account/verify-email",
 		ResetPasswordURL:  "http://userd.test/account/reset-password",
+		MagicLinkURL:      "http://userd.test/account/magic",
+		EmailSignIn:       true,
 		PublicURL:         PublicURL,
 	}
 }
