@@ -45,6 +45,8 @@ type signInData struct {
 	StartAgain string
 	// Providers are the buttons of the enabled identity providers.
 	Providers []providerButton
+	// EmailCode offers "Email me a code" beside the password.
+	EmailCode bool
 	// LinkProvider and LinkEmail say, after a provider's callback, that
 	// an account with the email exists: signing in to it links the
 	// provider's identity (pendingLink).
@@ -96,6 +98,7 @@ func (p *Pages) signInFor(ctx context.Context, next, clientToken string) signInD
 		d.ClientName, d.ClientToken = name, clientToken
 	}
 	d.Providers = p.providerButtons(ctx, next)
+	d.EmailCode = p.svc.EmailSignIn.Enabled()
 	return d
 }
 

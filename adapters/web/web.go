@@ -118,6 +118,7 @@ func (p *Pages) routeSignIn(a *area) {
 	p.mux.HandleFunc("POST "+a.LoginPath()+"/passkey/options", p.passkeyOptions)
 	p.mux.HandleFunc("POST "+a.LoginPath()+"/passkey", p.signInPasskey(a))
 	p.mux.HandleFunc("POST "+a.LogoutPath(), p.signOutHandler(a))
+	p.routeEmailSignIn(a)
 }
 
 // ServeHTTP sets the headers every answer carries and serves the request.
@@ -146,7 +147,7 @@ func (p *Pages) LimitedByIP(r *http.Request) bool {
 		return false
 	}
 	switch path := r.URL.Path; {
-	case path == ResetPasswordPath:
+	case path == ResetPasswordPath, path == MagicLinkPath:
 		return true
 	case strings.HasPrefix(path, AdminPrefix+"login"), strings.HasPrefix(path, AccountPrefix+"login"):
 		return true
