@@ -55,7 +55,8 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 	if cfg.reference && ref.HashesPerSec == 0 {
 		measureArgon(ctx, cfg, ref, mon, logf)
 	}
-	if srv.sink != nil && (slices.Contains(cfg.scenarios, "reset") || slices.Contains(cfg.scenarios, "verify")) {
+	if srv.sink != nil && (slices.Contains(cfg.scenarios, "reset") || slices.Contains(cfg.scenarios, "verify") ||
+		slices.Contains(cfg.scenarios, scEmailCodeRequest)) {
 		rep.MailDrain = measureDrain(ctx, t, srv.sink, drainLimit)
 		logf("%s: the sender sent %d messages in %.1f s after the load: %.0f messages/s (outbox backlog %d at the start, %d at the end)",
 			backend, rep.MailDrain.Messages, rep.MailDrain.Seconds, rep.MailDrain.PerSec, rep.MailDrain.BacklogStart, rep.MailDrain.BacklogEnd)

@@ -86,7 +86,7 @@ func bareGoals(r *Report) []Goal {
 // after the load.
 func mailGoals(r *Report) []Goal {
 	var gs []Goal
-	for _, sc := range []string{"reset", "verify"} {
+	for _, sc := range []string{"reset", "verify", scEmailCodeRequest} {
 		for _, p := range r.Results {
 			if read, ok := r.point("read", p.Concurrency); ok && p.Scenario == sc && read.RPS > 0 {
 				v := p.RPS / read.RPS

@@ -81,7 +81,13 @@ func (e usageError) Error() string { return e.msg }
 // The mail scenarios come last: the messages they queue are sent in the
 // background, and would otherwise load the server during the others.
 var allScenarios = []string{"read", "read-many", "me", "list", "create", "login", "refresh", "mixed", "mfa", "passkey",
-	scOIDCFlow, scOIDCCodeExchange, scOIDCRefresh, scOIDCClientCredentials, scOIDCUserInfo, "reset", "verify"}
+	scOIDCFlow, scOIDCCodeExchange, scOIDCRefresh, scOIDCClientCredentials, scOIDCUserInfo, "reset", "verify",
+	scEmailCodeRequest}
+
+// scEmailCodeRequest posts the seeded users' emails to POST
+// /auth/email-code, as reset posts them to /auth/password-reset: a
+// sign-in code by mail (docs/email-sign-in.md).
+const scEmailCodeRequest = "email-code-request"
 
 // run is the whole program; it returns one report per backend.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) ([]*Report, error) {

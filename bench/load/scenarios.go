@@ -35,6 +35,8 @@ func (t *target) stepFactory(name string) func(w int) step {
 		return t.linkRequestStep(t.resetURL)
 	case "verify":
 		return t.linkRequestStep(t.verifyURL)
+	case scEmailCodeRequest:
+		return t.linkRequestStep(t.emailCodeURL)
 	case scOIDCFlow:
 		return t.oidcFlowStep
 	case scOIDCRefresh:

@@ -76,6 +76,7 @@ type target struct {
 
 	meURL, listURL, usersURL, loginURL, refreshURL *url.URL
 	resetURL, verifyURL, metricsURL                *url.URL
+	emailCodeURL                                   *url.URL
 }
 
 func newTarget(hc *http.Client, base string) (*target, error) {
@@ -85,16 +86,17 @@ func newTarget(hc *http.Client, base string) (*target, error) {
 	}
 	ref := func(p string) *url.URL { return u.ResolveReference(&url.URL{Path: p}) }
 	t := &target{
-		hc:         hc,
-		base:       u,
-		runTag:     randomHex(4),
-		meURL:      ref("/api/users/me"),
-		usersURL:   ref("/api/users"),
-		loginURL:   ref("/auth/login"),
-		refreshURL: ref("/auth/refresh-token"),
-		resetURL:   ref("/auth/password-reset"),
-		verifyURL:  ref("/auth/email-verification"),
-		metricsURL: ref("/metrics"),
+		hc:           hc,
+		base:         u,
+		runTag:       randomHex(4),
+		meURL:        ref("/api/users/me"),
+		usersURL:     ref("/api/users"),
+		loginURL:     ref("/auth/login"),
+		refreshURL:   ref("/auth/refresh-token"),
+		resetURL:     ref("/auth/password-reset"),
+		verifyURL:    ref("/auth/email-verification"),
+		emailCodeURL: ref("/auth/email-code"),
+		metricsURL:   ref("/metrics"),
 	}
 	t.listURL = ref("/api/users")
 	t.listURL.RawQuery = "limit=50"
