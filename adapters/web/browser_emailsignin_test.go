@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/userd/userd/adapters/httpapi"
+	"github.com/userd/userd/adapters/web"
+	"github.com/userd/userd/application"
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/test/chromium"
 )
@@ -114,5 +117,53 @@ func TestMagicLink_get_uses_nothing(t *testing.T) {
 	}
 	if _, err := e.svc.EmailSignIn.VerifyLink(context.Background(), token); !errors.Is(err, domain.ErrInvalidEmailCode) {
 		t.Errorf("the token used twice: %v, want ErrInvalidEmailCode", err)
+	}
+}
+
+// A sign-in by email that an app's flow began goes on in the flow: by the
+// code typed on the page, and by the magic link opened in the same
+// browser (MagicNextCookie).
+func TestEmailSignIn_continues_an_app_flow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.withFakeProvider()
+	e.addUser("ada@example.com", false)
+	e.deliver()
+	for _, by := range []string{"code", "link"} {
+		f.step = application.AuthorizeStep{SignIn: true, ClientName: "Grafana <Ops>"}
+		v := e.visitor()
+		loc, err := url.Parse(v.get(continuePath).Header.Get("Location"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		form := v.get(loc.RequestURI())
+		if !strings.Contains(form.Body, `id="email-code"`) {
+			t.Fatalf("the sign-in page offers no code by email:\n%s", form.Body)
+		}
+		client := hiddenClient.FindStringSubmatch(form.Body)[1]
+		asked := v.post("/account/login/email-code", url.Values{"email": {"ada@example.com"}, "next": {continuePath}, "client": {client}})
+		wantPage(t, asked, http.StatusOK, "Check your email")
+		if !strings.Contains(asked.Body, "continue to <strong>Grafana") {
+			t.Errorf("%s: the code's page does not name the app:\n%s", by, asked.Body)
+		}
+		code, link := e.emailCodeMail("ada@example.com")
+		f.step = application.AuthorizeStep{Location: appLocation, ClientName: "Grafana <Ops>"}
+		var done answer
+		if by == "code" {
+			done = v.post("/account/login/email-code/verify", url.Values{"email": {"ada@example.com"}, "code": {code},
+				"next": {continuePath}, "client": {client}})
+		} else {
+			wantPage(t, v.get(link), http.StatusOK, "Sign in")
+			done = v.post(web.MagicLinkPath, url.Values{"token": {strings.TrimPrefix(link, web.MagicLinkPath+"?token=")}})
+		}
+		wantPage(t, done, http.StatusOK, "Continue to Grafana &lt;Ops&gt;")
+		wantOnwardPage(t, done, appLocation)
+		if b := f.lastContinue(t).browser; b == nil || b.SessionID == "" || v.cookie == nil {
+			t.Errorf("%s: the flow went on without the new session: %+v", by, b)
+		}
+		if v.magic != nil {
+			t.Errorf("%s: the magic link's cookie is left after the sign-in", by)
+		}
+		e.clock.Advance(2 * time.Minute) // the mail budget's minute
 	}
 }

@@ -22,6 +22,8 @@ type visitorSession struct {
 	cookie *http.Cookie
 	// sso is the OpenID provider's cookie, kept as a browser does too.
 	sso *http.Cookie
+	// magic is where a sign-in by email goes on (web.MagicNextCookie).
+	magic *http.Cookie
 }
 
 func (e *env) visitor() *visitorSession { return &visitorSession{e: e} }
@@ -36,6 +38,8 @@ func (v *visitorSession) keep(a answer) answer {
 			kept = &v.cookie
 		case web.SSOCookie:
 			kept = &v.sso
+		case web.MagicNextCookie:
+			kept = &v.magic
 		default:
 			continue
 		}
@@ -50,7 +54,7 @@ func (v *visitorSession) keep(a answer) answer {
 
 func (v *visitorSession) withCookie() reqOption {
 	return func(r *http.Request) {
-		for _, c := range []*http.Cookie{v.cookie, v.sso} {
+		for _, c := range []*http.Cookie{v.cookie, v.sso, v.magic} {
 			if c != nil {
 				r.AddCookie(c) // name and value only, as a browser sends it back
 			}
