@@ -70,6 +70,8 @@ func mailFor(template domain.MailTemplate, lang string) domain.Mail {
 	switch template {
 	case domain.MailVerifyEmail, domain.MailResetPassword:
 		m.Data = map[string]string{"link": testLink}
+	case domain.MailEmailSignIn:
+		m.Data = map[string]string{"link": testLink, "code": "042917"}
 	case domain.MailEmailChanged:
 		m.Data = map[string]string{"new_email": "ada.new@example.com"}
 	}
@@ -88,12 +90,14 @@ func TestRender_every_template_in_every_language(t *testing.T) {
 			domain.MailResetPassword:   "Reset your password",
 			domain.MailEmailChanged:    "Your email address was changed",
 			domain.MailPasswordChanged: "Your password was changed",
+			domain.MailEmailSignIn:     "Your sign-in code: 042917",
 		},
 		"de": {
 			domain.MailVerifyEmail:     "Bestätigen Sie Ihre E-Mail-Adresse",
 			domain.MailResetPassword:   "Passwort zurücksetzen",
 			domain.MailEmailChanged:    "Ihre E-Mail-Adresse wurde geändert",
 			domain.MailPasswordChanged: "Ihr Passwort wurde geändert",
+			domain.MailEmailSignIn:     "Ihr Anmeldecode: 042917",
 		},
 	}
 	m, dir := newFileMailer(t, mail.Options{})
@@ -135,7 +139,10 @@ func TestRender_every_template_in_every_language(t *testing.T) {
 				case strings.Contains(p.HTML, "<script>") || !strings.Contains(p.HTML, "&lt;script&gt;"):
 					t.Errorf("name not escaped in the HTML part:\n%s", p.HTML)
 				}
-				hasLink := template == domain.MailVerifyEmail || template == domain.MailResetPassword
+				hasLink := template == domain.MailVerifyEmail || template == domain.MailResetPassword || template == domain.MailEmailSignIn
+				if template == domain.MailEmailSignIn && (!strings.Contains(p.Text, "042917") || !strings.Contains(p.HTML, "042917")) {
+					t.Errorf("the sign-in message lacks its code:\n%s", p.Text)
+				}
 				if hasLink {
 					if got := smtpserver.LinkFrom(p.Text); got != testLink {
 						t.Errorf("link in the text part %q, want %q alone on a line:\n%s", got, testLink, p.Text)
