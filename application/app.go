@@ -81,6 +81,10 @@ type Config struct {
 	// EmailSignIn turns on the sign-in by email alone (USERD_EMAIL_SIGN_IN);
 	// off, its use cases answer domain.ErrEmailSignInOff.
 	EmailSignIn bool
+	// EmailSignUp mails a code to an email no account has too, and makes
+	// an account of it at its first right code or link
+	// (USERD_EMAIL_SIGNUP).
+	EmailSignUp bool
 	// EmailCodeTTL is the lifetime of a sign-in code and its link; zero
 	// means domain.DefaultEmailCodeTTL.
 	EmailCodeTTL time.Duration
@@ -278,10 +282,11 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			sessionEnds: sh.sessionEnds, delivery: sh.delivery}},
 		EmailSignIn: &EmailSignInService{core: c, emailSignInPorts: emailSignInPorts{users: st.Users, links: st.Links,
 			outbox: st.Outbox, tx: st.Tx, signIn: sh.signIn, webhooks: sh.webhooks, delivery: sh.delivery,
-			enabled: cfg.EmailSignIn}},
+			enabled: cfg.EmailSignIn, signUp: cfg.EmailSignIn && cfg.EmailSignUp}},
 		Delivery: &DeliveryService{core: c, deliveryPorts: deliveryPorts{outbox: st.Outbox, mailer: deps.Mailer,
 			webhookSender: deps.Webhooks, outboxMetrics: deps.OutboxMetrics, users: st.Users, links: st.Links,
-			tx: st.Tx, mail: sh.mail, budget: cfg.MailBudget, wakeup: sh.delivery}},
+			tx: st.Tx, mail: sh.mail, budget: cfg.MailBudget, wakeup: sh.delivery,
+			emailSignUp: cfg.EmailSignIn && cfg.EmailSignUp}},
 		MFA: &MFAService{core: c, mfaPorts: mfaPorts{users: st.Users, mfa: st.MFA, otp: deps.OTP, passkeys: st.Passkeys,
 			tokens: st.Tokens, tx: st.Tx, factors: sh.factors, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,
 			delivery: sh.delivery}},

@@ -53,6 +53,9 @@ type deliveryPorts struct {
 	budget domain.MailBudget
 	// wakeup is rung by the use cases that queue a message.
 	wakeup wakeup
+	// emailSignUp mails a sign-in code to an email no account has too
+	// (Config.EmailSignUp), within a budget of its own per address.
+	emailSignUp bool
 }
 
 // Run sends what is due until ctx ends: a batch at a time, at once while
@@ -229,6 +232,14 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 		sent = nil
 		u, err := d.users.ByEmail(ctx, req.Email)
 		switch {
+		case errors.Is(err, domain.ErrUserNotFound) && req.Purpose == domain.LinkEmailSignIn && d.emailSignUp:
+			if mail, err = d.signUpCode(ctx, req); err != nil {
+				return err
+			}
+			if mail.ID != "" {
+				sent = &domain.User{Email: req.Email}
+			}
+			return d.outbox.Done(ctx, m.ID)
 		case errors.Is(err, domain.ErrUserNotFound):
 			return d.outbox.Done(ctx, m.ID)
 		case err != nil:
@@ -267,6 +278,21 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 		d.events.note(ctx, domain.EmailVerificationRequestedEvent(sent.ID))
 	}
 	return d.sendMail(ctx, mail)
+}
+
+// signUpCode queues the sign-in code of an email no account has, within
+// the budget of that address (the account's, counted by address); a
+// request beyond it queues nothing (a zero message).
+func (d *DeliveryService) signUpCode(ctx context.Context, req domain.MailRequest) (domain.OutboxMessage, error) {
+	now := d.clock.Now()
+	count, last, err := d.links.RequestedTo(ctx, req.Email, now.Add(-time.Hour))
+	if err != nil {
+		return domain.OutboxMessage{}, err
+	}
+	if !d.budget.Allows(now, count, last) {
+		return domain.OutboxMessage{}, nil
+	}
+	return d.mail.replaceLink(ctx, domain.User{Email: req.Email}, domain.LinkEmailSignIn, true, req.Lang, now.Add(deliveryLease))
 }
 
 // count reports to the outbox metrics, when there are any.

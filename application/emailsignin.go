@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
@@ -34,6 +35,9 @@ type emailSignInPorts struct {
 	// enabled is Config.EmailSignIn; off, every method answers
 	// domain.ErrEmailSignInOff.
 	enabled bool
+	// signUp makes an account of an email no account has at its first
+	// right code or link (Config.EmailSignUp).
+	signUp bool
 }
 
 // Enabled reports whether the deployment signs people in by email; a nil
@@ -89,18 +93,21 @@ func (s *EmailSignInService) VerifyCode(ctx context.Context, rawEmail, code stri
 		return SignInResult{}, err
 	}
 	user, err := s.users.ByEmail(ctx, email)
-	if errors.Is(err, domain.ErrUserNotFound) {
+	if errors.Is(err, domain.ErrUserNotFound) && !s.signUp {
 		_ = s.throttle.failed(ctx, rec)
 		s.events.note(ctx, domain.LoginFailedEvent("", "", domain.CheckEmailCode, domain.FailureUnknownEmail))
 		return SignInResult{}, domain.ErrInvalidEmailCode
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, domain.ErrUserNotFound) {
 		return SignInResult{}, s.throttle.unchecked(ctx, email, fmt.Errorf("user by email: %w", err))
 	}
-	var wrong bool
+	var (
+		wrong   bool
+		created bool
+	)
 	err = s.tx.WithinTx(ctx, func(ctx context.Context) error {
 		wrong = false
-		t, err := s.links.UseCode(ctx, user.ID, domain.HashEmailCode(email, code), s.clock.Now())
+		t, err := s.links.UseCode(ctx, email, domain.HashEmailCode(email, code), s.clock.Now())
 		if errors.Is(err, domain.ErrInvalidLinkToken) {
 			// Committed, not rolled back: the wrong code is counted
 			// against the token.
@@ -110,7 +117,7 @@ func (s *EmailSignInService) VerifyCode(ctx context.Context, rawEmail, code stri
 		if err != nil {
 			return err
 		}
-		user, err = s.verified(ctx, t)
+		user, created, err = s.accountFor(ctx, t)
 		return err
 	})
 	switch {
@@ -123,6 +130,7 @@ func (s *EmailSignInService) VerifyCode(ctx context.Context, rawEmail, code stri
 	case err != nil:
 		return SignInResult{}, s.throttle.unchecked(ctx, email, err)
 	}
+	s.accepted(ctx, user, created)
 	s.log.LogAttrs(ctx, slog.LevelInfo, "email code accepted", slog.String("user_id", user.ID.String()))
 	return s.signIn.complete(ctx, authenticated{user: user, amr: domain.AMREmailCode, counted: email})
 }
@@ -138,13 +146,16 @@ func (s *EmailSignInService) VerifyLink(ctx context.Context, token string) (Sign
 	if !domain.WellFormedLinkToken(token) {
 		return SignInResult{}, domain.ErrInvalidEmailCode
 	}
-	var user domain.User
+	var (
+		user    domain.User
+		created bool
+	)
 	err := s.tx.WithinTx(ctx, func(ctx context.Context) error {
 		t, err := s.links.Use(ctx, domain.HashLinkToken(token), domain.LinkEmailSignIn, s.clock.Now())
 		if err != nil {
 			return err
 		}
-		user, err = s.verified(ctx, t)
+		user, created, err = s.accountFor(ctx, t)
 		return err
 	})
 	if errors.Is(err, domain.ErrInvalidLinkToken) || errors.Is(err, domain.ErrUserNotFound) {
@@ -153,8 +164,66 @@ func (s *EmailSignInService) VerifyLink(ctx context.Context, token string) (Sign
 	if err != nil {
 		return SignInResult{}, err
 	}
+	s.accepted(ctx, user, created)
 	s.log.LogAttrs(ctx, slog.LevelInfo, "magic link accepted", slog.String("user_id", user.ID.String()))
 	return s.signIn.complete(ctx, authenticated{user: user, amr: domain.AMREmailCode})
+}
+
+// accountFor is the account that the used token t signs in, its email
+// verified, in ctx's transaction: the token's account, or, for a
+// sign-up's token (no user), the account that has its email now (someone
+// registered it since: the code proved the address) or else a new one
+// (created true). A sign-up's token after USERD_EMAIL_SIGNUP was turned
+// off makes no account: domain.ErrInvalidLinkToken.
+func (s *EmailSignInService) accountFor(ctx context.Context, t domain.LinkToken) (domain.User, bool, error) {
+	if t.UserID != "" {
+		u, err := s.verified(ctx, t)
+		return u, false, err
+	}
+	u, err := s.users.ByEmail(ctx, t.Email)
+	switch {
+	case err == nil:
+		t.UserID = u.ID
+		u, err = s.verified(ctx, t)
+		return u, false, err
+	case !errors.Is(err, domain.ErrUserNotFound):
+		return domain.User{}, false, err
+	case !s.signUp:
+		return domain.User{}, false, domain.ErrInvalidLinkToken
+	}
+	u, err = s.signUpAccount(ctx, t.Email)
+	return u, err == nil, err
+}
+
+// signUpAccount creates the account of an email whose sign-up code or
+// link was right: no password, the email verified, a customer named by
+// the email's local part; user.created goes with it.
+func (s *EmailSignInService) signUpAccount(ctx context.Context, email domain.Email) (domain.User, error) {
+	name, _, _ := strings.Cut(string(email), "@")
+	if _, msg := domain.ParseName(name); msg != "" {
+		name = "New user"
+	}
+	if r := []rune(name); len(r) > domain.NameMaxLen {
+		name = string(r[:domain.NameMaxLen])
+	}
+	nu, verr := domain.ValidateNewUser(name, string(email), domain.Profiles{domain.ProfileCustomer})
+	if err := verr.Err(); err != nil {
+		return domain.User{}, err
+	}
+	u := nu.User("", s.clock.Now())
+	u.EmailVerified = true
+	if err := s.users.Create(ctx, u); err != nil {
+		return domain.User{}, err
+	}
+	return u, s.webhooks.emit(ctx, domain.WebhookUserCreated, u.ID, map[string]any{"profiles": u.Profiles.Strings()})
+}
+
+// accepted records an account that a sign-up's code or link created.
+func (s *EmailSignInService) accepted(ctx context.Context, u domain.User, created bool) {
+	if created {
+		s.events.note(ctx, domain.UserCreatedEvent("", u.ID, u.Profiles, domain.OriginEmailSignUp))
+		s.log.LogAttrs(ctx, slog.LevelInfo, "user created", slog.String("user_id", u.ID.String()), slog.String("origin", "email_sign_up"))
+	}
 }
 
 // verified marks the email of the used token t's account verified (the

@@ -224,3 +224,59 @@ func TestEmailSignIn_off(t *testing.T) {
 	_, err = e.svc.EmailSignIn.VerifyLink(ctx, "x")
 	wantErr(t, err, domain.ErrEmailSignInOff)
 }
+
+func withEmailSignUp(c *application.Config, _ *application.Deps) { c.EmailSignUp = true }
+
+// USERD_EMAIL_SIGNUP: an email no account has is sent a code, within a
+// budget of its own; its first right code creates the account, verified,
+// and signs it in; the link of a later message signs that account in.
+func TestEmailSignIn_sign_up(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withEmailSignUp, withMailBudget(domain.DefaultMailBudget))
+	code, _ := e.emailCode(t, "new@example.com")
+	if code == "" {
+		t.Fatal("no code mailed to an email no account has, with sign-up on")
+	}
+	// Within the minute the address's budget refuses a second message.
+	if c, _ := e.emailCode(t, "new@example.com"); c != "" {
+		t.Fatal("a second code was mailed within the budget's minute")
+	}
+	if _, err := e.store.Users().ByEmail(ctx, "new@example.com"); !errors.Is(err, domain.ErrUserNotFound) {
+		t.Fatalf("an account exists before the code is used: %v", err)
+	}
+	_, err := e.svc.EmailSignIn.VerifyCode(ctx, "new@example.com", otherCode(code))
+	wantErr(t, err, domain.ErrInvalidEmailCode)
+	pair, err := tokensOf(e.svc.EmailSignIn.VerifyCode(ctx, "new@example.com", code))
+	wantErr(t, err, nil)
+	u := pair.User
+	if u.Email != "new@example.com" || !u.EmailVerified || u.HasPassword() || !slices.Equal(u.Profiles, domain.Profiles{domain.ProfileCustomer}) {
+		t.Errorf("the new account is %+v, want a verified customer without a password", u)
+	}
+	if got := e.session(t, pair).AMR; !slices.Equal(got, domain.AMR{"otp"}) {
+		t.Errorf("amr = %v, want [otp]", got)
+	}
+	e.clock.Advance(time.Minute)
+	_, token := e.emailCode(t, "new@example.com")
+	pair, err = tokensOf(e.svc.EmailSignIn.VerifyLink(ctx, token))
+	wantErr(t, err, nil)
+	if pair.User.ID != u.ID {
+		t.Errorf("the link signed in %s, want the account the code made, %s", pair.User.ID, u.ID)
+	}
+}
+
+// A sign-up's link creates the account too; with sign-up off, such a
+// message is never sent.
+func TestEmailSignIn_sign_up_by_link_and_off(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withEmailSignUp)
+	_, token := e.emailCode(t, "linked@example.com")
+	pair, err := tokensOf(e.svc.EmailSignIn.VerifyLink(ctx, token))
+	wantErr(t, err, nil)
+	if pair.User.Email != "linked@example.com" || !pair.User.EmailVerified {
+		t.Errorf("the link made %+v", pair.User)
+	}
+	off := newEnv(t)
+	if c, _ := off.emailCode(t, "linked@example.com"); c != "" {
+		t.Error("a code was mailed to an email no account has, with sign-up off")
+	}
+}

@@ -35,15 +35,22 @@ type mailQueue struct {
 // earlier ones, and so does a new sign-in code, so that only the newest
 // works. requested is as for sendLink.
 func (q *mailQueue) replaceLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string, due time.Time) (domain.OutboxMessage, error) {
-	if purpose == domain.LinkResetPassword || purpose == domain.LinkEmailSignIn {
+	switch purpose {
+	case domain.LinkResetPassword:
 		if err := q.links.Void(ctx, u.ID, purpose, q.clock.Now()); err != nil {
-			return domain.OutboxMessage{}, fmt.Errorf("void %s links: %w", purpose, err)
+			return domain.OutboxMessage{}, fmt.Errorf("void reset links: %w", err)
+		}
+	case domain.LinkEmailSignIn:
+		// By address: a sign-up's code (no account yet) is voided too.
+		if err := q.links.VoidTo(ctx, u.Email, purpose, q.clock.Now()); err != nil {
+			return domain.OutboxMessage{}, fmt.Errorf("void sign-in codes: %w", err)
 		}
 	}
 	return q.queueLink(ctx, u, purpose, requested, lang, due)
 }
 
-// sendLink issues a link token of purpose for u and queues the message that
+// sendLink issues a link token of purpose for u (for a sign-up's code,
+// a User with the email alone) and queues the message that
 // carries it, in ctx's transaction. requested says whether someone asked
 // for it (it then counts against the account's mail budget).
 func (q *mailQueue) sendLink(ctx context.Context, u domain.User, purpose domain.LinkPurpose, requested bool, lang string) error {

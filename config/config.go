@@ -176,6 +176,9 @@ type Config struct {
 	// link in one message (POST /auth/email-code…); off, its routes are
 	// 404 and the sign-in page does not offer it.
 	EmailSignIn bool `env:"EMAIL_SIGN_IN" envDefault:"true"`
+	// EmailSignUp mails a sign-in code to an email no account has too,
+	// and creates the account at its first right code or link.
+	EmailSignUp bool `env:"EMAIL_SIGNUP" envDefault:"false"`
 	// EmailCodeTTL is the lifetime of a sign-in code and its link.
 	EmailCodeTTL time.Duration `env:"EMAIL_CODE_TTL" envDefault:"10m"`
 	// MagicLinkURL, when set, replaces the sign-in link's URL up to the

@@ -30,6 +30,9 @@ const (
 	// OriginIdentityProvider: the first sign-in of a person through
 	// another identity provider (autoCreate).
 	OriginIdentityProvider Origin = "idp"
+	// OriginEmailSignUp: the first right code or link sent to an email
+	// no account had (USERD_EMAIL_SIGNUP).
+	OriginEmailSignUp Origin = "email_sign_up"
 )
 
 // PasswordCheck names where a password was checked against an account.

@@ -40,7 +40,9 @@ const MaxEmailCodeFailures = 5
 
 // LinkToken is the stored record of a token sent in a link. The token
 // itself is never stored: Hash is its SHA-256. It is bound to one user, one
-// purpose and the email it was sent to, and used once.
+// purpose and the email it was sent to, and used once. A sign-in token
+// without a UserID is a sign-up's (USERD_EMAIL_SIGNUP): sent to an email no
+// account had, which its first use makes an account of.
 type LinkToken struct {
 	Hash      string
 	Purpose   LinkPurpose

@@ -11,7 +11,8 @@ import (
 // verification, password reset, sign-in by email with its code). Every method may return an error wrapping
 // domain.ErrUnavailable.
 type LinkTokenStore interface {
-	// Issue stores a new token.
+	// Issue stores a new token. A token without a UserID is a sign-up's
+	// (USERD_EMAIL_SIGNUP): bound to its email alone.
 	Issue(ctx context.Context, t domain.LinkToken) error
 	// Peek returns the token with the hash, provided it is of purpose,
 	// unused and not expired, without using it; anything else is
@@ -26,14 +27,20 @@ type LinkTokenStore interface {
 	// Void marks every unused token of the user and purpose used at now:
 	// a new reset link voids the earlier ones.
 	Void(ctx context.Context, user domain.UserID, purpose domain.LinkPurpose, now time.Time) error
-	// UseCode uses the user's usable email sign-in token (purpose
-	// domain.LinkEmailSignIn, unused, not expired) whose CodeHash is
-	// codeHash, as Use does, and returns it. When none has it, every
-	// usable sign-in token of the user counts one wrong code, and one that
-	// reaches domain.MaxEmailCodeFailures is voided (used at now); the
-	// answer is domain.ErrInvalidLinkToken. Two concurrent uses never both
-	// succeed, and concurrent wrong codes are each counted.
-	UseCode(ctx context.Context, user domain.UserID, codeHash string, now time.Time) (domain.LinkToken, error)
+	// UseCode uses the usable email sign-in token (purpose
+	// domain.LinkEmailSignIn, unused, not expired) sent to email whose
+	// CodeHash is codeHash, as Use does, and returns it. When none has it,
+	// every usable sign-in token sent to email counts one wrong code, and
+	// one that reaches domain.MaxEmailCodeFailures is voided (used at
+	// now); the answer is domain.ErrInvalidLinkToken. Two concurrent uses
+	// never both succeed, and concurrent wrong codes are each counted.
+	UseCode(ctx context.Context, email domain.Email, codeHash string, now time.Time) (domain.LinkToken, error)
+	// VoidTo marks every unused token of purpose sent to email used at
+	// now: a new sign-in code voids the earlier ones, a sign-up's too.
+	VoidTo(ctx context.Context, email domain.Email, purpose domain.LinkPurpose, now time.Time) error
+	// RequestedTo is Requested for the sign-up tokens (no user) sent to
+	// email: the mail budget of an address no account has.
+	RequestedTo(ctx context.Context, email domain.Email, since time.Time) (int, time.Time, error)
 	// Requested returns how many requested tokens (Requested set, any
 	// purpose) the user was sent since since, and when the last one was:
 	// the account's mail budget.

@@ -15,16 +15,16 @@ import (
 
 // linkTokenRow mirrors the link_tokens table.
 type linkTokenRow struct {
-	Hash          string `gorm:"column:hash;primaryKey"`
-	Purpose       string `gorm:"column:purpose"`
-	UserID        string `gorm:"column:user_id"`
-	Email         string `gorm:"column:email"`
-	CreatedMicros int64  `gorm:"column:created_at"`
-	ExpiresMicros int64  `gorm:"column:expires_at"`
-	Requested     bool   `gorm:"column:requested"`
-	UsedMicros    *int64 `gorm:"column:used_at"`
-	CodeHash      string `gorm:"column:code_hash"`
-	CodeFailures  int    `gorm:"column:code_failures"`
+	Hash          string  `gorm:"column:hash;primaryKey"`
+	Purpose       string  `gorm:"column:purpose"`
+	UserID        *string `gorm:"column:user_id"`
+	Email         string  `gorm:"column:email"`
+	CreatedMicros int64   `gorm:"column:created_at"`
+	ExpiresMicros int64   `gorm:"column:expires_at"`
+	Requested     bool    `gorm:"column:requested"`
+	UsedMicros    *int64  `gorm:"column:used_at"`
+	CodeHash      string  `gorm:"column:code_hash"`
+	CodeFailures  int     `gorm:"column:code_failures"`
 }
 
 func (linkTokenRow) TableName() string { return "link_tokens" }
@@ -36,7 +36,7 @@ func fromDomainLinkToken(t domain.LinkToken) linkTokenRow {
 	return linkTokenRow{
 		Hash:          t.Hash,
 		Purpose:       string(t.Purpose),
-		UserID:        string(t.UserID),
+		UserID:        nullIfEmpty(string(t.UserID)),
 		Email:         string(t.Email),
 		CreatedMicros: toMicros(t.CreatedAt),
 		ExpiresMicros: toMicros(t.ExpiresAt),
@@ -51,7 +51,7 @@ func toDomainLinkToken(r linkTokenRow) domain.LinkToken {
 	return domain.LinkToken{
 		Hash:         r.Hash,
 		Purpose:      domain.LinkPurpose(r.Purpose),
-		UserID:       domain.UserID(r.UserID),
+		UserID:       domain.UserID(deref(r.UserID)),
 		Email:        domain.Email(r.Email),
 		CreatedAt:    fromMicros(r.CreatedMicros),
 		ExpiresAt:    fromMicros(r.ExpiresMicros),
@@ -121,27 +121,29 @@ func (s *LinkTokenStore) Use(ctx context.Context, hash string, purpose domain.Li
 	return toDomainLinkToken(row), nil
 }
 
-// liveCodeSQL is the condition of a user's email sign-in tokens that a
-// code may still be tried against. Arguments: the user, the purpose, now.
-const liveCodeSQL = `user_id = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?`
+// liveCodeSQL is the condition of the email sign-in tokens sent to an
+// email that a code may still be tried against. Arguments: the email,
+// the purpose, now.
+const liveCodeSQL = `email = ? AND purpose = ? AND used_at IS NULL AND expires_at > ?`
 
 // useCode marks the live sign-in token with the code's hash used, in one
-// conditional write as useLink. Arguments: now, the user, the purpose,
-// now, the code's hash; the key column is the code's hash, unique among a
-// user's live tokens since a new one voids the earlier (and a repeat of
-// six digits within one account's ten minutes is read back as the one
-// just used, which is the same answer).
+// conditional write as useLink. Arguments: now, the email, the purpose,
+// now, the code's hash; the key column is the code's hash, bound to the
+// email, and unique among its live tokens since a new one voids the
+// earlier (an older, used token with the same six digits may be the row
+// read back on MySQL: the same user and email, which is all a caller
+// uses).
 var useCode = newRowUpdate("link_tokens", "used_at = ?", liveCodeSQL+" AND code_hash = ?", linkColumns, "code_hash", 4)
 
 // UseCode implements ports.LinkTokenStore. A wrong code is one UPDATE
 // that counts it and voids at the limit; used_at is assigned first since
 // MySQL evaluates a SET's assignments in order, on the values already
 // assigned, where PostgreSQL and SQLite use the row as it was.
-func (s *LinkTokenStore) UseCode(ctx context.Context, user domain.UserID, codeHash string, now time.Time) (domain.LinkToken, error) {
+func (s *LinkTokenStore) UseCode(ctx context.Context, email domain.Email, codeHash string, now time.Time) (domain.LinkToken, error) {
 	at := toMicros(now)
 	purpose := string(domain.LinkEmailSignIn)
 	if codeHash != "" {
-		row, ok, err := writeRow[linkTokenRow](ctx, s.db, useCode, at, string(user), purpose, at, codeHash)
+		row, ok, err := writeRow[linkTokenRow](ctx, s.db, useCode, at, string(email), purpose, at, codeHash)
 		if err != nil {
 			return domain.LinkToken{}, storeError("use email code", err)
 		}
@@ -151,7 +153,7 @@ func (s *LinkTokenStore) UseCode(ctx context.Context, user domain.UserID, codeHa
 	}
 	err := s.db.writer(ctx).Exec(`UPDATE link_tokens
 		SET used_at = CASE WHEN code_failures + 1 >= ? THEN ? ELSE used_at END, code_failures = code_failures + 1
-		WHERE `+liveCodeSQL, domain.MaxEmailCodeFailures, at, string(user), purpose, at).Error
+		WHERE `+liveCodeSQL, domain.MaxEmailCodeFailures, at, string(email), purpose, at).Error
 	if err != nil {
 		return domain.LinkToken{}, storeError("count wrong email code", err)
 	}
@@ -164,6 +166,32 @@ func (s *LinkTokenStore) Void(ctx context.Context, user domain.UserID, purpose d
 		Where("user_id = ? AND purpose = ? AND used_at IS NULL", string(user), string(purpose)).
 		Update("used_at", toMicros(now)).Error
 	return storeError("void link tokens", err)
+}
+
+// VoidTo implements ports.LinkTokenStore.
+func (s *LinkTokenStore) VoidTo(ctx context.Context, email domain.Email, purpose domain.LinkPurpose, now time.Time) error {
+	err := s.db.writer(ctx).Model(&linkTokenRow{}).
+		Where("email = ? AND purpose = ? AND used_at IS NULL", string(email), string(purpose)).
+		Update("used_at", toMicros(now)).Error
+	return storeError("void link tokens", err)
+}
+
+// RequestedTo implements ports.LinkTokenStore: the requested sign-up
+// tokens created at or after since, used or not.
+func (s *LinkTokenStore) RequestedTo(ctx context.Context, email domain.Email, since time.Time) (int, time.Time, error) {
+	var res struct {
+		N    int
+		Last sql.NullInt64
+	}
+	err := s.db.reader(ctx).Raw(`SELECT COUNT(*) AS n, MAX(created_at) AS last FROM link_tokens
+		WHERE email = ? AND user_id IS NULL AND requested = ? AND created_at >= ?`, string(email), true, toMicros(since)).Scan(&res).Error
+	if err != nil {
+		return 0, time.Time{}, storeError("requested sign-up tokens", err)
+	}
+	if !res.Last.Valid {
+		return res.N, time.Time{}, nil
+	}
+	return res.N, fromMicros(res.Last.Int64), nil
 }
 
 // Requested implements ports.LinkTokenStore: the requested tokens created
@@ -182,4 +210,21 @@ func (s *LinkTokenStore) Requested(ctx context.Context, user domain.UserID, sinc
 		return res.N, time.Time{}, nil
 	}
 	return res.N, fromMicros(res.Last.Int64), nil
+}
+
+// nullIfEmpty is s for a nullable column: NULL when empty (a sign-up
+// token has no user).
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// deref is the value of a nullable column, "" for NULL.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

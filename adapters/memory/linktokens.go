@@ -24,7 +24,7 @@ func NewLinkTokenStore() *LinkTokenStore { return NewStore().LinkTokens() }
 func (r *LinkTokenStore) Issue(ctx context.Context, t domain.LinkToken) error {
 	s := r.s
 	defer s.lock(ctx)()
-	if _, ok := s.users[t.UserID]; !ok {
+	if _, ok := s.users[t.UserID]; !ok && t.UserID != "" {
 		return fmt.Errorf("issue link token: %w", domain.ErrUserNotFound)
 	}
 	if _, ok := s.links[t.Hash]; ok {
@@ -84,12 +84,12 @@ func (r *LinkTokenStore) Void(ctx context.Context, user domain.UserID, purpose d
 }
 
 // UseCode implements ports.LinkTokenStore under the store's lock.
-func (r *LinkTokenStore) UseCode(ctx context.Context, user domain.UserID, codeHash string, now time.Time) (domain.LinkToken, error) {
+func (r *LinkTokenStore) UseCode(ctx context.Context, email domain.Email, codeHash string, now time.Time) (domain.LinkToken, error) {
 	now = normTime(now)
 	s := r.s
 	defer s.lock(ctx)()
 	for hash, t := range s.links {
-		if t.UserID == user && t.Purpose == domain.LinkEmailSignIn && t.UsedAt == nil && now.Before(t.ExpiresAt) &&
+		if t.Email == email && t.Purpose == domain.LinkEmailSignIn && t.UsedAt == nil && now.Before(t.ExpiresAt) &&
 			codeHash != "" && t.CodeHash == codeHash {
 			t.UsedAt = normTimePtr(&now)
 			s.links[hash] = t
@@ -97,7 +97,7 @@ func (r *LinkTokenStore) UseCode(ctx context.Context, user domain.UserID, codeHa
 		}
 	}
 	for hash, t := range s.links {
-		if t.UserID == user && t.Purpose == domain.LinkEmailSignIn && t.UsedAt == nil && now.Before(t.ExpiresAt) {
+		if t.Email == email && t.Purpose == domain.LinkEmailSignIn && t.UsedAt == nil && now.Before(t.ExpiresAt) {
 			t.CodeFailures++
 			if t.CodeFailures >= domain.MaxEmailCodeFailures {
 				t.UsedAt = normTimePtr(&now)
@@ -106,6 +106,37 @@ func (r *LinkTokenStore) UseCode(ctx context.Context, user domain.UserID, codeHa
 		}
 	}
 	return domain.LinkToken{}, fmt.Errorf("use email code: %w", domain.ErrInvalidLinkToken)
+}
+
+// VoidTo implements ports.LinkTokenStore.
+func (r *LinkTokenStore) VoidTo(ctx context.Context, email domain.Email, purpose domain.LinkPurpose, now time.Time) error {
+	now = normTime(now)
+	s := r.s
+	defer s.lock(ctx)()
+	for hash, t := range s.links {
+		if t.Email == email && t.Purpose == purpose && t.UsedAt == nil {
+			t.UsedAt = normTimePtr(&now)
+			s.links[hash] = t
+		}
+	}
+	return nil
+}
+
+// RequestedTo implements ports.LinkTokenStore.
+func (r *LinkTokenStore) RequestedTo(ctx context.Context, email domain.Email, since time.Time) (int, time.Time, error) {
+	since = normTime(since)
+	s := r.s
+	defer s.lock(ctx)()
+	n, last := 0, time.Time{}
+	for _, t := range s.links {
+		if t.UserID == "" && t.Email == email && t.Requested && !t.CreatedAt.Before(since) {
+			n++
+			if t.CreatedAt.After(last) {
+				last = t.CreatedAt
+			}
+		}
+	}
+	return n, last, nil
 }
 
 // Requested implements ports.LinkTokenStore: the requested tokens created

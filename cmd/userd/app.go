@@ -185,6 +185,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		VerifyEmailTTL:           p.Config.EmailVerificationTTL,
 		ResetPasswordTTL:         p.Config.PasswordResetTTL,
 		EmailSignIn:              p.Config.EmailSignIn,
+		EmailSignUp:              p.Config.EmailSignUp,
 		EmailCodeTTL:             p.Config.EmailCodeTTL,
 		MagicLinkURL:             p.Config.MagicLinkLink(),
 		MailBudget:               domain.MailBudget{MinInterval: p.Config.MailMinInterval, MaxPerHour: p.Config.MailMaxPerHour},

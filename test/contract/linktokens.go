@@ -234,7 +234,7 @@ func LinkTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserReposi
 	}
 	useCode := func(t *testing.T, links ports.LinkTokenStore, u domain.User, code string, now time.Time) (domain.LinkToken, error) {
 		t.Helper()
-		return links.UseCode(t.Context(), u.ID, domain.HashEmailCode(u.Email, code), now)
+		return links.UseCode(t.Context(), u.Email, domain.HashEmailCode(u.Email, code), now)
 	}
 
 	t.Run("email_code_use_once", func(t *testing.T) {
@@ -245,7 +245,7 @@ func LinkTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserReposi
 		tok, code := signInToken(u, at(0))
 		issue(t, links, tok)
 		// Another account's code is not this one's, even with the same digits.
-		if _, err := links.UseCode(t.Context(), other.ID, tok.CodeHash, at(time.Minute)); !errors.Is(err, domain.ErrInvalidLinkToken) {
+		if _, err := links.UseCode(t.Context(), other.Email, tok.CodeHash, at(time.Minute)); !errors.Is(err, domain.ErrInvalidLinkToken) {
 			t.Errorf("UseCode(another user) = %v, want ErrInvalidLinkToken", err)
 		}
 		now := at(2*time.Minute + 3*time.Microsecond)
@@ -315,8 +315,8 @@ func LinkTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserReposi
 		_, links, u := setup(t)
 		old, oldCode := signInToken(u, at(0))
 		issue(t, links, old)
-		if err := links.Void(t.Context(), u.ID, domain.LinkEmailSignIn, at(time.Minute)); err != nil {
-			t.Fatalf("Void: %v", err)
+		if err := links.VoidTo(t.Context(), u.Email, domain.LinkEmailSignIn, at(time.Minute)); err != nil {
+			t.Fatalf("VoidTo: %v", err)
 		}
 		tok, code := signInToken(u, at(time.Minute))
 		issue(t, links, tok)
@@ -367,5 +367,35 @@ func LinkTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserReposi
 		if wins != 1 {
 			t.Errorf("%d of %d concurrent uses of one code succeeded, want 1", wins, workers)
 		}
+	})
+
+	t.Run("sign_up_token_without_a_user", func(t *testing.T) {
+		t.Parallel()
+		_, links, u := setup(t)
+		stranger := domain.User{Email: "stranger@example.com"}
+		tok, code := signInToken(stranger, at(0))
+		issue(t, links, tok)
+		// Another address's budget and tokens are apart: the account's
+		// own count is none of these.
+		if n, last, err := links.RequestedTo(t.Context(), stranger.Email, at(-time.Hour)); err != nil || n != 1 || !sameTime(last, tok.CreatedAt) {
+			t.Errorf("RequestedTo = %d, %s, %v; want 1 at %s", n, last, err, tok.CreatedAt)
+		}
+		if n, _, err := links.RequestedTo(t.Context(), u.Email, at(-time.Hour)); err != nil || n != 0 {
+			t.Errorf("RequestedTo(an account's email) = %d, %v; want 0 (its tokens have a user)", n, err)
+		}
+		got, err := useCode(t, links, stranger, code, at(time.Minute))
+		if err != nil {
+			t.Fatalf("UseCode(a sign-up's code): %v", err)
+		}
+		if got.UserID != "" || got.Email != stranger.Email {
+			t.Errorf("UseCode = %+v, want no user and the stranger's email", got)
+		}
+		// A second one, voided by the next request to the address.
+		tok2, _ := signInToken(stranger, at(2*time.Minute))
+		issue(t, links, tok2)
+		if err := links.VoidTo(t.Context(), stranger.Email, domain.LinkEmailSignIn, at(3*time.Minute)); err != nil {
+			t.Fatalf("VoidTo: %v", err)
+		}
+		invalid(t, links, tok2.Hash, domain.LinkEmailSignIn, at(4*time.Minute), "a voided sign-up token")
 	})
 }

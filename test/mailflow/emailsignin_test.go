@@ -255,3 +255,37 @@ func absDuration(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// TestAiosmtpdEmailSignUp: with USERD_EMAIL_SIGNUP=true an email no account
+// has is sent a code, whose first right use creates the account, verified,
+// and signs it in; the address is held to the budget of an account (one
+// message a minute by default).
+func TestAiosmtpdEmailSignUp(t *testing.T) {
+	t.Parallel()
+	smtp := smtpserver.StartAiosmtpd(t)
+	env := smtpEnv(t.TempDir(), smtp.URL())
+	env["USERD_EMAIL_SIGNUP"] = "true"
+	delete(env, "USERD_MAIL_MIN_INTERVAL")
+	delete(env, "USERD_MAIL_MAX_PER_HOUR")
+	node := startNode(t, env)
+	base := node.Base
+	const email = "newcomer@example.com"
+	for range 2 {
+		kit.Expect(t, "POST /auth/email-code", kit.Send(t, http.MethodPost, base+"/auth/email-code",
+			map[string]string{"email": email}, ""), http.StatusAccepted, "")
+	}
+	_, code, _ := signInMail(t, smtp, email, subjectEmailCode, 1)
+	r := emailCode(t, base, email, code)
+	kit.Expect(t, "the sign-up's code", r, http.StatusOK, "")
+	var tok kit.Tokens
+	if err := json.Unmarshal(r.Body, &tok); err != nil {
+		t.Fatal(err)
+	}
+	if tok.User.Email != email || !tok.User.EmailVerified {
+		t.Errorf("the new account: %+v, want %s verified", tok.User, email)
+	}
+	kit.Eventually(t, 10*time.Second, "every request answered", func() bool { return backlog(t, base) == 0 })
+	if n := len(parseAll(t, smtp.Received())); n != 1 {
+		t.Errorf("%d messages, want 1: the second request was within the address's minute", n)
+	}
+}
