@@ -146,6 +146,9 @@ func TestEmailSignIn_continues_an_app_flow(t *testing.T) {
 		if !strings.Contains(asked.Body, "continue to <strong>Grafana") {
 			t.Errorf("%s: the code's page does not name the app:\n%s", by, asked.Body)
 		}
+		if !strings.Contains(asked.Body, `href="/account/login?client=`) {
+			t.Errorf("%s: the code's Start again loses the app's flow:\n%s", by, asked.Body)
+		}
 		code, link := e.emailCodeMail("ada@example.com")
 		f.step = application.AuthorizeStep{Location: appLocation, ClientName: "Grafana <Ops>"}
 		var done answer
