@@ -40,6 +40,10 @@ func (p *Principal) CanUpdateUser(id UserID) error { return p.selfOrAdmin(id) }
 // account, and anyone those of their own.
 func (p *Principal) CanManageSessions(id UserID) error { return p.selfOrAdmin(id) }
 
+// CanManageTokens lets an admin list and revoke the personal access
+// tokens of any account, and anyone those of their own.
+func (p *Principal) CanManageTokens(id UserID) error { return p.selfOrAdmin(id) }
+
 // CanManageIdentities lets an admin list and unlink the identities of
 // any account at other providers, and anyone those of their own.
 func (p *Principal) CanManageIdentities(id UserID) error { return p.selfOrAdmin(id) }
