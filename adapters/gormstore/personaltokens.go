@@ -144,19 +144,27 @@ func (s *PersonalTokenStore) Tokens(ctx context.Context, user domain.UserID, now
 	return out, nil
 }
 
-// tokenByHashSQL reads a token and its user by the token's hash, in one
-// join: the columns of personalTokenColumns, then those of userColumns.
-var tokenByHashSQL = "SELECT t." + strings.Join(personalTokenColumns, ", t.") + ", u." + strings.Join(userColumns, ", u.") +
-	" FROM personal_tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = ?"
+// tokenByHashSelect reads a token and its user by the token's hash, in
+// one join: the columns of personalTokenColumns, then those of
+// userColumns. The hash's placeholder is left to add.
+var tokenByHashSelect = "SELECT t." + strings.Join(personalTokenColumns, ", t.") + ", u." + strings.Join(userColumns, ", u.") +
+	" FROM personal_tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = "
 
-// TokenByHash implements ports.PersonalTokenStore with tokenByHashSQL,
-// scanned by database/sql as RefreshTokenStore.Lookup's row is.
+// tokenByHashQuery is TokenByHash's statement on the read pool (hotRead):
+// every request with a token makes it, as every signed-in one makes
+// ByID's.
+func tokenByHashQuery(d dialect) string { return tokenByHashSelect + d.param(1) }
+
+// TokenByHash implements ports.PersonalTokenStore with tokenByHashSelect:
+// outside a transaction its prepared statement on the read pool, inside
+// one the same query on the transaction; scanned by database/sql either
+// way.
 func (s *PersonalTokenStore) TokenByHash(ctx context.Context, hash string) (domain.PersonalToken, domain.User, error) {
 	var (
 		tok  personalTokenRow
 		user userRow
 	)
-	err := s.db.reader(ctx).Raw(tokenByHashSQL, hash).Row().Scan(append(tok.scanTargets(), user.scanTargets()...)...)
+	err := s.readTokenByHash(ctx, hash, append(tok.scanTargets(), user.scanTargets()...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.PersonalToken{}, domain.User{}, fmt.Errorf("personal token by hash: %w", domain.ErrPersonalTokenNotFound)
 	}
@@ -168,6 +176,23 @@ func (s *PersonalTokenStore) TokenByHash(ctx context.Context, hash string) (doma
 		return domain.PersonalToken{}, domain.User{}, fmt.Errorf("personal token by hash: %w", err)
 	}
 	return t, toDomainUser(user), nil
+}
+
+// readTokenByHash scans the row of tokenByHashQuery into targets.
+func (s *PersonalTokenStore) readTokenByHash(ctx context.Context, hash string, targets []any) error {
+	if s.db.txOf(ctx) != nil {
+		// GORM writes each dialect's placeholder for ? itself.
+		return s.db.reader(ctx).Raw(tokenByHashSelect+"?", hash).Row().Scan(targets...)
+	}
+	pool, err := s.db.read.DB()
+	if err != nil {
+		return err
+	}
+	stmt, err := s.db.tokenByHash.get(ctx, pool)
+	if err != nil {
+		return err
+	}
+	return stmt.QueryRowContext(ctx, hash).Scan(targets...)
 }
 
 // RevokeToken implements ports.PersonalTokenStore in one conditional
