@@ -52,7 +52,7 @@ var tokenScopeChoices = []struct {
 }
 
 // accountTokenNotices are what the page says after an action's redirect.
-var accountTokenNotices = map[string]string{
+var accountTokenNotices = map[string]string{ //nolint:gosec // G101: sentences about tokens, no credential
 	"token-revoked": "The token is revoked: it no longer works.",
 	"token-gone":    "That token was revoked or had expired already.",
 }
@@ -203,7 +203,7 @@ func (p *Pages) createToken(w http.ResponseWriter, r *http.Request, v visitor) {
 	d := pg.Data.(accountTokensData)
 	d.Created, d.CreatedName = created.Token, created.Name
 	pg.Data = d
-	pg.Notice = "The token is created. Copy it now: it is not shown again."
+	pg.Notice = "The token “" + created.Name + "” is created."
 	pg.Scripts = []string{scriptCopy}
 	p.renderConsole(w, r, http.StatusOK, pg)
 }

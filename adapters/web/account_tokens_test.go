@@ -74,7 +74,7 @@ func TestAccountTokens_create_show_once_and_revoke(t *testing.T) {
 	if res.Header.Get("Location") != "" || res.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("Location %q, Cache-Control %q", res.Header.Get("Location"), res.Header.Get("Cache-Control"))
 	}
-	wantNotice(t, res, "The token is created. Copy it now: it is not shown again.")
+	wantNotice(t, res, "The token “CI &lt;job&gt;” is created.")
 	wantBody(t, res, `Token “CI &lt;job&gt;”`, "<strong>Copy it now: it is not shown again.</strong>",
 		`id="copy-token" data-copy="token" hidden>Copy</button>`, `src="/account/assets/copy.js?v=`,
 		// The form is back to its defaults.
