@@ -183,10 +183,12 @@ func TestAdminUser_lists_and_revokes_tokens(t *testing.T) {
 	revoke := page + "/tokens/" + string(tk.ID) + "/revoke"
 	wantBody(t, res, `<tr id="token-`+string(tk.ID)+`"><th scope="row">Seeded 1</th><td><code>udp_`+tk.Prefix+`…</code></td><td>users:read</td><td>`+
 		consoleTimeOf(tk.CreatedAt)+`</td><td>`+consoleTimeOf(tk.ExpiresAt)+`</td><td>Never</td>`, `href="`+revoke+`">Revoke…`)
-	// The console makes no token for another: there is no form for it.
+	// The console makes no token for another: there is no form for it,
+	// nor any address.
 	if strings.Contains(res.Body, `action="`+page+`/tokens"`) || strings.Contains(res.Body, `name="scopes"`) {
 		t.Error("the user's page offers to create a token")
 	}
+	wantPage(t, admin.post(page+"/tokens", newTokenForm("For Ada", "90", "users:read")), http.StatusNotFound, "")
 
 	res = admin.get(revoke)
 	wantPage(t, res, http.StatusOK, "Revoke the token “Seeded 1” of ada@example.com?")
