@@ -79,6 +79,14 @@ func TestLinkTokenStore(t *testing.T) {
 	})
 }
 
+func TestPersonalTokenStore(t *testing.T) {
+	t.Parallel()
+	contract.PersonalTokenStore(t, func(*testing.T) (ports.UserRepository, ports.PersonalTokenStore) {
+		s := memory.NewStore()
+		return s.Users(), s.PersonalTokens()
+	})
+}
+
 func TestMFAStore(t *testing.T) {
 	t.Parallel()
 	contract.MFAStore(t, func(*testing.T) contract.MFAStorage {
