@@ -150,6 +150,7 @@ func TestContract(t *testing.T) {
 						Outbox: NewOutbox(db, box), Links: NewLinkTokenStore(db), Challenges: NewMFAChallengeStore(db),
 						Passkeys: NewPasskeyStore(db), Audit: NewAuditLog(db), Purger: NewPurger(db),
 						Clients: NewOAuthClientStore(db), AuthRequests: NewAuthRequestStore(db),
+						PersonalTokens: NewPersonalTokenStore(db),
 					}
 				})
 			})

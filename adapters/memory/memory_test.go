@@ -155,6 +155,7 @@ func TestPurger(t *testing.T) {
 			Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Outbox: s.Outbox(box),
 			Links: s.LinkTokens(), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(), Audit: audit,
 			Purger: memory.NewPurger(s, audit), Clients: s.OAuthClients(), AuthRequests: s.AuthRequests(),
+			PersonalTokens: s.PersonalTokens(),
 		}
 	})
 }
