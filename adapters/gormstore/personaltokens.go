@@ -89,16 +89,16 @@ var _ ports.PersonalTokenStore = (*PersonalTokenStore)(nil)
 // NewPersonalTokenStore returns the personal-token store of db.
 func NewPersonalTokenStore(db *DB) *PersonalTokenStore { return &PersonalTokenStore{db: db} }
 
-// liveTokenSQL is the condition of a live token at a time (its argument,
+// whereLive is the condition of a live token at a time (its argument,
 // microseconds): domain.PersonalToken.Live.
-const liveTokenSQL = "revoked_at IS NULL AND expires_at > ?"
+const whereLive = "revoked_at IS NULL AND expires_at > ?"
 
 // CreateToken implements ports.PersonalTokenStore in one transaction:
 // the user's row is read first, locked on PostgreSQL and MySQL (SQLite's
 // immediate transaction has serialised the writers already), so that the
 // creations of one user queue on it and each counts the live tokens after
 // the one before committed; then the count, then the insert.
-func (s *PersonalTokenStore) CreateToken(ctx context.Context, t domain.PersonalToken, max int) error {
+func (s *PersonalTokenStore) CreateToken(ctx context.Context, t domain.PersonalToken, limit int) error {
 	row := fromDomainPersonalToken(t)
 	err := s.db.transaction(ctx, func(tx *gorm.DB) error {
 		var user userRow
@@ -106,11 +106,11 @@ func (s *PersonalTokenStore) CreateToken(ctx context.Context, t domain.PersonalT
 			return err
 		}
 		var live int64
-		err := tx.Model(&personalTokenRow{}).Where("user_id = ? AND "+liveTokenSQL, row.UserID, row.CreatedMicros).Count(&live).Error
+		err := tx.Model(&personalTokenRow{}).Where("user_id = ? AND "+whereLive, row.UserID, row.CreatedMicros).Count(&live).Error
 		if err != nil {
 			return err
 		}
-		if live >= int64(max) {
+		if live >= int64(limit) {
 			return domain.ErrTokenLimit
 		}
 		return tx.Create(&row).Error
@@ -128,7 +128,7 @@ func (s *PersonalTokenStore) CreateToken(ctx context.Context, t domain.PersonalT
 // breaking ties, as the memory store does.
 func (s *PersonalTokenStore) Tokens(ctx context.Context, user domain.UserID, now time.Time) ([]domain.PersonalToken, error) {
 	var rows []personalTokenRow
-	err := s.db.reader(ctx).Select(personalTokenColumns).Where("user_id = ? AND "+liveTokenSQL, string(user), toMicros(now)).
+	err := s.db.reader(ctx).Select(personalTokenColumns).Where("user_id = ? AND "+whereLive, string(user), toMicros(now)).
 		Order("created_at DESC, id DESC").Find(&rows).Error
 	if err != nil {
 		return nil, storeError("personal tokens", err)
@@ -176,7 +176,7 @@ func (s *PersonalTokenStore) TokenByHash(ctx context.Context, hash string) (doma
 func (s *PersonalTokenStore) RevokeToken(ctx context.Context, user domain.UserID, id domain.PersonalTokenID, at time.Time) error {
 	var affected int64
 	err := s.db.statement(ctx, func(g *gorm.DB) error {
-		res := g.Model(&personalTokenRow{}).Where("id = ? AND user_id = ? AND "+liveTokenSQL, string(id), string(user), toMicros(at)).
+		res := g.Model(&personalTokenRow{}).Where("id = ? AND user_id = ? AND "+whereLive, string(id), string(user), toMicros(at)).
 			Update("revoked_at", toMicros(at))
 		affected = res.RowsAffected
 		return res.Error

@@ -128,8 +128,8 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 	t.Run("the_limit_counts_live_tokens_only", func(t *testing.T) {
 		t.Parallel()
 		_, tokens, u := setup(t)
-		const max = 3
-		create := func(tok domain.PersonalToken) error { return tokens.CreateToken(t.Context(), tok, max) }
+		const limit = 3
+		create := func(tok domain.PersonalToken) error { return tokens.CreateToken(t.Context(), tok, limit) }
 		expired := newPersonalToken(u.ID, at(0))
 		expired.ExpiresAt = at(time.Hour)
 		revoked := newPersonalToken(u.ID, at(0))
@@ -156,8 +156,8 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 		if err := create(newPersonalToken(u.ID, at(2*time.Hour))); err != nil {
 			t.Fatalf("CreateToken(after one revoked) = %v", err)
 		}
-		if got, err := tokens.Tokens(t.Context(), u.ID, at(2*time.Hour)); err != nil || len(got) != max {
-			t.Errorf("Tokens = %d tokens, %v; want %d", len(got), err, max)
+		if got, err := tokens.Tokens(t.Context(), u.ID, at(2*time.Hour)); err != nil || len(got) != limit {
+			t.Errorf("Tokens = %d tokens, %v; want %d", len(got), err, limit)
 		}
 		// A refused token was not stored.
 		if _, _, err := tokens.TokenByHash(t.Context(), refused.Hash); !errors.Is(err, domain.ErrPersonalTokenNotFound) {
