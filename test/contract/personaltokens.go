@@ -45,6 +45,15 @@ func mustCreateToken(t *testing.T, store ports.PersonalTokenStore, tok domain.Pe
 	}
 }
 
+// mustRevokeToken revokes tok at when, and notes it in tok.
+func mustRevokeToken(t *testing.T, store ports.PersonalTokenStore, tok *domain.PersonalToken, when time.Time) {
+	t.Helper()
+	if err := store.RevokeToken(t.Context(), tok.UserID, tok.ID, when); err != nil {
+		t.Fatalf("RevokeToken(%s): %v", tok.ID, err)
+	}
+	tok.RevokedAt = &when
+}
+
 // checkTokens checks that the user's live tokens at now are want, in
 // order.
 func checkTokens(t *testing.T, store ports.PersonalTokenStore, user domain.UserID, now time.Time, want ...domain.PersonalToken) {
@@ -75,16 +84,19 @@ func tokenByHash(t *testing.T, store ports.PersonalTokenStore, want domain.Perso
 // PersonalTokenStore runs the contract of ports.PersonalTokenStore over
 // the stores that newStores makes, sharing one storage.
 func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRepository, ports.PersonalTokenStore)) {
-	setup := func(t *testing.T) (ports.UserRepository, ports.PersonalTokenStore, domain.User) {
+	// setup returns the stores with two users: the one whose tokens a
+	// case makes, and another.
+	setup := func(t *testing.T) (ports.UserRepository, ports.PersonalTokenStore, domain.User, domain.User) {
 		users, tokens := newStores(t)
-		u := newUser(at(0))
+		u, other := newUser(at(0)), newUser(at(time.Second))
 		mustCreate(t, users, u)
-		return users, tokens, u
+		mustCreate(t, users, other)
+		return users, tokens, u, other
 	}
 
 	t.Run("create_and_find_by_hash", func(t *testing.T) {
 		t.Parallel()
-		_, tokens, u := setup(t)
+		_, tokens, u, _ := setup(t)
 		tok := newPersonalToken(u.ID, at(time.Second))
 		tok.Scopes = []domain.TokenScope{domain.ScopeUsersRead, domain.ScopeUsersWrite}
 		mustCreateToken(t, tokens, tok)
@@ -96,9 +108,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("tokens_live_only_newest_first", func(t *testing.T) {
 		t.Parallel()
-		users, tokens, u := setup(t)
-		other := newUser(at(time.Second))
-		mustCreate(t, users, other)
+		_, tokens, u, other := setup(t)
 		old, mid, last := newPersonalToken(u.ID, at(time.Second)), newPersonalToken(u.ID, at(time.Minute)), newPersonalToken(u.ID, at(time.Hour))
 		// Two made at one instant: the greater id first.
 		twin := newPersonalToken(u.ID, at(time.Hour))
@@ -109,9 +119,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 		for _, tok := range []domain.PersonalToken{mid, expired, last, old, twin, revoked, others} {
 			mustCreateToken(t, tokens, tok)
 		}
-		if err := tokens.RevokeToken(t.Context(), u.ID, revoked.ID, at(90*time.Minute)); err != nil {
-			t.Fatalf("RevokeToken: %v", err)
-		}
+		mustRevokeToken(t, tokens, &revoked, at(90*time.Minute))
 		first, second := last, twin
 		if twin.ID > last.ID {
 			first, second = twin, last
@@ -127,7 +135,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("the_limit_counts_live_tokens_only", func(t *testing.T) {
 		t.Parallel()
-		_, tokens, u := setup(t)
+		_, tokens, u, _ := setup(t)
 		const limit = 3
 		create := func(tok domain.PersonalToken) error { return tokens.CreateToken(t.Context(), tok, limit) }
 		expired := newPersonalToken(u.ID, at(0))
@@ -150,9 +158,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 		if err := create(newPersonalToken(u.ID, at(time.Hour))); !errors.Is(err, domain.ErrTokenLimit) {
 			t.Fatalf("CreateToken(over the limit again) = %v, want ErrTokenLimit", err)
 		}
-		if err := tokens.RevokeToken(t.Context(), u.ID, revoked.ID, at(2*time.Hour)); err != nil {
-			t.Fatalf("RevokeToken: %v", err)
-		}
+		mustRevokeToken(t, tokens, &revoked, at(2*time.Hour))
 		if err := create(newPersonalToken(u.ID, at(2*time.Hour))); err != nil {
 			t.Fatalf("CreateToken(after one revoked) = %v", err)
 		}
@@ -169,7 +175,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 	// nodes: exactly the limit is stored, the rest refused.
 	t.Run("concurrent_creations_hold_the_limit", func(t *testing.T) {
 		t.Parallel()
-		_, tokens, u := setup(t)
+		_, tokens, u, _ := setup(t)
 		const workers = domain.MaxLivePersonalTokens + 10
 		var refused atomic.Int32
 		updateConcurrently(t, workers, "CreateToken", func(i int) error {
@@ -191,7 +197,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("create_for_an_unknown_user", func(t *testing.T) {
 		t.Parallel()
-		_, tokens, _ := setup(t)
+		_, tokens, _, _ := setup(t)
 		tok := newPersonalToken(domain.NewUserID(at(0)), at(0))
 		if err := tokens.CreateToken(t.Context(), tok, domain.MaxLivePersonalTokens); !errors.Is(err, domain.ErrUserNotFound) {
 			t.Errorf("CreateToken(unknown user) = %v, want ErrUserNotFound", err)
@@ -203,17 +209,13 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("by_hash_whatever_the_state", func(t *testing.T) {
 		t.Parallel()
-		users, tokens, u := setup(t)
+		users, tokens, u, _ := setup(t)
 		expired := newPersonalToken(u.ID, at(0))
 		expired.ExpiresAt = at(time.Hour)
 		revoked := newPersonalToken(u.ID, at(0))
 		mustCreateToken(t, tokens, expired)
 		mustCreateToken(t, tokens, revoked)
-		if err := tokens.RevokeToken(t.Context(), u.ID, revoked.ID, at(time.Minute)); err != nil {
-			t.Fatalf("RevokeToken: %v", err)
-		}
-		revokedAt := at(time.Minute)
-		revoked.RevokedAt = &revokedAt
+		mustRevokeToken(t, tokens, &revoked, at(time.Minute))
 		disabled, err := users.Update(t.Context(), u.ID, func(u *domain.User) error {
 			u.Disabled, u.UpdatedAt = true, at(time.Minute)
 			return nil
@@ -229,9 +231,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("revoke_only_ones_own_live_token_once", func(t *testing.T) {
 		t.Parallel()
-		users, tokens, u := setup(t)
-		other := newUser(at(time.Second))
-		mustCreate(t, users, other)
+		_, tokens, u, other := setup(t)
 		tok := newPersonalToken(u.ID, at(0))
 		expired := newPersonalToken(u.ID, at(0))
 		expired.ExpiresAt = at(time.Hour)
@@ -246,12 +246,8 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 		notFound(other.ID, tok.ID, at(time.Minute), "another user's")
 		notFound(u.ID, domain.NewPersonalTokenID(), at(time.Minute), "unknown")
 		notFound(u.ID, expired.ID, at(time.Hour), "expired")
-		if err := tokens.RevokeToken(t.Context(), u.ID, tok.ID, at(time.Minute)); err != nil {
-			t.Fatalf("RevokeToken: %v", err)
-		}
+		mustRevokeToken(t, tokens, &tok, at(time.Minute))
 		notFound(u.ID, tok.ID, at(2*time.Minute), "twice")
-		revokedAt := at(time.Minute)
-		tok.RevokedAt = &revokedAt
 		tokenByHash(t, tokens, tok, u)
 		// The expired one was left as it was.
 		tokenByHash(t, tokens, expired, u)
@@ -259,7 +255,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("concurrent_revocations_one_wins", func(t *testing.T) {
 		t.Parallel()
-		_, tokens, u := setup(t)
+		_, tokens, u, _ := setup(t)
 		tok := newPersonalToken(u.ID, at(0))
 		mustCreateToken(t, tokens, tok)
 		const workers = 8
@@ -281,7 +277,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("touch_at_most_once_a_minute", func(t *testing.T) {
 		t.Parallel()
-		_, tokens, u := setup(t)
+		_, tokens, u, _ := setup(t)
 		tok := newPersonalToken(u.ID, at(0))
 		mustCreateToken(t, tokens, tok)
 		tokenByHash(t, tokens, tok, u) // never used: the zero time
@@ -305,9 +301,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("deleted_with_the_user", func(t *testing.T) {
 		t.Parallel()
-		users, tokens, u := setup(t)
-		other := newUser(at(time.Second))
-		mustCreate(t, users, other)
+		users, tokens, u, other := setup(t)
 		tok, kept := newPersonalToken(u.ID, at(0)), newPersonalToken(other.ID, at(0))
 		mustCreateToken(t, tokens, tok)
 		mustCreateToken(t, tokens, kept)
@@ -323,7 +317,7 @@ func PersonalTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRe
 
 	t.Run("the_same_hash_twice_is_refused", func(t *testing.T) {
 		t.Parallel()
-		_, tokens, u := setup(t)
+		_, tokens, u, _ := setup(t)
 		tok := newPersonalToken(u.ID, at(0))
 		mustCreateToken(t, tokens, tok)
 		again := newPersonalToken(u.ID, at(time.Second))

@@ -245,10 +245,7 @@ func Purger(t *testing.T, newStores func(t *testing.T) PurgeStores) {
 			tok.ExpiresAt = expires
 			mustCreateToken(t, s.PersonalTokens, tok)
 			if revoked != nil {
-				if err := s.PersonalTokens.RevokeToken(t.Context(), u.ID, tok.ID, *revoked); err != nil {
-					t.Fatalf("RevokeToken: %v", err)
-				}
-				tok.RevokedAt = revoked
+				mustRevokeToken(t, s.PersonalTokens, &tok, *revoked)
 			}
 			return tok
 		}
