@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,7 +106,7 @@ func TestRun_tokens_on_sqlite(t *testing.T) {
 			}
 		}
 	}
-	if len(revoked) != 3 || !strings.Contains(strings.Join(revoked, "\n"), "token.revoked") {
+	if len(revoked) != 3 || !slices.Contains(revoked, "token.revoked token="+string(tokens[0].ID)) {
 		t.Errorf("the token events: %q", revoked)
 	}
 }
