@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,6 +63,21 @@ func TestTokenPages_in_chromium(t *testing.T) {
 		t.Errorf("the copy button says %q", got)
 	}
 	b.CheckPage(t, "account-token-created")
+	// The token copied from the page works on the API, as its user.
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, origin+"/api/users/me", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"root@example.com"`) {
+		t.Errorf("GET /api/users/me with the token: %d %s", res.StatusCode, body)
+	}
 
 	b.Open(t, origin+"/admin/users/"+string(root.ID), http.StatusOK)
 	if got := b.Text(t, "#tokens tbody"); !strings.Contains(got, "Nightly backup") || !strings.Contains(got, "users:write") ||
