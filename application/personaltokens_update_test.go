@@ -65,3 +65,25 @@ func TestUpdate_personal_token_never_changes_credentials(t *testing.T) {
 		t.Fatalf("the account changed: %s", got.Email)
 	}
 }
+
+// TestProvider_refuses_personal_tokens: the OpenID endpoints take only
+// the provider's own tokens: a personal access token is no access token
+// at userinfo, and is not active at introspection.
+func TestProvider_refuses_personal_tokens(t *testing.T) {
+	t.Parallel()
+	e := newProviderEnv(t)
+	p := &domain.Principal{UserID: e.user.ID, Profiles: e.user.Profiles}
+	created, err := e.svc.Tokens.Create(ctx, p, e.user.ID.String(),
+		application.CreateTokenInput{Name: "ci", Scopes: []string{"users:read", "users:write"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.svc.Provider.UserInfo(ctx, created.Token)
+	wantErr(t, err, domain.ErrInvalidToken)
+	c := e.client(t, "confidential", false).Client
+	intro, err := e.svc.Provider.Introspect(ctx, c, created.Token)
+	wantErr(t, err, nil)
+	if intro.Active {
+		t.Error("a personal access token is active at introspection")
+	}
+}

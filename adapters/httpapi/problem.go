@@ -156,7 +156,7 @@ var sentinels = []struct {
 	// RFC 6750 (section 3.1) names the scope a token lacks in its
 	// challenge; the problem says it too.
 	{domain.ErrInsufficientScope, problem{Status: http.StatusForbidden, Code: "insufficient_scope",
-		Detail: "the personal access token's scopes do not allow this route",
+		Detail:  "the personal access token's scopes do not allow this route",
 		headers: map[string]string{"WWW-Authenticate": `Bearer error="insufficient_scope"`}}},
 	{domain.ErrInteractiveSessionRequired, problem{Status: http.StatusForbidden, Code: "interactive_session_required",
 		Detail: "a personal access token never changes a password, email, second factor, passkey, session, token or linked identity; sign in"}},
