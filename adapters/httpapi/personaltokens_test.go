@@ -188,6 +188,9 @@ func wantTokenPolicy(t *testing.T, res response, method, scope string, policy to
 	}
 	if want != "" {
 		wantProblem(t, res, http.StatusForbidden, want)
+		if got := res.Header.Get("WWW-Authenticate"); want == "insufficient_scope" && got != `Bearer error="insufficient_scope"` {
+			t.Errorf("WWW-Authenticate = %q", got)
+		}
 		return
 	}
 	if res.Status == http.StatusUnauthorized || res.Status == http.StatusForbidden || res.Status >= 500 {
