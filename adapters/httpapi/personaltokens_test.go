@@ -198,10 +198,11 @@ func wantTokenPolicy(t *testing.T, res response, method, scope string, policy to
 	}
 }
 
-// TestAttack_stolen_personal_token_cannot_take_over_the_account: a token with users:write
-// changes a name through PUT /api/users/{id}, but never a password or an
-// email (403 interactive_session_required), nor sends a current password;
-// a malformed body is still 400 first (the contract's order).
+// TestAttack_stolen_personal_token_cannot_take_over_the_account: a token
+// with users:write changes a name through PUT /api/users/{id}, but never
+// a password or an email (403 interactive_session_required), nor sends a
+// current password; a malformed body is still 400 first (the contract's
+// order).
 func TestAttack_stolen_personal_token_cannot_take_over_the_account(t *testing.T) {
 	t.Parallel()
 	s := newTestServer(t)
@@ -362,9 +363,9 @@ func TestPersonalTokens_rights(t *testing.T) {
 	wantProblem(t, s.do("POST", "/api/users/me/tokens", body, withToken(tb.AccessToken)), http.StatusConflict, "token_limit")
 }
 
-// TestAttack_forged_revoked_or_expired_personal_token_is_rejected: an expired token, one of a disabled or deleted
-// user, and one whose checksum does not match are 401; the last without
-// a read of the store.
+// TestAttack_forged_revoked_or_expired_personal_token_is_rejected: an
+// expired token, one of a disabled or deleted user, and one whose
+// checksum does not match are 401; the last without a read of the store.
 func TestAttack_forged_revoked_or_expired_personal_token_is_rejected(t *testing.T) {
 	t.Parallel()
 	var reads atomic.Int64
