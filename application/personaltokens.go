@@ -240,7 +240,7 @@ func (s *PersonalTokenService) authenticate(ctx context.Context, bearer string) 
 		}
 	}
 	return &domain.Principal{UserID: u.ID, Profiles: slices.Clone(u.Profiles),
-		Token: &domain.TokenGrant{ID: t.ID, Scopes: t.Scopes}}, nil
+		Token: &domain.TokenGrant{ID: t.ID, Scopes: t.Scopes, Account: u}}, nil
 }
 
 // scopeStrings is scopes as strings.

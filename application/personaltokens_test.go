@@ -205,3 +205,44 @@ func TestPersonalTokens_list_and_revoke_rights(t *testing.T) {
 		t.Errorf("after the revocation: %+v", list)
 	}
 }
+
+// countingUsers counts the reads of an account by id.
+type countingUsers struct {
+	ports.UserRepository
+	byID int
+}
+
+func (c *countingUsers) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
+	c.byID++
+	return c.UserRepository.ByID(ctx, id)
+}
+
+// A request with a personal access token reads the account once, with
+// the token: the use case's check of its caller takes that read, and
+// still refuses what it refuses of a session's caller.
+func TestPersonalTokens_one_read_of_the_account(t *testing.T) {
+	t.Parallel()
+	users := &countingUsers{}
+	e := newEnv(t, func(_ *application.Config, d *application.Deps) {
+		users.UserRepository = d.Stores.Users
+		d.Stores.Users = users
+	})
+	ada, adaP := e.seed(t, "ada@example.com")
+	created, err := e.svc.Tokens.Create(ctx, adaP, ada.ID.String(), readToken("CI"))
+	wantErr(t, err, nil)
+	p, err := e.auth.Authenticate(ctx, created.Token)
+	wantErr(t, err, nil)
+	before := users.byID
+	if u, err := e.users.Me(ctx, p); err != nil || u.ID != ada.ID {
+		t.Fatalf("Me: %+v, %v", u, err)
+	}
+	if n := users.byID - before; n != 0 {
+		t.Errorf("Me with a token read the account %d more times, want 0", n)
+	}
+	// Profiles that differ from the principal's are refused, as for a
+	// session (a principal made before a change of profiles).
+	stale := *p
+	stale.Profiles = domain.Profiles{domain.ProfileAdmin}
+	_, err = e.users.Me(ctx, &stale)
+	wantErr(t, err, domain.ErrInvalidToken)
+}
