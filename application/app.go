@@ -146,6 +146,8 @@ type Services struct {
 	// Federation signs people in through the identity providers, and
 	// keeps the identities linked to accounts.
 	Federation *FederationService
+	// Tokens makes, lists and revokes personal access tokens.
+	Tokens *PersonalTokenService
 	// Housekeeping deletes expired and used rows; the server runs it,
 	// `userd purge` makes one pass.
 	Housekeeping *HousekeepingService
@@ -171,6 +173,7 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	}
 	sh := newShared(c, deps, cfg)
 	svc := newServices(c, deps, cfg, sh)
+	svc.Auth.personalTokens = svc.Tokens
 	if deps.OAuthTokens != nil {
 		svc.Provider = newProvider(c, deps, cfg, sh, svc.OAuthClients)
 	}
@@ -188,7 +191,7 @@ func (deps Deps) check() error {
 		{"Stores.Tx", st.Tx != nil}, {"Stores.Outbox", st.Outbox != nil}, {"Stores.Links", st.Links != nil},
 		{"Stores.MFA", st.MFA != nil}, {"Stores.Challenges", st.Challenges != nil}, {"Stores.Passkeys", st.Passkeys != nil},
 		{"Stores.OAuthClients", st.OAuthClients != nil}, {"Stores.IdentityProviders", st.IdentityProviders != nil},
-		{"Stores.Identities", st.Identities != nil},
+		{"Stores.Identities", st.Identities != nil}, {"Stores.PersonalTokens", st.PersonalTokens != nil},
 		{"Hasher", deps.Hasher != nil}, {"Issuer", deps.Issuer != nil}, {"Codec", deps.Codec != nil},
 		{"Keys", deps.Keys != nil}, {"Clock", deps.Clock != nil}, {"Mailer", deps.Mailer != nil},
 		{"OTP", deps.OTP != nil}, {"RelyingParty", deps.RelyingParty != nil},
@@ -302,6 +305,8 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 		Federation: &FederationService{core: c, identityPorts: identityPorts{users: st.Users, providers: st.IdentityProviders,
 			identities: st.Identities, passkeys: st.Passkeys, tx: st.Tx, webhooks: sh.webhooks, upstream: deps.Upstream,
 			signIn: sh.signIn, callbackBase: strings.TrimRight(cfg.PublicURL, "/")}},
+		Tokens: &PersonalTokenService{core: c, personalTokenPorts: personalTokenPorts{users: st.Users,
+			tokens: st.PersonalTokens, webhooks: sh.webhooks}},
 		Housekeeping: &HousekeepingService{core: c, purger: st.Purger, lock: st.Lock, metrics: deps.PurgeMetrics,
 			cfg: housekeepingConfig{endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace,
 				auditRetention: cfg.AuditRetention, purgeBatch: cfg.PurgeBatch, purgeInterval: cfg.PurgeInterval}},

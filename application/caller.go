@@ -16,10 +16,17 @@ import (
 // moment its user is deleted, disabled, demoted or promoted, not when it
 // expires. Use cases that need the
 // caller's own record reuse this read, so the hot path (own record, /me)
-// pays no extra database round trip.
+// pays no extra database round trip. A personal access token's caller
+// was read with the token, in the same request: that read serves.
 func signedIn(ctx context.Context, users ports.UserRepository, actor *domain.Principal) (domain.User, error) {
 	if actor == nil {
 		return domain.User{}, domain.ErrUnauthenticated
+	}
+	if actor.Token != nil && actor.Token.Account.ID == actor.UserID {
+		// A personal access token's lookup read the account in this
+		// request, with the token (PersonalTokenService.authenticate):
+		// the same checks hold of that read.
+		return fresh(actor.Token.Account, actor)
 	}
 	u, err := users.ByID(ctx, actor.UserID)
 	if errors.Is(err, domain.ErrUserNotFound) {
@@ -28,6 +35,12 @@ func signedIn(ctx context.Context, users ports.UserRepository, actor *domain.Pri
 	if err != nil {
 		return domain.User{}, err
 	}
+	return fresh(u, actor)
+}
+
+// fresh returns u, the caller's account as just read, unless it is
+// disabled or its profiles differ from those actor carries.
+func fresh(u domain.User, actor *domain.Principal) (domain.User, error) {
 	if !u.Profiles.Equal(actor.Profiles) || u.Disabled {
 		return domain.User{}, domain.ErrInvalidToken
 	}

@@ -616,6 +616,14 @@ func TestEvents_never_store_a_password(t *testing.T) {
 	wantErr(t, e.env.svc.Federation.UnlinkIdentity(requestCtx, linker, linker.UserID.String(), "acme"), nil)
 	secrets = append(secrets, st.Flow.State, st.Flow.Nonce, st.Flow.Verifier, code, signedUp.SignIn.Tokens.RefreshToken)
 
+	// A personal access token, made and revoked: the token is a secret.
+	holder, holderP := e.seed(t, "holder@example.com")
+	pat, err := e.env.svc.Tokens.Create(requestCtx, holderP, holder.ID.String(),
+		application.CreateTokenInput{Name: "CI", Scopes: []string{"users:read"}})
+	wantErr(t, err, nil)
+	wantErr(t, e.env.svc.Tokens.Revoke(requestCtx, holderP, holder.ID.String(), string(pat.ID)), nil)
+	secrets = append(secrets, pat.Token, pat.Hash)
+
 	wantErr(t, e.env.svc.IdentityProviders.DeleteIdentityProvider(requestCtx, admin, "acme"), nil)
 	secrets = append(secrets, *idp.ClientSecret, "provider-secret-2")
 

@@ -44,6 +44,8 @@ type authPorts struct {
 	sessionEnds *sessionEnds
 	// refresh rotates refresh tokens, as the provider's refresh does.
 	refresh *refreshRotation
+	// personalTokens finds the caller of a personal access token.
+	personalTokens *PersonalTokenService
 }
 
 // TokenPair is what login and refresh answer.
@@ -224,8 +226,13 @@ var errRehashRaced = errors.New("password changed during rehash")
 
 // Authenticate verifies a bearer access token and returns its principal, or
 // domain.ErrInvalidToken, also for a token whose session has ended (here,
-// or on another node as the SessionEndings told).
+// or on another node as the SessionEndings told). A personal access token
+// (udp_…) is looked up in the store instead: its revocation, expiry and
+// its user's disabling hold on every node at once.
 func (s *AuthService) Authenticate(ctx context.Context, bearer string) (*domain.Principal, error) {
+	if domain.IsPersonalToken(bearer) {
+		return s.personalTokens.authenticate(ctx, bearer)
+	}
 	p, err := s.issuer.Verify(ctx, bearer)
 	if err != nil || s.sessionEnds.has(p.Session.ID) {
 		return nil, domain.ErrInvalidToken

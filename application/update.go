@@ -194,6 +194,11 @@ func (s *UserService) prepareCredentials(ctx context.Context, actor *domain.Prin
 	change domain.UserChange, currentPassword *string) (string, error) {
 	switch {
 	case currentPassword != nil:
+		// A personal access token checks no password: it would let a
+		// stolen token guess at it.
+		if err := actor.RequireInteractive(); err != nil {
+			return "", err
+		}
 		if err := s.password.check(ctx, actor, current, *currentPassword); err != nil {
 			return "", err
 		}

@@ -92,6 +92,7 @@ var AuditEventTypes = []AuditEventType{
 	AuditConsentGiven, AuditConsentRevoked,
 	AuditIdentityProviderCreated, AuditIdentityProviderUpdated, AuditIdentityProviderDeleted,
 	AuditIdentitySignIn, AuditIdentitySignInRefused, AuditIdentityLinked, AuditIdentityUnlinked,
+	AuditTokenCreated, AuditTokenRevoked,
 }
 
 // ParseAuditEventType returns s as an event type when it is one of

@@ -40,6 +40,10 @@ func (p *Principal) CanUpdateUser(id UserID) error { return p.selfOrAdmin(id) }
 // account, and anyone those of their own.
 func (p *Principal) CanManageSessions(id UserID) error { return p.selfOrAdmin(id) }
 
+// CanManageTokens lets an admin list and revoke the personal access
+// tokens of any account, and anyone those of their own.
+func (p *Principal) CanManageTokens(id UserID) error { return p.selfOrAdmin(id) }
+
 // CanManageIdentities lets an admin list and unlink the identities of
 // any account at other providers, and anyone those of their own.
 func (p *Principal) CanManageIdentities(id UserID) error { return p.selfOrAdmin(id) }
@@ -56,8 +60,16 @@ func (p *Principal) selfOrAdmin(id UserID) error {
 
 // CanChangeAccount lets only an admin change what an account may do: its
 // profiles, whether its email counts as verified, whether it is disabled.
-// A non-admin may send the account's current values unchanged.
+// A non-admin may send the account's current values unchanged. A caller
+// with a personal access token never changes the password or email
+// (ErrInteractiveSessionRequired), whoever's account it is.
 func (p *Principal) CanChangeAccount(current User, c UserChange) error {
+	if c.ChangesCredentials(current) {
+		// A personal access token never changes how the account signs in.
+		if err := p.RequireInteractive(); err != nil {
+			return err
+		}
+	}
 	same := (c.Profiles == nil || c.Profiles.Equal(current.Profiles)) &&
 		(c.EmailVerified == nil || *c.EmailVerified == current.EmailVerified) &&
 		(c.Disabled == nil || *c.Disabled == current.Disabled)

@@ -102,6 +102,7 @@ func TestCanReadUser_and_CanUpdateUser(t *testing.T) {
 func TestCanChangeAccount(t *testing.T) {
 	t.Parallel()
 	yes, no := true, false
+	ada, adaEmail := "Ada", domain.Email("ada@example.com")
 	cust := domain.User{ID: selfID, Profiles: customers}
 	for _, tc := range []struct {
 		name    string
@@ -122,6 +123,16 @@ func TestCanChangeAccount(t *testing.T) {
 		{"admin_demotes", admin, domain.User{Profiles: admins}, domain.UserChange{Profiles: customers}, nil},
 		{"admin_verifies_and_disables", admin, cust, domain.UserChange{EmailVerified: &yes, Disabled: &yes}, nil},
 		{"anonymous_changes", anonymous, cust, domain.UserChange{Profiles: admins}, domain.ErrUnauthenticated},
+		{"token_renames", withToken(customer), cust, domain.UserChange{Name: &ada}, nil},
+		{"token_sends_same_email", withToken(customer), domain.User{Email: "ada@example.com"},
+			domain.UserChange{Email: &adaEmail}, nil},
+		{"token_changes_email", withToken(customer), cust, domain.UserChange{Email: &adaEmail},
+			domain.ErrInteractiveSessionRequired},
+		{"token_changes_password", withToken(customer), cust, domain.UserChange{Password: &ada},
+			domain.ErrInteractiveSessionRequired},
+		{"admin_token_changes_password", withToken(admin), cust, domain.UserChange{Password: &ada},
+			domain.ErrInteractiveSessionRequired},
+		{"admin_token_disables", withToken(admin), cust, domain.UserChange{Disabled: &yes}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -168,4 +179,12 @@ func sameErr(got, want error) bool {
 		return got == nil
 	}
 	return errors.Is(got, want)
+}
+
+// withToken is p as a caller with a personal access token of every
+// scope.
+func withToken(p *domain.Principal) *domain.Principal {
+	c := *p
+	c.Token = &domain.TokenGrant{ID: "t", Scopes: domain.TokenScopes}
+	return &c
 }

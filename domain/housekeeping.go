@@ -42,6 +42,13 @@ const (
 	// deleted once sent or given up; what stays past the give-up age is
 	// one whose deletion failed or whose kind no node knows.
 	PurgeOutboxMessages PurgeKind = "outbox_messages"
+	// PurgePersonalTokens: personal access tokens that expired, or were
+	// revoked, before c. Nothing serves them once ended (the lists show
+	// live tokens only, and a request with one is refused as with an
+	// unknown one), but with c PersonalTokenRetention ago an operator
+	// looking into an incident still finds the row the audit events name:
+	// its name, prefix, scopes and last use.
+	PurgePersonalTokens PurgeKind = "personal_tokens"
 	// PurgeAuditEvents: audit events that occurred before c.
 	PurgeAuditEvents PurgeKind = "audit_events"
 )
@@ -49,7 +56,7 @@ const (
 // PurgeKinds lists every kind, in the order housekeeping purges them.
 var PurgeKinds = []PurgeKind{
 	PurgeRefreshFamilies, PurgeLinkTokens, PurgeMFAChallenges, PurgePasskeyCeremonies,
-	PurgeAuthRequests, PurgeLoginAttempts, PurgeOutboxMessages, PurgeAuditEvents,
+	PurgeAuthRequests, PurgeLoginAttempts, PurgeOutboxMessages, PurgePersonalTokens, PurgeAuditEvents,
 }
 
 // Housekeeping's margins.
@@ -64,6 +71,9 @@ const (
 	// it: past the give-up age of mail (GiveUpAfter) and of webhooks
 	// (WebhookGiveUpAfter), with a day to spare.
 	OutboxRetention = 48 * time.Hour
+	// PersonalTokenRetention is how long a personal access token is kept
+	// after it expired or was revoked.
+	PersonalTokenRetention = 30 * 24 * time.Hour
 )
 
 // PurgePolicy is what the cutoffs depend on besides the domain's
@@ -91,6 +101,7 @@ func PurgeCutoffs(now time.Time, p PurgePolicy) map[PurgeKind]time.Time {
 		PurgeAuthRequests:      back(0),
 		PurgeLoginAttempts:     back(LoginFailureWindow),
 		PurgeOutboxMessages:    back(OutboxRetention),
+		PurgePersonalTokens:    back(PersonalTokenRetention),
 	}
 	if p.AuditRetention > 0 {
 		cutoffs[PurgeAuditEvents] = now.Add(-p.AuditRetention)

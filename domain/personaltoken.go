@@ -70,18 +70,19 @@ const (
 )
 
 var (
-	// ErrTokenLimit: the user holds MaxLivePersonalTokens live tokens
-	// already (409 token_limit).
+	// ErrTokenLimit is returned when the user holds
+	// MaxLivePersonalTokens live tokens already (409 token_limit).
 	ErrTokenLimit = errors.New("too many personal access tokens")
-	// ErrPersonalTokenNotFound: no live token of the user has the id.
+	// ErrPersonalTokenNotFound is returned when no live token of the
+	// user has the id.
 	ErrPersonalTokenNotFound = errors.New("personal access token not found")
-	// ErrInsufficientScope: a personal access token's scopes do not
-	// allow the route (403 insufficient_scope).
+	// ErrInsufficientScope is returned when a personal access token's
+	// scopes do not allow the route (403 insufficient_scope).
 	ErrInsufficientScope = errors.New("the token's scopes do not allow this")
-	// ErrInteractiveSessionRequired: a personal access token asked for
-	// what only a signed-in person may do: change a password, an email,
-	// a second factor, a passkey, a session or a token (403
-	// interactive_session_required).
+	// ErrInteractiveSessionRequired is returned when a personal access
+	// token asks for what only a signed-in person may do: change a
+	// password, an email, a second factor, a passkey, a session or a
+	// token (403 interactive_session_required).
 	ErrInteractiveSessionRequired = errors.New("an interactive session is required")
 )
 
@@ -98,7 +99,7 @@ func NewPersonalTokenID() PersonalTokenID {
 
 // ParsePersonalTokenID checks an id's form: 32 lowercase hex characters.
 func ParsePersonalTokenID(s string) (PersonalTokenID, bool) {
-	if len(s) != 32 || strings.IndexFunc(s, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') }) >= 0 {
+	if len(s) != 32 || strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'f') }) >= 0 {
 		return "", false
 	}
 	return PersonalTokenID(s), true

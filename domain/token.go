@@ -20,6 +20,10 @@ type Principal struct {
 type TokenGrant struct {
 	ID     PersonalTokenID
 	Scopes []TokenScope
+	// Account is the token's user as the lookup of the token read it,
+	// in the same request and the same statement: the use case's check
+	// of the caller takes it instead of reading the account again.
+	Account User
 }
 
 // RequireScope refuses a caller with a personal access token whose

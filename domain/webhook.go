@@ -43,6 +43,7 @@ var WebhookEventTypes = []string{
 	WebhookUserMFADisabled, WebhookSessionCreated, WebhookSessionRevoked,
 	WebhookOAuthClientCreated, WebhookOAuthClientUpdated, WebhookOAuthClientDeleted,
 	WebhookConsentGiven, WebhookConsentRevoked, WebhookIdentityLinked, WebhookIdentityUnlinked,
+	WebhookTokenCreated, WebhookTokenRevoked,
 }
 
 // KnownWebhookEventType reports whether t is one of WebhookEventTypes.

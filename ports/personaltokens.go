@@ -12,11 +12,11 @@ import (
 // Every method may also return an error wrapping domain.ErrUnavailable
 // when the store cannot serve for now.
 type PersonalTokenStore interface {
-	// CreateToken stores t, unless its user holds max live tokens at
+	// CreateToken stores t, unless its user holds limit live tokens at
 	// t.CreatedAt already (domain.ErrTokenLimit), counted and written
-	// atomically so that concurrent creations never pass max. Its user
+	// atomically so that concurrent creations never pass limit. Its user
 	// must exist (domain.ErrUserNotFound).
-	CreateToken(ctx context.Context, t domain.PersonalToken, max int) error
+	CreateToken(ctx context.Context, t domain.PersonalToken, limit int) error
 	// Tokens returns the user's live tokens at now (neither revoked nor
 	// expired), newest first; none for an unknown user.
 	Tokens(ctx context.Context, user domain.UserID, now time.Time) ([]domain.PersonalToken, error)

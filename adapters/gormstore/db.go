@@ -101,8 +101,9 @@ type DB struct {
 	// mysql is the parsed DSN with the settings mysqlConfig adds; nil on
 	// the other databases.
 	mysql *mysql.Config
-	// userByID is UserRepository.ByID outside a transaction.
-	userByID hotRead
+	// userByID is UserRepository.ByID outside a transaction;
+	// tokenByHash PersonalTokenStore.TokenByHash.
+	userByID, tokenByHash hotRead
 	// stmts are the writer's statements prepared for transactions that
 	// run outside GORM (the rotation of a refresh token on SQLite).
 	stmts *stmtCache
@@ -150,6 +151,7 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open database: unknown driver %q (want %q, %q or %q)", driver, DriverSQLite, DriverPostgres, DriverMySQL)
 	}
 	db.userByID.query = userByIDQuery(db.dialect)
+	db.tokenByHash.query = tokenByHashQuery(db.dialect)
 	return db, nil
 }
 
@@ -323,6 +325,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.userByID.close()
+	db.tokenByHash.close()
 	db.stmts.close()
 	if db.read != db.gorm {
 		if sqlDB, err := db.read.DB(); err == nil {

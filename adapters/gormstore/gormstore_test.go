@@ -122,6 +122,13 @@ func TestContract(t *testing.T) {
 				t.Parallel()
 				contract.UserIdentityStore(t, func(t *testing.T) contract.IdentityStorage { return identityStorage(b.open(t)) })
 			})
+			t.Run("personal_tokens", func(t *testing.T) {
+				t.Parallel()
+				contract.PersonalTokenStore(t, func(t *testing.T) (ports.UserRepository, ports.PersonalTokenStore) {
+					db := b.open(t)
+					return NewUserRepository(db), NewPersonalTokenStore(db)
+				})
+			})
 			t.Run("auth_requests", func(t *testing.T) {
 				t.Parallel()
 				contract.AuthRequestStore(t, func(t *testing.T) contract.ProviderStorage { return providerStorage(b.open(t)) })
@@ -143,6 +150,7 @@ func TestContract(t *testing.T) {
 						Outbox: NewOutbox(db, box), Links: NewLinkTokenStore(db), Challenges: NewMFAChallengeStore(db),
 						Passkeys: NewPasskeyStore(db), Audit: NewAuditLog(db), Purger: NewPurger(db),
 						Clients: NewOAuthClientStore(db), AuthRequests: NewAuthRequestStore(db),
+						PersonalTokens: NewPersonalTokenStore(db),
 					}
 				})
 			})

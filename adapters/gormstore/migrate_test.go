@@ -42,20 +42,6 @@ func migrationFileNames(t testing.TB, dir string) []string {
 	return names
 }
 
-// reservedMigration is a version taken on a branch not merged yet (the
-// personal access tokens'), which a later step of this branch skips; zero
-// once both are merged.
-const reservedMigration = 22
-
-// stepVersion is the version of the i-th step (from 0), past
-// reservedMigration.
-func stepVersion(i int) int {
-	if reservedMigration > 0 && i+1 >= reservedMigration {
-		return i + 2
-	}
-	return i + 1
-}
-
 // TestMigrationFiles checks the rules of migrations/README.md: every
 // dialect has the same steps, numbered from 1 without gaps, each file with
 // an up section; the first ones are the steps of schema_migrations.
@@ -75,8 +61,8 @@ func TestMigrationFiles(t *testing.T) {
 			t.Errorf("sqlite/%s: name is not NNNNN_words_in_snake_case.sql", name)
 			continue
 		}
-		if m[1] != fmt.Sprintf("%05d", stepVersion(i)) {
-			t.Errorf("sqlite/%s: version %s, want %05d (numbered from 1 without gaps)", name, m[1], stepVersion(i))
+		if m[1] != fmt.Sprintf("%05d", i+1) {
+			t.Errorf("sqlite/%s: version %s, want %05d (numbered from 1 without gaps)", name, m[1], i+1)
 		}
 	}
 	for i, s := range legacySteps {
@@ -123,8 +109,8 @@ func TestMigrate(t *testing.T) {
 				t.Fatalf("MigrationStatus lists %d steps, want %d", len(status), len(files))
 			}
 			for i, s := range status {
-				if v := stepVersion(i); s.Version != v || s.Name != migrationName(files[i]) || !s.Applied || s.AppliedAt.IsZero() {
-					t.Errorf("step %d = %+v, want version %d %q applied", i, s, v, migrationName(files[i]))
+				if s.Version != i+1 || s.Name != migrationName(files[i]) || !s.Applied || s.AppliedAt.IsZero() {
+					t.Errorf("step %d = %+v, want version %d %q applied", i, s, i+1, migrationName(files[i]))
 				}
 			}
 			checkVersionTable(t, db, len(files))
@@ -227,9 +213,9 @@ func checkVersionTable(t *testing.T, db *DB, steps int) {
 	if err := db.gorm.Raw("SELECT version_id FROM " + versionTable + " ORDER BY version_id").Scan(&versions).Error; err != nil {
 		t.Fatalf("read %s: %v", versionTable, err)
 	}
-	want := []int64{0}
-	for i := range steps {
-		want = append(want, int64(stepVersion(i)))
+	want := make([]int64, steps+1)
+	for i := range want {
+		want[i] = int64(i)
 	}
 	if !slices.Equal(versions, want) {
 		t.Errorf("%s holds versions %v, want %v", versionTable, versions, want)

@@ -18,7 +18,8 @@ import (
 // condition of a stale row with its arguments (each the cutoff in
 // microseconds, n of them). Every condition is served by an index
 // (migration 16 adds those that were missing, 19 oauth_auth_requests'
-// expires_at), so that a batch reads
+// expires_at, 22 personal_tokens' expires_at and revoked_at, one for each
+// side of the OR), so that a batch reads
 // only the rows it deletes; outbox_messages has none, being a table of
 // the few messages waiting, which a scan reads at once.
 type purgeRule struct {
@@ -40,6 +41,7 @@ var purgeRules = map[domain.PurgeKind]purgeRule{
 	domain.PurgeAuthRequests:      {"oauth_auth_requests", "id", "expires_at < ? AND (code_expires_at IS NULL OR code_expires_at < ?)", 2},
 	domain.PurgeLoginAttempts:     {"login_attempts", "email", "last_failure_at < ?", 1},
 	domain.PurgeOutboxMessages:    {"outbox_messages", "id", "created_at < ?", 1},
+	domain.PurgePersonalTokens:    {"personal_tokens", "id", "expires_at < ? OR revoked_at < ?", 2},
 	domain.PurgeAuditEvents:       {"audit_events", "id", "occurred_at < ?", 1},
 }
 

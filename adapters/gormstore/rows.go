@@ -27,6 +27,13 @@ type userRow struct {
 
 func (userRow) TableName() string { return "users" }
 
+// scanTargets are the fields of r in userColumns order, for a row scanned
+// by database/sql rather than GORM.
+func (r *userRow) scanTargets() []any {
+	return []any{&r.ID, &r.Name, &r.Email, &r.PasswordHash, &r.Profiles,
+		&r.CreatedMicros, &r.UpdatedMicros, &r.EmailVerified, &r.Disabled, &r.MFAEnabled}
+}
+
 // userUpdateColumns are the only columns Update writes: id and created_at
 // never change.
 var userUpdateColumns = []string{"name", "email", "password_hash", "profiles", "updated_at", "email_verified", "disabled", "mfa_enabled"}

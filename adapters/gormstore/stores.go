@@ -13,6 +13,7 @@ func NewStores(db *DB, box ports.SecretBox, endings *SessionEndings) ports.Store
 		OAuthClients: NewOAuthClientStore(db), AuthRequests: NewAuthRequestStore(db), Grants: NewGrantStore(db),
 		ClientRevoker: NewOAuthClientRevoker(db), Audit: NewAuditLog(db), Purger: NewPurger(db), Lock: NewLock(db), Health: db,
 		IdentityProviders: NewIdentityProviderStore(db, box), Identities: NewUserIdentityStore(db),
+		PersonalTokens: NewPersonalTokenStore(db),
 	}
 	if endings != nil {
 		// Not a nil *SessionEndings in the interface, which would not be nil.

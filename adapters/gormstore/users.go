@@ -140,8 +140,7 @@ func (r *UserRepository) byIDOnReadPool(ctx context.Context, id domain.UserID, r
 	if err != nil {
 		return err
 	}
-	return stmt.QueryRowContext(ctx, string(id)).Scan(&row.ID, &row.Name, &row.Email, &row.PasswordHash, &row.Profiles,
-		&row.CreatedMicros, &row.UpdatedMicros, &row.EmailVerified, &row.Disabled, &row.MFAEnabled)
+	return stmt.QueryRowContext(ctx, string(id)).Scan(row.scanTargets()...)
 }
 
 // ByEmail implements ports.UserRepository.

@@ -41,15 +41,18 @@ type serverConfig struct {
 	app       application.Config
 	health    ports.HealthChecker
 	wrapUsers func(ports.UserRepository) ports.UserRepository
-	timeout   time.Duration
-	inFlight  int
-	maxBody   int64
-	ipLimit   int
-	regLimit  int
-	v6prefix  int
-	proxies   []netip.Prefix
-	origins   []string // CORS
-	cookie    bool     // the refresh cookie
+	// wrapTokens puts a test's store in front of the personal access
+	// tokens' (withPersonalTokenStore).
+	wrapTokens func(ports.PersonalTokenStore) ports.PersonalTokenStore
+	timeout    time.Duration
+	inFlight   int
+	maxBody    int64
+	ipLimit    int
+	regLimit   int
+	v6prefix   int
+	proxies    []netip.Prefix
+	origins    []string // CORS
+	cookie     bool     // the refresh cookie
 	// limitStore keeps the per-IP limits' buckets (withRateLimitStore).
 	limitStore   ports.RateLimitStore
 	failClosed   bool
@@ -162,6 +165,9 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	app.Config.OIDCDynamicRegistration = cfg.registration
 	if cfg.wrapUsers != nil {
 		app.Deps.Stores.Users = cfg.wrapUsers(app.Deps.Stores.Users)
+	}
+	if cfg.wrapTokens != nil {
+		app.Deps.Stores.PersonalTokens = cfg.wrapTokens(app.Deps.Stores.PersonalTokens)
 	}
 	cfg.observe.wire(&app.Deps)
 	if cfg.webhooks != nil {

@@ -165,6 +165,7 @@ type handler struct {
 	mfa         *application.MFAService
 	passkeys    *application.PasskeyService
 	sessions    *application.SessionService
+	tokens      *application.PersonalTokenService
 	audit       *application.AuditService
 	clients     *application.OAuthClientService
 	health      ports.HealthChecker
@@ -256,7 +257,7 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 // It panics on options that config refuses (an origin that is not one).
 func newHandler(svc *application.Services, opts Options) *handler {
 	h := &handler{mail: svc.Mail, emailSignIn: svc.EmailSignIn, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
-		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions, clients: svc.OAuthClients,
+		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions, tokens: svc.Tokens, clients: svc.OAuthClients,
 		providers: svc.IdentityProviders, federation: svc.Federation,
 		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
 	if h.clock == nil {

@@ -299,7 +299,9 @@ const (
 // With required, a request without a token is a 401; without it, such a
 // request goes on as anonymous. A token that does not verify is a 401
 // either way: a client that tried to sign in and failed must learn it,
-// not be served as anonymous.
+// not be served as anonymous. A personal access token's caller is then
+// held to its scopes (tokenScope): every /api route authenticates here,
+// so the check is in this one place.
 func (h *handler) authenticate(required bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		values := c.Request.Header.Values("Authorization")
@@ -327,6 +329,10 @@ func (h *handler) authenticate(required bool) gin.HandlerFunc {
 		}
 		c.Set(principalKey, p)
 		c.Set(userIDKey, p.UserID.String())
+		if err := tokenScope(c, p); err != nil {
+			h.fail(c, err)
+			return
+		}
 		c.Next()
 	}
 }

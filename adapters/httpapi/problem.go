@@ -153,6 +153,17 @@ var sentinels = []struct {
 		Detail: "this user has no identity at this provider"}},
 	{domain.ErrLastSignInMethod, problem{Status: http.StatusConflict, Code: "last_sign_in_method",
 		Detail: "the account would be left with no password, passkey or other identity to sign in with; add one first"}},
+	{domain.ErrTokenLimit, problem{Status: http.StatusConflict, Code: "token_limit",
+		Detail: "the account holds 50 live personal access tokens; revoke one first"}},
+	{domain.ErrPersonalTokenNotFound, problem{Status: http.StatusNotFound, Code: "not_found",
+		Detail: "no live personal access token of the user has this id"}},
+	// RFC 6750 (section 3.1) names the scope a token lacks in its
+	// challenge; the problem says it too.
+	{domain.ErrInsufficientScope, problem{Status: http.StatusForbidden, Code: "insufficient_scope",
+		Detail:  "the personal access token's scopes do not allow this route",
+		headers: map[string]string{"WWW-Authenticate": `Bearer error="insufficient_scope"`}}},
+	{domain.ErrInteractiveSessionRequired, problem{Status: http.StatusForbidden, Code: "interactive_session_required",
+		Detail: "a personal access token never changes a password, email, second factor, passkey, session, token or linked identity; sign in"}},
 	{domain.ErrEmailTaken, problem{Status: http.StatusConflict, Code: "email_taken",
 		Detail: "email already registered", Errors: []fieldError{{Field: "email", Message: "already registered"}}}},
 	{domain.ErrUnavailable, unavailableProblem},

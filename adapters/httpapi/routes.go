@@ -31,6 +31,8 @@ func (h *handler) routeOperations(e *gin.Engine, metrics http.Handler) {
 
 // routeAPI routes /api/*: users, the audit trail, sessions, second
 // factors and passkeys, the OAuth clients, and the identity providers.
+// authenticate holds a personal access token to its scopes on every one
+// of them; interactiveOnly marks those a token may never use.
 func (h *handler) routeAPI(e *gin.Engine) {
 	// Header checks (406, 415, early 413) run before authentication: they
 	// are about the form of the request, which is wrong whoever sends it.
@@ -69,33 +71,41 @@ func (h *handler) routeUsers(api *gin.RouterGroup) {
 	// caller.
 	api.POST("/users/:id/unlock", required, h.validQuery, h.unlockUser)
 	api.GET("/audit", required, h.validQuery, h.listAudit)
-	// A user's sessions; "me" names the caller.
+	// A user's sessions; "me" names the caller. A personal access token
+	// reads them but never ends one (interactive).
+	interactive := h.interactiveOnly
 	api.GET("/users/:id/sessions", required, h.validQuery, h.listSessions)
-	api.DELETE("/users/:id/sessions", required, h.validQuery, h.revokeSessions)
-	api.DELETE("/users/:id/sessions/:sid", required, h.validQuery, h.revokeSession)
+	api.DELETE("/users/:id/sessions", required, interactive, h.validQuery, h.revokeSessions)
+	api.DELETE("/users/:id/sessions/:sid", required, interactive, h.validQuery, h.revokeSession)
+	// A user's personal access tokens: only the user makes one, and a
+	// token neither makes nor revokes one.
+	api.POST("/users/:id/tokens", required, interactive, h.validQuery, h.createPersonalToken)
+	api.GET("/users/:id/tokens", required, h.validQuery, h.listPersonalTokens)
+	api.DELETE("/users/:id/tokens/:tokenId", required, interactive, h.validQuery, h.revokePersonalToken)
 }
 
 // routeFactors routes the second factors and passkeys of the caller, and
 // an admin's reset of a user's. The routes that check a password or a
 // code take from the caller's /auth allowance, once it is known to be
 // signed in (limits.go): a stolen access token must not guess at them at
-// full speed.
+// full speed. A personal access token reads them but changes none
+// (interactive).
 func (h *handler) routeFactors(api *gin.RouterGroup) {
-	required, limited := h.authenticate(true), h.limitAuthByIP
+	required, interactive, limited := h.authenticate(true), h.interactiveOnly, h.limitAuthByIP
 	api.GET("/users/me/mfa", required, h.validQuery, h.mfaSummary)
-	api.POST("/users/me/mfa/totp", required, h.validQuery, limited, h.beginTOTP)
-	api.POST("/users/me/mfa/totp/confirm", required, h.validQuery, limited, h.confirmTOTP)
-	api.DELETE("/users/me/mfa/totp", required, h.validQuery, limited, h.disableTOTP)
-	api.POST("/users/me/mfa/recovery-codes", required, h.validQuery, limited, h.renewRecoveryCodes)
-	api.DELETE("/users/:id/mfa", required, h.validQuery, h.resetMFA)
+	api.POST("/users/me/mfa/totp", required, interactive, h.validQuery, limited, h.beginTOTP)
+	api.POST("/users/me/mfa/totp/confirm", required, interactive, h.validQuery, limited, h.confirmTOTP)
+	api.DELETE("/users/me/mfa/totp", required, interactive, h.validQuery, limited, h.disableTOTP)
+	api.POST("/users/me/mfa/recovery-codes", required, interactive, h.validQuery, limited, h.renewRecoveryCodes)
+	api.DELETE("/users/:id/mfa", required, interactive, h.validQuery, h.resetMFA)
 	// Its own route: in OpenAPI a concrete path matches before a templated
 	// one, so the document describes DELETE /api/users/me/mfa on its own.
-	api.DELETE("/users/me/mfa", required, h.validQuery, h.resetOwnMFA)
+	api.DELETE("/users/me/mfa", required, interactive, h.validQuery, h.resetOwnMFA)
 	api.GET("/users/me/passkeys", required, h.validQuery, h.listPasskeys)
-	api.POST("/users/me/passkeys/registration", required, h.validQuery, limited, h.beginPasskeyRegistration)
-	api.POST("/users/me/passkeys/registration/finish", required, h.validQuery, h.finishPasskeyRegistration)
-	api.PATCH("/users/me/passkeys/:passkeyId", required, h.validQuery, h.renamePasskey)
-	api.DELETE("/users/me/passkeys/:passkeyId", required, h.validQuery, limited, h.deletePasskey)
+	api.POST("/users/me/passkeys/registration", required, interactive, h.validQuery, limited, h.beginPasskeyRegistration)
+	api.POST("/users/me/passkeys/registration/finish", required, interactive, h.validQuery, h.finishPasskeyRegistration)
+	api.PATCH("/users/me/passkeys/:passkeyId", required, interactive, h.validQuery, h.renamePasskey)
+	api.DELETE("/users/me/passkeys/:passkeyId", required, interactive, h.validQuery, limited, h.deletePasskey)
 }
 
 // routeOAuthClients routes the OpenID provider's clients, an admin's.
@@ -120,7 +130,9 @@ func (h *handler) routeIdentityProviders(api *gin.RouterGroup) {
 	api.PUT("/identity-providers/:slug", required, h.validQuery, h.updateIdentityProvider)
 	api.DELETE("/identity-providers/:slug", required, h.validQuery, h.deleteIdentityProvider)
 	api.GET("/users/:id/identities", required, h.validQuery, h.listIdentities)
-	api.DELETE("/users/:id/identities/:provider", required, h.validQuery, h.unlinkIdentity)
+	// Unlinking an identity takes a way of signing in away: not for a
+	// personal access token.
+	api.DELETE("/users/:id/identities/:provider", required, h.interactiveOnly, h.validQuery, h.unlinkIdentity)
 }
 
 // routeAuth routes /auth/*: sign-in, refresh, logout and the links by

@@ -79,6 +79,14 @@ func TestLinkTokenStore(t *testing.T) {
 	})
 }
 
+func TestPersonalTokenStore(t *testing.T) {
+	t.Parallel()
+	contract.PersonalTokenStore(t, func(*testing.T) (ports.UserRepository, ports.PersonalTokenStore) {
+		s := memory.NewStore()
+		return s.Users(), s.PersonalTokens()
+	})
+}
+
 func TestMFAStore(t *testing.T) {
 	t.Parallel()
 	contract.MFAStore(t, func(*testing.T) contract.MFAStorage {
@@ -147,6 +155,7 @@ func TestPurger(t *testing.T) {
 			Users: s.Users(), Tokens: s.RefreshTokens(), Attempts: s.LoginAttempts(), Outbox: s.Outbox(box),
 			Links: s.LinkTokens(), Challenges: s.MFAChallenges(), Passkeys: s.Passkeys(), Audit: audit,
 			Purger: memory.NewPurger(s, audit), Clients: s.OAuthClients(), AuthRequests: s.AuthRequests(),
+			PersonalTokens: s.PersonalTokens(),
 		}
 	})
 }

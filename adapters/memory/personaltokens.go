@@ -29,7 +29,7 @@ func copyPersonalToken(t domain.PersonalToken) domain.PersonalToken {
 }
 
 // CreateToken implements ports.PersonalTokenStore.
-func (r *PersonalTokenStore) CreateToken(ctx context.Context, t domain.PersonalToken, max int) error {
+func (r *PersonalTokenStore) CreateToken(ctx context.Context, t domain.PersonalToken, limit int) error {
 	s := r.s
 	defer s.lock(ctx)()
 	if _, ok := s.users[t.UserID]; !ok {
@@ -41,7 +41,7 @@ func (r *PersonalTokenStore) CreateToken(ctx context.Context, t domain.PersonalT
 			live++
 		}
 	}
-	if live >= max {
+	if live >= limit {
 		return fmt.Errorf("create personal token: %w", domain.ErrTokenLimit)
 	}
 	for _, o := range s.personalTokens {

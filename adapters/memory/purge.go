@@ -114,6 +114,16 @@ func (s *Store) stale(kind domain.PurgeKind, cutoff time.Time) ([]string, error)
 				keys = append(keys, staleKey{string(id), e.m.CreatedAt})
 			}
 		}
+	case domain.PurgePersonalTokens:
+		for id, t := range s.personalTokens {
+			ended := t.ExpiresAt
+			if t.RevokedAt != nil && t.RevokedAt.Before(ended) {
+				ended = *t.RevokedAt
+			}
+			if ended.Before(cutoff) {
+				keys = append(keys, staleKey{string(id), ended})
+			}
+		}
 	default:
 		return nil, fmt.Errorf("purge: unknown kind %q", kind)
 	}
@@ -150,6 +160,8 @@ func (s *Store) drop(kind domain.PurgeKind, key string) {
 		delete(s.attempts, domain.Email(key))
 	case domain.PurgeOutboxMessages:
 		delete(s.outbox, domain.OutboxID(key))
+	case domain.PurgePersonalTokens:
+		delete(s.personalTokens, domain.PersonalTokenID(key))
 	}
 }
 

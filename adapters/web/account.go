@@ -77,6 +77,7 @@ func (p *Pages) routeAccount() {
 	p.routeAccountSessions()
 	p.routeAccountApps()
 	p.routeAccountIdentities()
+	p.routeAccountTokens()
 }
 
 // accountNotices are what the account pages say after an action's
@@ -216,7 +217,7 @@ func (p *Pages) refused(w http.ResponseWriter, r *http.Request, v visitor, err e
 
 // accountFail answers an error that is not about the form: a session
 // that ended meanwhile (revoked from elsewhere) goes to the sign-in page;
-// a path that names no passkey or session of the visitor's (malformed,
+// a path that names no passkey, session or token of the visitor's (malformed,
 // or another's, or gone) is 404; anything else gets the failure page.
 func (p *Pages) accountFail(w http.ResponseWriter, r *http.Request, v visitor, err error) {
 	switch {
@@ -224,7 +225,8 @@ func (p *Pages) accountFail(w http.ResponseWriter, r *http.Request, v visitor, e
 		clearConsoleCookie(w)
 		p.toSignIn(w, r, accountArea, false)
 	case errors.Is(err, domain.ErrPasskeyNotFound), errors.Is(err, domain.ErrSessionNotFound),
-		errors.Is(err, domain.ErrInvalidID), errors.Is(err, domain.ErrInvalidSessionID):
+		errors.Is(err, domain.ErrInvalidID), errors.Is(err, domain.ErrInvalidSessionID),
+		errors.Is(err, domain.ErrPersonalTokenNotFound):
 		p.accountNotFound(w, r, v)
 	default:
 		p.consoleFail(w, r, accountArea, &v, err)

@@ -80,7 +80,7 @@ func TestAccount_every_page_renders(t *testing.T) {
 	v := e.signedInUser("ada@example.com")
 	for path, heading := range map[string]string{
 		"/account/": "My account", "/account/password": "Password", "/account/mfa": "Two-step verification",
-		"/account/passkeys": "Passkeys", "/account/sessions": "Sessions",
+		"/account/passkeys": "Passkeys", "/account/sessions": "Sessions", "/account/tokens": "Access tokens",
 	} {
 		a := v.get(path)
 		wantPage(t, a, http.StatusOK, heading)

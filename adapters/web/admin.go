@@ -60,6 +60,7 @@ func (p *Pages) routeAdmin() {
 	p.routeAdminClients(route)
 	p.routeAdminIdps(route)
 	p.routeAdminIdentities(route)
+	p.routeAdminTokens(route)
 }
 
 // userPath is the page of the user id.

@@ -25,6 +25,8 @@ var adminUserNotices = map[string]string{
 	"sessions-revoked":  "Every session of the account is ended.",
 	"identity-unlinked": "The linked account is unlinked: it no longer signs the account in.",
 	"identity-gone":     "That account was not linked any more.",
+	"token-revoked":     "The access token is revoked: it no longer works.",
+	"token-gone":        "That access token was revoked or had expired already.",
 }
 
 // adminUserData is a user's page.
@@ -42,6 +44,8 @@ type adminUserData struct {
 	// Identities are its accounts at other providers, each with its
 	// unlink.
 	Identities []identityRow
+	// Tokens are its live personal access tokens, each with its revoke.
+	Tokens []tokenRow
 }
 
 // profileChoice is a checkbox of the edit form.
@@ -89,6 +93,10 @@ func (p *Pages) userPage(r *http.Request, v visitor, form url.Values) (page, err
 	if err != nil {
 		return page{}, err
 	}
+	tokens, err := p.userTokenRows(ctx, v, u)
+	if err != nil {
+		return page{}, err
+	}
 	pg := newPage(adminArea, &v, tmplAdminUser, string(u.Email))
 	pg.Nav = adminUsersPath
 	if form == nil {
@@ -97,7 +105,7 @@ func (p *Pages) userPage(r *http.Request, v visitor, form url.Values) (page, err
 	form.Del(fieldCurrentPassword)
 	pg.Form = form
 	d := adminUserData{User: u, Path: userPath(u.ID), Created: consoleTime(u.CreatedAt), Updated: consoleTime(u.UpdatedAt),
-		Self: u.ID == v.user.ID, Identities: identities}
+		Self: u.ID == v.user.ID, Identities: identities, Tokens: tokens}
 	for _, c := range profileLabels {
 		d.Profiles = append(d.Profiles, profileChoice{ID: "profile-" + string(c.Profile), Value: string(c.Profile),
 			Label: c.Label, Checked: slices.Contains(form[fieldProfiles], string(c.Profile))})

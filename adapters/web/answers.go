@@ -101,7 +101,7 @@ func refusal(err error) (int, []refusalMessage) {
 // errors.
 var accountFieldNames = map[string]string{
 	fieldDisableCode: "The code", fieldRenewCode: "The code", fieldConfirm: "The repeated password",
-	fieldUnderstood: "The box",
+	fieldUnderstood: "The box", fieldTokenExpires: "The lifetime",
 }
 
 // clientFieldNames name the inputs of the console's client forms.

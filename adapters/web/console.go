@@ -41,7 +41,7 @@ var (
 		{AccountPrefix, "My account"}, {AccountPrefix + "password", "Password"},
 		{AccountPrefix + "mfa", "Two-step verification"}, {AccountPrefix + "passkeys", "Passkeys"},
 		{AccountPrefix + "sessions", "Sessions"}, {AccountPrefix + "apps", "Apps with access"},
-		{AccountPrefix + "identities", "Linked accounts"},
+		{AccountPrefix + "identities", "Linked accounts"}, {AccountPrefix + "tokens", "Access tokens"},
 	}}
 )
 

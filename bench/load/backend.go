@@ -210,6 +210,11 @@ func measureScenario(ctx context.Context, cfg *config, t *target, srv *backendSe
 			return Point{}, err
 		}
 	}
+	if sc == scPATRead {
+		if err := t.ensurePATs(ctx, cfg.seedConc); err != nil {
+			return Point{}, err
+		}
+	}
 	if isOIDCScenario(sc) {
 		if err := t.ensureOIDC(ctx, sc, conc, cfg.seedConc, cfg.oidcIDTokenAlg); err != nil {
 			return Point{}, fmt.Errorf("%s c=%d: %w", sc, conc, err)

@@ -21,6 +21,7 @@ var scenarioColors = map[string]string{
 	"read":      "#1f77b4",
 	"read-many": "#aec7e8",
 	"me":        "#17becf",
+	scPATRead:   "#dbdb8d",
 	"list":      "#9467bd",
 	"create":    "#8c564b",
 	"login":     "#d62728",

@@ -21,6 +21,8 @@ func (t *target) stepFactory(name string) func(w int) step {
 		return t.readManyStep
 	case "me":
 		return t.meStep
+	case scPATRead:
+		return t.patReadStep
 	case "list":
 		return t.listStep
 	case "create":

@@ -70,6 +70,9 @@ type target struct {
 	// themselves; passkeys[w] is the authenticator of worker w's passkey.
 	accounts atomic.Int64
 	passkeys []*softauthn.Authenticator
+	// pats[i] is the Authorization header of a personal access token of
+	// pool[i]'s user (pat.go), made before pat-read's first point.
+	pats [][]string
 	// oidc is the OpenID provider's clients and browsers (oidc.go), made
 	// before the first of its scenarios.
 	oidc *oidcState

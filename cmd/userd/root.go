@@ -74,6 +74,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *root {
 		identityProviders(group("identity-providers", "manage the identity providers people sign in with",
 			r.identityProvidersCreateCommand(), r.identityProvidersListCommand(), r.identityProvidersUpdateCommand(),
 			r.identityProvidersDeleteCommand())),
+		group("tokens", "list and revoke the users' personal access tokens", r.tokensListCommand(), r.tokensRevokeCommand()),
 		group("config", "show the configuration", r.configPrintCommand()),
 		r.purgeCommand(),
 		r.versionCommand(),

@@ -23,6 +23,8 @@ type PurgeStores struct {
 	// Clients and AuthRequests hold the OpenID provider's flows.
 	Clients      ports.OAuthClientStore
 	AuthRequests ports.AuthRequestStore
+	// PersonalTokens holds the users' personal access tokens.
+	PersonalTokens ports.PersonalTokenStore
 }
 
 // purgeCutoff is the cutoff of every case; rows stale a microsecond
@@ -230,6 +232,42 @@ func Purger(t *testing.T, newStores func(t *testing.T) PurgeStores) {
 		purgeAll(t, s.Purger, domain.PurgeOutboxMessages, 1)
 		if n, _, err := s.Outbox.Backlog(t.Context()); err != nil || n != 2 {
 			t.Errorf("Backlog after the purge = %d, %v; want 2", n, err)
+		}
+	})
+
+	t.Run("personal_tokens_expired_or_revoked_before_the_cutoff_go", func(t *testing.T) {
+		t.Parallel()
+		s, u := setup(t)
+		before := purgeCutoff.Add(-step)
+		create := func(expires time.Time, revoked *time.Time) domain.PersonalToken {
+			t.Helper()
+			tok := newPersonalToken(u.ID, at(0))
+			tok.ExpiresAt = expires
+			mustCreateToken(t, s.PersonalTokens, tok)
+			if revoked != nil {
+				mustRevokeToken(t, s.PersonalTokens, &tok, *revoked)
+			}
+			return tok
+		}
+		later := purgeCutoff.Add(time.Hour)
+		gone := []domain.PersonalToken{
+			create(before, nil),                      // expired
+			create(later, &before),                   // revoked
+			create(before, ptrTo(before.Add(-step))), // revoked, then expired
+		}
+		kept := []domain.PersonalToken{
+			create(purgeCutoff, nil),          // expires at the cutoff
+			create(later, ptrTo(purgeCutoff)), // revoked at the cutoff
+			create(later, nil),                // live
+		}
+		purgeAll(t, s.Purger, domain.PurgePersonalTokens, len(gone))
+		for _, tok := range gone {
+			if _, _, err := s.PersonalTokens.TokenByHash(t.Context(), tok.Hash); !errors.Is(err, domain.ErrPersonalTokenNotFound) {
+				t.Errorf("TokenByHash(a purged token) = %v, want ErrPersonalTokenNotFound", err)
+			}
+		}
+		for _, tok := range kept {
+			tokenByHash(t, s.PersonalTokens, tok, u)
 		}
 	})
 
