@@ -18,16 +18,10 @@ import (
 // withClients runs fn with the client use cases over the configured
 // store, as `userd clients <name>`.
 func (r *root) withClients(ctx context.Context, name string, fn func(context.Context, *application.OAuthClientService) error) error {
-	cfg, err := loadConfig("clients " + name + ": USERD_DB_DRIVER=memory keeps nothing; the clients live in the database of the nodes")
-	if err != nil {
-		return err
-	}
-	var svc *application.Services
-	return withApp(ctx, cfg, commandOptions(cfg, r.stderr, &svc), func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, startTimeout)
-		defer cancel()
-		return clientError(name, fn(ctx, svc.OAuthClients))
-	})
+	return r.withServices(ctx, "clients "+name+": USERD_DB_DRIVER=memory keeps nothing; the clients live in the database of the nodes",
+		func(ctx context.Context, svc *application.Services) error {
+			return clientError(name, fn(ctx, svc.OAuthClients))
+		})
 }
 
 // clientError says what a refusal of the client use cases means to the

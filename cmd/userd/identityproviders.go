@@ -22,20 +22,15 @@ import (
 // share is here.
 
 // withIdentityProviders runs fn with the provider use cases over the
-// configured store, as `userd identity-providers <name>`.
+// configured store, as `userd identity-providers <name>`, and the
+// callback URL of a slug, as the flows send it (USERD_PUBLIC_URL's).
 func (r *root) withIdentityProviders(ctx context.Context, name string,
-	fn func(context.Context, *application.IdentityProviderService, string) error) error {
-	cfg, err := loadConfig("identity-providers " + name +
-		": USERD_DB_DRIVER=memory keeps nothing; the providers live in the database of the nodes")
-	if err != nil {
-		return err
-	}
-	var svc *application.Services
-	return withApp(ctx, cfg, commandOptions(cfg, r.stderr, &svc), func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, startTimeout)
-		defer cancel()
-		return identityProviderError(name, fn(ctx, svc.IdentityProviders, cfg.PublicURL))
-	})
+	fn func(context.Context, *application.IdentityProviderService, func(slug string) string) error) error {
+	return r.withServices(ctx, "identity-providers "+name+
+		": USERD_DB_DRIVER=memory keeps nothing; the providers live in the database of the nodes",
+		func(ctx context.Context, svc *application.Services) error {
+			return identityProviderError(name, fn(ctx, svc.IdentityProviders, svc.Federation.CallbackURL))
+		})
 }
 
 // identityProviderError says what a refusal of the provider use cases
@@ -183,9 +178,4 @@ func nonEmpty(list []string) []string {
 		}
 	}
 	return out
-}
-
-// callbackURL is the redirect URI to register at the provider.
-func callbackURL(publicURL, slug string) string {
-	return strings.TrimRight(publicURL, "/") + "/auth/idp/" + slug + "/callback"
 }

@@ -49,13 +49,13 @@ func (r *root) identityProvidersCreateCommand() *cobra.Command {
 			slug := args[0]
 			in.Slug = &slug
 			return r.withIdentityProviders(cmd.Context(), "create",
-				func(ctx context.Context, svc *application.IdentityProviderService, publicURL string) error {
+				func(ctx context.Context, svc *application.IdentityProviderService, callbackURL func(string) string) error {
 					p, err := svc.CreateIdentityProviderAsOperator(ctx, in)
 					if err != nil {
 						return err
 					}
 					_, err = fmt.Fprintf(r.stdout, "created %s identity provider %q (%s)\ncallback URL  %s\n",
-						p.Kind, p.DisplayName, p.Slug, callbackURL(publicURL, p.Slug))
+						p.Kind, p.DisplayName, p.Slug, callbackURL(p.Slug))
 					return err
 				})
 		},

@@ -18,7 +18,7 @@ identities linked through it are deleted with it.`),
 		Args: slugArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return r.withIdentityProviders(cmd.Context(), "delete",
-				func(ctx context.Context, svc *application.IdentityProviderService, _ string) error {
+				func(ctx context.Context, svc *application.IdentityProviderService, _ func(string) string) error {
 					if err := svc.DeleteIdentityProviderAsOperator(ctx, args[0]); err != nil {
 						return err
 					}

@@ -20,7 +20,7 @@ func (r *root) identityProvidersListCommand() *cobra.Command {
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return r.withIdentityProviders(cmd.Context(), "list",
-				func(ctx context.Context, svc *application.IdentityProviderService, _ string) error {
+				func(ctx context.Context, svc *application.IdentityProviderService, _ func(string) string) error {
 					return r.listIdentityProviders(ctx, svc)
 				})
 		},

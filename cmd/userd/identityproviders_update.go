@@ -30,7 +30,7 @@ the kind cannot change. A change applies to the next sign-in.
 				return err
 			}
 			return r.withIdentityProviders(cmd.Context(), "update",
-				func(ctx context.Context, svc *application.IdentityProviderService, _ string) error {
+				func(ctx context.Context, svc *application.IdentityProviderService, _ func(string) string) error {
 					p, err := svc.UpdateIdentityProviderAsOperator(ctx, args[0], in)
 					if err != nil {
 						return err

@@ -20,16 +20,10 @@ import (
 // withTokens runs fn with the token use cases over the configured store,
 // as `userd tokens <name>`.
 func (r *root) withTokens(ctx context.Context, name string, fn func(context.Context, *application.PersonalTokenService) error) error {
-	cfg, err := loadConfig("tokens " + name + ": USERD_DB_DRIVER=memory keeps nothing; the tokens live in the database of the nodes")
-	if err != nil {
-		return err
-	}
-	var svc *application.Services
-	return withApp(ctx, cfg, commandOptions(cfg, r.stderr, &svc), func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, startTimeout)
-		defer cancel()
-		return tokenError(name, fn(ctx, svc.Tokens))
-	})
+	return r.withServices(ctx, "tokens "+name+": USERD_DB_DRIVER=memory keeps nothing; the tokens live in the database of the nodes",
+		func(ctx context.Context, svc *application.Services) error {
+			return tokenError(name, fn(ctx, svc.Tokens))
+		})
 }
 
 // tokenError says what a refusal of the token use cases means to the

@@ -36,6 +36,23 @@ func loadConfig(memoryRefusal string) (config.Config, error) {
 	return cfg, nil
 }
 
+// withServices runs fn with the use cases over the configured store
+// within startTimeout, for an operator's command that acts on the
+// database directly (`userd clients`, `userd identity-providers`, `userd
+// tokens`): memoryRefusal says why the memory store cannot serve it.
+func (r *root) withServices(ctx context.Context, memoryRefusal string, fn func(context.Context, *application.Services) error) error {
+	cfg, err := loadConfig(memoryRefusal)
+	if err != nil {
+		return err
+	}
+	var svc *application.Services
+	return withApp(ctx, cfg, commandOptions(cfg, r.stderr, &svc), func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+		return fn(ctx, svc)
+	})
+}
+
 // withApp is the one path by which a command builds and runs the app: it
 // builds the fx app of options, starts it within startTimeout, runs fn,
 // and stops it within USERD_SHUTDOWN_TIMEOUT. fn reaches the app's values
