@@ -26,7 +26,6 @@ package idpflow
 
 import (
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -64,37 +63,8 @@ type userd struct {
 // and cheap password hashing; extra settings go over these.
 func startUserd(t *testing.T, extra ...map[string]string) userd {
 	t.Helper()
-	addr := userdproc.FreeAddr(t)
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{
-		"USERD_HTTP_ADDR":  addr,
-		"USERD_PUBLIC_URL": "http://127.0.0.1:" + port,
-		// Passkeys are not used here, but their relying party must be a
-		// domain name: USERD_PUBLIC_URL's host is an IP address.
-		"USERD_WEBAUTHN_RP_ID":           "localhost",
-		"USERD_WEBAUTHN_ORIGINS":         "http://localhost:" + port,
-		"USERD_DB_DRIVER":                "sqlite",
-		"USERD_DB_DSN":                   t.TempDir() + "/userd.db",
-		"USERD_ARGON2_MEMORY_KIB":        "64",
-		"USERD_ARGON2_ITERATIONS":        "1",
-		"USERD_LOG_LEVEL":                "warn",
-		"USERD_BOOTSTRAP_ADMIN_EMAIL":    adminEmail,
-		"USERD_BOOTSTRAP_ADMIN_PASSWORD": adminPassword,
-	}
-	for _, e := range extra {
-		maps.Copy(env, e)
-	}
-	n := userdproc.New(t, userdBinary, env)
-	n.Start()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("userd's log (%s):\n%s", n.Base, n.Log.String())
-		}
-	})
-	return userd{node: n, url: env["USERD_PUBLIC_URL"], admin: kit.Login(t, n.Base, adminEmail, adminPassword).AccessToken}
+	n, url := userdproc.StartScratch(t, userdBinary, "127.0.0.1", adminEmail, adminPassword, extra...)
+	return userd{node: n, url: url, admin: kit.Login(t, n.Base, adminEmail, adminPassword).AccessToken}
 }
 
 // api makes a request to userd's API with a JSON body (nil for none) and

@@ -30,7 +30,6 @@ package oidcflow
 import (
 	"encoding/json"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -70,42 +69,9 @@ type provider struct {
 // over these.
 func startProvider(t *testing.T, extra ...map[string]string) provider {
 	t.Helper()
-	addr := userdproc.FreeAddr(t)
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	issuer := "http://127.0.0.1:" + port
-	dir := t.TempDir()
-	env := map[string]string{
-		"USERD_HTTP_ADDR":  addr,
-		"USERD_PUBLIC_URL": issuer,
-		// Passkeys are not used here, but their relying party must be a
-		// domain name: USERD_PUBLIC_URL's host is an IP address.
-		"USERD_WEBAUTHN_RP_ID":           "localhost",
-		"USERD_WEBAUTHN_ORIGINS":         "http://localhost:" + port,
-		"USERD_DB_DRIVER":                "sqlite",
-		"USERD_DB_DSN":                   dir + "/userd.db",
-		"USERD_ARGON2_MEMORY_KIB":        "64",
-		"USERD_ARGON2_ITERATIONS":        "1",
-		"USERD_LOG_LEVEL":                "warn",
-		"USERD_REFRESH_REUSE_GRACE":      "0s",
-		"USERD_BOOTSTRAP_ADMIN_EMAIL":    adminEmail,
-		"USERD_BOOTSTRAP_ADMIN_PASSWORD": adminPassword,
-	}
-	for _, e := range extra {
-		maps.Copy(env, e)
-	}
-	// A node of several serves the issuer of the deployment, which its
-	// extra settings name.
-	issuer = env["USERD_PUBLIC_URL"]
-	n := userdproc.New(t, userdBinary, env)
-	n.Start()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("userd's log:\n%s", n.Log.String())
-		}
-	})
+	// No reuse grace: a second use of a refresh token is a reuse at once.
+	settings := append([]map[string]string{{"USERD_REFRESH_REUSE_GRACE": "0s"}}, extra...)
+	n, issuer := userdproc.StartScratch(t, userdBinary, "127.0.0.1", adminEmail, adminPassword, settings...)
 	return provider{node: n, issuer: issuer, admin: kit.Login(t, n.Base, adminEmail, adminPassword).AccessToken}
 }
 

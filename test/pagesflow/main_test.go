@@ -12,8 +12,6 @@
 package pagesflow
 
 import (
-	"maps"
-	"net"
 	"net/http"
 	"os"
 	"testing"
@@ -46,36 +44,7 @@ type server struct {
 // bootstrap admin, a scratch SQLite database and cheap password hashing.
 func startUserd(t *testing.T, extra ...map[string]string) server {
 	t.Helper()
-	addr := userdproc.FreeAddr(t)
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := "http://localhost:" + port
-	dir := t.TempDir()
-	env := map[string]string{
-		"USERD_HTTP_ADDR":                addr,
-		"USERD_PUBLIC_URL":               origin,
-		"USERD_WEBAUTHN_RP_ID":           "localhost",
-		"USERD_WEBAUTHN_ORIGINS":         origin,
-		"USERD_DB_DRIVER":                "sqlite",
-		"USERD_DB_DSN":                   dir + "/userd.db",
-		"USERD_ARGON2_MEMORY_KIB":        "64",
-		"USERD_ARGON2_ITERATIONS":        "1",
-		"USERD_LOG_LEVEL":                "warn",
-		"USERD_BOOTSTRAP_ADMIN_EMAIL":    adminEmail,
-		"USERD_BOOTSTRAP_ADMIN_PASSWORD": adminPassword,
-	}
-	for _, e := range extra {
-		maps.Copy(env, e)
-	}
-	n := userdproc.New(t, userdBinary, env)
-	n.Start()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("userd's log:\n%s", n.Log.String())
-		}
-	})
+	n, origin := userdproc.StartScratch(t, userdBinary, "localhost", adminEmail, adminPassword, extra...)
 	return server{node: n, origin: origin}
 }
 
