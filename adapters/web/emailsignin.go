@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/userd/userd/domain"
@@ -57,10 +56,7 @@ func (p *Pages) routeEmailSignIn(a *area) {
 // emailCodePage is the page where the person types the code sent to
 // email, carrying next and the app of a flow on.
 func emailCodePage(a *area, d signInData, email string) page {
-	d.StartAgain = a.LoginPath()
-	if d.ClientToken != "" {
-		d.StartAgain += "?" + url.Values{fieldNext: {d.Next}, fieldClient: {d.ClientToken}}.Encode()
-	}
+	d.StartAgain = startAgainPath(a, d)
 	pg := newPage(a, nil, tmplEmailCode, "Check your email")
 	pg.Data = emailCodeData{signInData: d, Email: email}
 	return pg

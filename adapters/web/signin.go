@@ -124,6 +124,16 @@ func (p *Pages) providerButtons(ctx context.Context, next string) []providerButt
 	return out
 }
 
+// startAgainPath is the way from a later step of the sign-in d (the second
+// step, the emailed code's page) back to a's sign-in form, with the app
+// of a flow carried on.
+func startAgainPath(a *area, d signInData) string {
+	if d.ClientToken == "" {
+		return a.LoginPath()
+	}
+	return a.LoginPath() + "?" + url.Values{fieldNext: {d.Next}, fieldClient: {d.ClientToken}}.Encode()
+}
+
 func signInPage(a *area, d signInData) page {
 	pg := newPage(a, nil, tmplSignIn, "Sign in")
 	pg.Data = d
@@ -157,10 +167,7 @@ func (p *Pages) signIn(a *area) http.HandlerFunc {
 // app of a flow, which it names and carries on).
 func secondStepPage(a *area, d signInData, token string, methods []string) page {
 	d.MFAToken, d.Methods = token, strings.Join(methods, ",")
-	d.StartAgain = a.LoginPath()
-	if d.ClientToken != "" {
-		d.StartAgain += "?" + url.Values{fieldNext: {d.Next}, fieldClient: {d.ClientToken}}.Encode()
-	}
+	d.StartAgain = startAgainPath(a, d)
 	for _, m := range methods {
 		switch m {
 		case domain.MFAMethodTOTP, domain.MFAMethodRecoveryCode:
