@@ -112,14 +112,7 @@ func checkTOTPSealedUnder(t *testing.T, dsn string, user domain.UserID, sealed, 
 	t.Helper()
 	db := openStore(t, dsn)
 	for key, opens := range map[string]bool{sealed: true, old: false} {
-		keys, err := secretbox.ParseKeys(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		box, err := secretbox.New(keys...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		box := boxOf(t, key)
 		f, err := gormstore.NewMFAStore(db, box).TOTP(t.Context(), user)
 		if opens && (err != nil || string(f.Secret) != "0123456789abcdefghij") {
 			t.Errorf("TOTP secret under key %s = %q, %v; want it", keyIDOf(t, key), f.Secret, err)
@@ -165,20 +158,27 @@ func addIdentityProvider(t *testing.T, dsn string, key []byte) {
 	}
 }
 
+// boxOf is the secret box of the base64 key.
+func boxOf(t *testing.T, key string) *secretbox.Box {
+	t.Helper()
+	keys, err := secretbox.ParseKeys(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := secretbox.New(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return box
+}
+
 // checkProviderSecretSealedUnder checks that acme's client secret opens
 // under the base64 key sealed and not under old.
 func checkProviderSecretSealedUnder(t *testing.T, dsn, sealed, old string) {
 	t.Helper()
 	db := openStore(t, dsn)
 	for key, opens := range map[string]bool{sealed: true, old: false} {
-		keys, err := secretbox.ParseKeys(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		box, err := secretbox.New(keys...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		box := boxOf(t, key)
 		p, err := gormstore.NewIdentityProviderStore(db, box).Provider(t.Context(), "acme")
 		if opens && (err != nil || p.ClientSecret != providerSecret) {
 			t.Errorf("the provider's secret under the new key: %q, %v", p.ClientSecret, err)
