@@ -231,12 +231,15 @@ func evaluate[T any](ctx context.Context, expr string, opts ...chromedp.Evaluate
 		if err == nil || !contextReplaced(err) || ctx.Err() != nil {
 			break
 		}
+		// The new page is on its way: give it a moment to arrive.
+		time.Sleep(50 * time.Millisecond)
 	}
 	return v, err
 }
 
 // contextReplaced tells whether err is that of an evaluation in an
-// execution context that a navigation destroyed.
+// execution context that a navigation destroyed, or that met the
+// navigation under way (a page that moves on by itself, meta refresh).
 func contextReplaced(err error) bool {
 	var ex *chromedp.ExceptionError
 	if errors.As(err, &ex) {
@@ -244,7 +247,8 @@ func contextReplaced(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "Cannot find context with specified id") ||
-		strings.Contains(msg, "Execution context was destroyed")
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Inspected target navigated or closed")
 }
 
 // abbreviate shortens a script for an error message.
