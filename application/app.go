@@ -33,6 +33,11 @@ type Deps struct {
 	// Upstream, when set, speaks to the identity providers people sign
 	// in with; nil turns those sign-ins off (no provider's flow starts).
 	Upstream ports.IdentityProviderClient
+	// ClaimsHook, when set, is asked for the extra claims of every access
+	// and ID token (USERD_CLAIMS_HOOK_URL); HookMetrics, when set, counts
+	// its calls.
+	ClaimsHook  ports.ClaimsHook
+	HookMetrics ports.ClaimsHookMetrics
 	// OutboxMetrics, when set, counts what the sender does.
 	OutboxMetrics ports.OutboxMetrics
 	// PurgeMetrics, when set, counts the rows housekeeping deleted.
@@ -108,6 +113,10 @@ type Config struct {
 	// PurgeBatch is how many rows one delete of the housekeeping takes; 0
 	// means DefaultPurgeBatch.
 	PurgeBatch int
+	// ClaimsHookFailOpen signs in without the hook's claims when the hook
+	// does not answer (USERD_CLAIMS_HOOK_FAIL=open); off, such a sign-in
+	// is refused as unavailable.
+	ClaimsHookFailOpen bool
 }
 
 // DefaultEndedSessionKeep covers the default access-token lifetime (15
@@ -238,6 +247,7 @@ type shared struct {
 	factors     *secondFactors
 	signIn      *signInPath
 	refresh     *refreshRotation
+	hook        *claimsHook
 }
 
 func newShared(c core, deps Deps, cfg Config) shared {
@@ -250,7 +260,13 @@ func newShared(c core, deps Deps, cfg Config) shared {
 		emailCodeTTL: cfg.EmailCodeTTL, magicLinkURL: cfg.MagicLinkURL}
 	password := currentPassword{core: c, hasher: deps.Hasher}
 	sessionEnds := newSessionEnds(cfg.EndedSessionKeep, st.SessionEndings, deps.Clock, c.log)
+	var hook *claimsHook
+	if deps.ClaimsHook != nil {
+		hook = &claimsHook{hook: deps.ClaimsHook, failOpen: cfg.ClaimsHookFailOpen, metrics: deps.HookMetrics,
+			clock: deps.Clock, log: c.log}
+	}
 	return shared{
+		hook:     hook,
 		webhooks: webhooks, mail: mail, delivery: make(wakeup, 1), password: password,
 		sessionEnds: sessionEnds,
 		refresh: &refreshRotation{core: c, tokens: st.Tokens, codec: deps.Codec, tx: st.Tx, webhooks: webhooks,
@@ -258,7 +274,7 @@ func newShared(c core, deps Deps, cfg Config) shared {
 		factors: &secondFactors{core: c, users: st.Users, mfa: st.MFA, otp: deps.OTP,
 			webhooks: webhooks, mail: mail, password: password},
 		signIn: &signInPath{core: c, users: st.Users, mfa: st.MFA, challenges: st.Challenges, tokens: st.Tokens,
-			codec: deps.Codec, issuer: deps.Issuer, tx: st.Tx, webhooks: webhooks,
+			codec: deps.Codec, issuer: deps.Issuer, tx: st.Tx, webhooks: webhooks, hook: hook,
 			requireEmailVerification: cfg.RequireEmailVerification,
 			refreshTTL:               cfg.RefreshTTL, refreshFamilyTTL: cfg.RefreshFamilyTTL,
 			endedSessionKeep: cfg.EndedSessionKeep, reuseGrace: cfg.RefreshReuseGrace},
@@ -276,7 +292,7 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			openRegistration: cfg.OpenRegistration, requireCurrentPassword: cfg.RequireCurrentPassword}},
 		Auth: &AuthService{core: c, authPorts: authPorts{users: st.Users, tokens: st.Tokens, codec: deps.Codec,
 			issuer: deps.Issuer, hasher: deps.Hasher, mfa: st.MFA, tx: st.Tx, signIn: sh.signIn, factors: sh.factors,
-			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refresh: sh.refresh}},
+			webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refresh: sh.refresh, hook: sh.hook}},
 		Audit:  &AuditService{users: st.Users, audit: st.Audit},
 		Import: &ImportService{core: c, users: st.Users, hasher: deps.Hasher},
 		Keys:   &KeyService{core: c, users: st.Users, keys: deps.Keys},
@@ -318,6 +334,6 @@ func newProvider(c core, deps Deps, cfg Config, sh shared, clients *OAuthClientS
 	st := deps.Stores
 	return &ProviderService{core: c, providerPorts: providerPorts{users: st.Users, clients: clients,
 		requests: st.AuthRequests, grants: st.Grants, tokens: st.Tokens, codec: deps.Codec, oauthTokens: deps.OAuthTokens,
-		tx: st.Tx, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refresh: sh.refresh,
+		tx: st.Tx, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds, refresh: sh.refresh, hook: sh.hook,
 		issuer: cfg.ProviderIssuer, refreshTTL: cfg.RefreshTTL, refreshFamilyTTL: cfg.RefreshFamilyTTL}}
 }

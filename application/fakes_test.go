@@ -53,20 +53,22 @@ func (fakeHasher) Verify(_ context.Context, encoded, pw string) (bool, bool, err
 	return false, false, errors.New("unknown hash format")
 }
 
-// fakeIssuer issues readable tokens: "tok|<id>|<profiles>|<sid>|<amr>".
+// fakeIssuer issues readable tokens: "tok|<id>|<profiles>|<sid>|<amr>",
+// and "|<claims>" (the hook's, as JSON) when there are some.
 type fakeIssuer struct{ clock ports.Clock }
 
-func (f fakeIssuer) Issue(_ context.Context, u domain.User, s domain.Session) (domain.AccessToken, error) {
-	return domain.AccessToken{
-		Token: "tok|" + u.ID.String() + "|" + strings.Join(u.Profiles.Strings(), ",") +
-			"|" + s.ID + "|" + strings.Join(s.AMR, ","),
-		ExpiresAt: f.clock.Now().Add(15 * time.Minute),
-	}, nil
+func (f fakeIssuer) Issue(_ context.Context, u domain.User, s domain.Session, extra domain.HookClaims) (domain.AccessToken, error) {
+	token := "tok|" + u.ID.String() + "|" + strings.Join(u.Profiles.Strings(), ",") +
+		"|" + s.ID + "|" + strings.Join(s.AMR, ",")
+	if !extra.Empty() {
+		token += "|" + string(extra.JSON())
+	}
+	return domain.AccessToken{Token: token, ExpiresAt: f.clock.Now().Add(15 * time.Minute)}, nil
 }
 
 func (fakeIssuer) Verify(_ context.Context, token string) (domain.Principal, error) {
 	parts := strings.Split(token, "|")
-	if len(parts) != 5 || parts[0] != "tok" {
+	if (len(parts) != 5 && len(parts) != 6) || parts[0] != "tok" {
 		return domain.Principal{}, domain.ErrInvalidToken
 	}
 	ps, err := domain.ParseProfiles(strings.Split(parts[2], ","))

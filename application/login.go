@@ -44,6 +44,8 @@ type authPorts struct {
 	sessionEnds *sessionEnds
 	// refresh rotates refresh tokens, as the provider's refresh does.
 	refresh *refreshRotation
+	// hook asks the claims hook again at each refresh.
+	hook *claimsHook
 	// personalTokens finds the caller of a personal access token.
 	personalTokens *PersonalTokenService
 }

@@ -32,6 +32,7 @@ type providerPorts struct {
 	webhooks    *webhookQueue
 	sessionEnds *sessionEnds
 	refresh     *refreshRotation
+	hook        *claimsHook
 	// issuer is the provider's issuer (USERD_PUBLIC_URL without a
 	// trailing slash), the iss of its redirects (RFC 9207).
 	issuer           string

@@ -78,11 +78,17 @@ func (s *ProviderService) ExchangeCode(ctx context.Context, client domain.OAuthC
 	// The client's scopes may have shrunk since the request.
 	scopes := slices.DeleteFunc(slices.Clone(req.Scopes), func(sc domain.OAuthScope) bool { return !client.AllowsScope(sc) })
 	offline := client.HasGrant(domain.GrantRefreshToken) && slices.Contains(scopes, domain.ScopeOfflineAccess)
+	// Asked before the session opens: a refusal opens none (the code is
+	// used all the same, as a code is once).
+	claims, err := s.hookClaims(ctx, domain.ClaimsGrantAuthorizationCode, client, user, sid, req.AMR, scopes)
+	if err != nil {
+		return ProviderTokens{}, err
+	}
 	family, refresh, err := s.openClientSession(ctx, client, user, req, scopes, sid, offline, now)
 	if err != nil {
 		return ProviderTokens{}, err
 	}
-	out, err := s.userTokens(ctx, client, user, family, scopes, req.Nonce, now)
+	out, err := s.userTokens(ctx, client, user, family, scopes, req.Nonce, now, claims)
 	if offline {
 		out.RefreshToken = refresh
 	}
@@ -131,13 +137,14 @@ func (s *ProviderService) openClientSession(ctx context.Context, client domain.O
 }
 
 // userTokens signs the access token of a user's session granted to the
-// client, and its ID token when openid is among the scopes.
+// client, and its ID token when openid is among the scopes; both carry
+// the hook's claims.
 func (s *ProviderService) userTokens(ctx context.Context, client domain.OAuthClient, user domain.User,
-	family domain.RefreshFamily, scopes []domain.OAuthScope, nonce string, now time.Time) (ProviderTokens, error) {
+	family domain.RefreshFamily, scopes []domain.OAuthScope, nonce string, now time.Time, claims domain.HookClaims) (ProviderTokens, error) {
 	ttl := s.oauthTokens.AccessTokenTTL()
 	access, err := s.oauthTokens.IssueAccessToken(ctx, domain.OAuthAccessClaims{Subject: user.ID.String(),
 		ClientID: client.ID, Scopes: scopes, SessionID: family.ID, AuthTime: family.SignedInAt(), AMR: family.AMR,
-		ID: newTokenID(), IssuedAt: now, ExpiresAt: now.Add(ttl)})
+		ID: newTokenID(), IssuedAt: now, ExpiresAt: now.Add(ttl), Extra: claims})
 	if err != nil {
 		return ProviderTokens{}, fmt.Errorf("issue access token: %w", err)
 	}
@@ -147,7 +154,7 @@ func (s *ProviderService) userTokens(ctx context.Context, client domain.OAuthCli
 	}
 	out.IDToken, err = s.oauthTokens.IssueIDToken(ctx, domain.IDTokenClaims{Subject: user.ID, ClientID: client.ID,
 		Nonce: nonce, SessionID: family.ID, AuthTime: family.SignedInAt(), AMR: family.AMR, IssuedAt: now,
-		ExpiresAt: now.Add(min(domain.IDTokenTTL, ttl)), User: domain.ClaimsOf(user, scopes)},
+		ExpiresAt: now.Add(min(domain.IDTokenTTL, ttl)), User: domain.ClaimsOf(user, scopes), Extra: claims},
 		string(client.IDTokenSigningAlg), access)
 	if err != nil {
 		return ProviderTokens{}, fmt.Errorf("issue ID token: %w", err)
@@ -167,10 +174,15 @@ func (s *ProviderService) Refresh(ctx context.Context, client domain.OAuthClient
 	if refreshToken == "" {
 		return ProviderTokens{}, domain.NewOAuthError(domain.OAuthInvalidRequest, "refresh_token is required")
 	}
-	// The scopes asked are judged against the session's before the token
-	// is rotated: a refusal leaves the token as it was, for the retry.
-	var granted []domain.OAuthScope
-	var scopeErr error
+	// The scopes asked are judged against the session's, and the hook
+	// asked, before the token is rotated: a refusal leaves the token as
+	// it was, for the retry.
+	var (
+		granted  []domain.OAuthScope
+		scopeErr error
+		user     domain.User
+		claims   domain.HookClaims
+	)
 	r, err := s.refresh.rotate(ctx, refreshToken, func(f domain.RefreshFamily) bool {
 		if f.ClientID != client.ID {
 			return false
@@ -180,6 +192,13 @@ func (s *ProviderService) Refresh(ctx context.Context, client domain.OAuthClient
 			granted, scopeErr = domain.ParseOAuthScopes(scopes, func(sc domain.OAuthScope) bool { return slices.Contains(f.Scopes, sc) })
 		}
 		return scopeErr == nil
+	}, func(ctx context.Context, f domain.RefreshFamily) error {
+		var err error
+		if user, err = s.activeUser(ctx, f.UserID); err != nil {
+			return err
+		}
+		claims, err = s.hookClaims(ctx, domain.ClaimsGrantRefreshToken, client, user, f.ID, f.AMR, granted)
+		return err
 	})
 	if scopeErr != nil {
 		return ProviderTokens{}, scopeErr
@@ -190,11 +209,7 @@ func (s *ProviderService) Refresh(ctx context.Context, client domain.OAuthClient
 	if err != nil {
 		return ProviderTokens{}, err
 	}
-	user, err := s.activeUser(ctx, r.family.UserID)
-	if err != nil {
-		return ProviderTokens{}, err
-	}
-	out, err := s.userTokens(ctx, client, user, r.family, granted, "", s.clock.Now())
+	out, err := s.userTokens(ctx, client, user, r.family, granted, "", s.clock.Now(), claims)
 	out.RefreshToken = r.token
 	return out, err
 }
@@ -213,13 +228,46 @@ func (s *ProviderService) ClientCredentials(ctx context.Context, client domain.O
 	if err != nil {
 		return ProviderTokens{}, err
 	}
+	claims, err := s.hook.forClient(ctx, client.ID, asked)
+	if err != nil {
+		return ProviderTokens{}, tokenEndpointError(err)
+	}
 	now, ttl := s.clock.Now(), s.oauthTokens.AccessTokenTTL()
 	access, err := s.oauthTokens.IssueAccessToken(ctx, domain.OAuthAccessClaims{Subject: client.ID.String(),
-		ClientID: client.ID, Scopes: asked, ID: newTokenID(), IssuedAt: now, ExpiresAt: now.Add(ttl)})
+		ClientID: client.ID, Scopes: asked, ID: newTokenID(), IssuedAt: now, ExpiresAt: now.Add(ttl), Extra: claims})
 	if err != nil {
 		return ProviderTokens{}, fmt.Errorf("issue access token: %w", err)
 	}
 	return ProviderTokens{AccessToken: access, ExpiresIn: ttl, Scopes: asked}, nil
+}
+
+// hookClaims asks the claims hook for the claims of the tokens of a
+// user's session granted to client; its refusals are the token
+// endpoint's (tokenEndpointError).
+func (s *ProviderService) hookClaims(ctx context.Context, grant string, client domain.OAuthClient, user domain.User,
+	sid string, amr domain.AMR, scopes []domain.OAuthScope) (domain.HookClaims, error) {
+	claims, err := s.hook.forUser(ctx, grant, user, sid, amr, client.ID, scopes)
+	return claims, tokenEndpointError(err)
+}
+
+// tokenEndpointError is the token endpoint's answer (RFC 6749 §5.2) to
+// the hook's: a refusal is invalid_grant with the hook's message, the
+// grant being one the hook will not have tokens made of; a wrong answer
+// a server_error; no answer a temporarily_unavailable (a 503 there, as
+// the API's unavailable). docs/claims.md says so.
+func tokenEndpointError(err error) error {
+	if refused, ok := errors.AsType[*domain.SignInRefusedError](err); ok {
+		return domain.NewOAuthError(domain.OAuthInvalidGrant, refused.Message)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, domain.ErrHookFailed):
+		return domain.NewOAuthError(domain.OAuthServerError, "the claims of the token could not be made")
+	case errors.Is(err, domain.ErrHookUnavailable):
+		return domain.NewOAuthError(domain.OAuthTemporarilyUnavailable, "the service is temporarily unavailable; retry shortly")
+	}
+	return err
 }
 
 // newTokenID returns a fresh jti.

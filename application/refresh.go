@@ -14,11 +14,11 @@ import (
 	"github.com/userd/userd/ports"
 )
 
-// issuePair issues the access token of user's session and returns it with
-// the session's refresh token.
+// issuePair issues the access token of user's session, with the hook's
+// claims, and returns it with the session's refresh token.
 func issuePair(ctx context.Context, issuer ports.TokenIssuer, user domain.User, session domain.Session,
-	refresh string, refreshExpires time.Time) (TokenPair, error) {
-	access, err := issuer.Issue(ctx, user, session)
+	claims domain.HookClaims, refresh string, refreshExpires time.Time) (TokenPair, error) {
+	access, err := issuer.Issue(ctx, user, session, claims)
 	if err != nil {
 		return TokenPair{}, fmt.Errorf("issue access token: %w", err)
 	}
@@ -29,18 +29,32 @@ func issuePair(ctx context.Context, issuer ports.TokenIssuer, user domain.User, 
 // the same token within the grace window gets the same successor; any other
 // reuse revokes the whole family (RFC 9700 reuse detection). A token of a
 // session granted to an OpenID client is refused here as unknown: only
-// the provider's token endpoint, for that client, takes it.
+// the provider's token endpoint, for that client, takes it. The claims
+// hook is asked again at each refresh, before the token is rotated: when
+// it refuses or cannot answer, the token stays as it was, for a retry.
 func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, err error) {
 	outcome := ports.RefreshSucceeded
 	defer func() { s.events.refreshed(refreshOutcome(outcome, err)) }()
-	r, err := s.refresh.rotate(ctx, token, func(f domain.RefreshFamily) bool { return !f.ForClient() })
+	var (
+		user   domain.User
+		claims domain.HookClaims
+	)
+	r, err := s.refresh.rotate(ctx, token, func(f domain.RefreshFamily) bool { return !f.ForClient() },
+		func(ctx context.Context, f domain.RefreshFamily) error {
+			var err error
+			if user, err = s.refreshedUser(ctx, f); err != nil {
+				return err
+			}
+			claims, err = s.hook.forUser(ctx, domain.ClaimsGrantRefresh, user, f.ID, f.AMR, "", nil)
+			return err
+		})
 	if r.repeat {
 		outcome = ports.RefreshGraceRepeat
 	}
 	if err != nil {
 		return TokenPair{}, err
 	}
-	return s.refreshedPair(ctx, r.family, r.token, r.expiresAt)
+	return issuePair(ctx, s.issuer, user, domain.SessionOf(r.family), claims, r.token, r.expiresAt)
 }
 
 // refreshRotation is the rotation of refresh tokens with reuse detection,
@@ -69,8 +83,12 @@ type rotated struct {
 // anything is written, whether the caller may use the token's session at
 // all: one it does not admit is domain.ErrRefreshTokenInvalid, as an
 // unknown token, and is neither rotated nor burnt (another client cannot
-// end a session by presenting its token).
-func (r *refreshRotation) rotate(ctx context.Context, token string, admits func(domain.RefreshFamily) bool) (rotated, error) {
+// end a session by presenting its token). prepare runs once the token
+// may be exchanged, before the rotation is written, outside any
+// transaction (the claims hook): its error is rotate's, and leaves the
+// token as it was.
+func (r *refreshRotation) rotate(ctx context.Context, token string, admits func(domain.RefreshFamily) bool,
+	prepare func(context.Context, domain.RefreshFamily) error) (rotated, error) {
 	if !r.codec.WellFormed(token) {
 		return rotated{}, domain.ErrRefreshTokenInvalid
 	}
@@ -92,7 +110,12 @@ func (r *refreshRotation) rotate(ctx context.Context, token string, admits func(
 	if rec.UsedAt == nil && !now.Before(rec.ExpiresAt) {
 		return rotated{}, domain.ErrRefreshTokenInvalid
 	}
+	prepared := false
 	if rec.UsedAt == nil {
+		if err := prepare(ctx, family); err != nil {
+			return rotated{}, err
+		}
+		prepared = true
 		next := domain.RefreshToken{
 			Hash:      successorHash,
 			FamilyID:  family.ID,
@@ -118,6 +141,9 @@ func (r *refreshRotation) rotate(ctx context.Context, token string, admits func(
 	// A used token: success from here on is a repeat within the grace window.
 	res, err := r.repeat(ctx, rec, family, successor, successorHash, now)
 	res.repeat = true
+	if err == nil && !prepared {
+		err = prepare(ctx, res.family)
+	}
 	return res, err
 }
 
@@ -150,15 +176,14 @@ func (r *refreshRotation) repeat(ctx context.Context, rec domain.RefreshToken, f
 	return rotated{}, domain.ErrRefreshTokenReused
 }
 
-func (s *AuthService) refreshedPair(ctx context.Context, family domain.RefreshFamily, refresh string, expires time.Time) (TokenPair, error) {
+// refreshedUser is the user of a session being refreshed: one deleted or
+// disabled since makes the token invalid.
+func (s *AuthService) refreshedUser(ctx context.Context, family domain.RefreshFamily) (domain.User, error) {
 	user, err := s.users.ByID(ctx, family.UserID)
 	if errors.Is(err, domain.ErrUserNotFound) || (err == nil && user.Disabled) {
-		return TokenPair{}, domain.ErrRefreshTokenInvalid
+		return domain.User{}, domain.ErrRefreshTokenInvalid
 	}
-	if err != nil {
-		return TokenPair{}, err
-	}
-	return issuePair(ctx, s.issuer, user, domain.SessionOf(family), refresh, expires)
+	return user, err
 }
 
 // Logout ends the session of the refresh token. An unknown or malformed

@@ -49,6 +49,7 @@ type signInPath struct {
 	issuer     ports.TokenIssuer
 	tx         ports.Transactor
 	webhooks   *webhookQueue
+	hook       *claimsHook
 	// requireEmailVerification refuses a session to an account whose
 	// email is not verified (Config.RequireEmailVerification).
 	requireEmailVerification bool
@@ -109,7 +110,13 @@ func (p *signInPath) complete(ctx context.Context, a authenticated) (SignInResul
 	if at.IsZero() {
 		at = p.clock.Now()
 	}
-	pair, err := p.openSession(ctx, user, a.amr, at)
+	// The hook is asked before the session exists: a refusal opens none.
+	sid := newFamilyID()
+	claims, err := p.hook.forUser(ctx, domain.ClaimsGrantSignIn, user, sid, a.amr, "", nil)
+	if err != nil {
+		return SignInResult{}, err
+	}
+	pair, err := p.openSession(ctx, user, a.amr, at, newSession{id: sid, claims: claims})
 	if err != nil {
 		return SignInResult{}, err
 	}
@@ -234,6 +241,13 @@ func (p *signInPath) secondStep(ctx context.Context, mfaToken string, f secondFa
 		return SignInResult{}, p.throttle.unchecked(ctx, step.challenge.Email, err)
 	}
 	amr := domain.SecondStepAMR(step.challenge.FirstFactor, f.method)
+	// The hook is asked outside the transaction, and before the session
+	// exists. A refusal is answered only once the factor is checked: the
+	// transaction spends it and is then rolled back, so that the factor
+	// and the challenge stay as they were and a wrong code still counts.
+	next := newSession{id: newFamilyID()}
+	var refused error
+	next.claims, refused = p.hook.forUser(ctx, domain.ClaimsGrantSignIn, step.user, next.id, amr, "", nil)
 	var pair TokenPair
 	err = p.tx.WithinTx(ctx, func(ctx context.Context) error {
 		if f.spend != nil {
@@ -241,8 +255,11 @@ func (p *signInPath) secondStep(ctx context.Context, mfaToken string, f secondFa
 				return err
 			}
 		}
+		if refused != nil {
+			return refused
+		}
 		var err error
-		pair, err = p.finishSecondStep(ctx, step, amr)
+		pair, err = p.finishSecondStep(ctx, step, amr, next)
 		return err
 	})
 	if err != nil {
@@ -327,7 +344,7 @@ func (p *signInPath) secondStepFailed(ctx context.Context, step waitingStep, why
 // finishSecondStep uses the challenge up, clears the email's lock-out and
 // opens a session that signed in by amr, in the transaction of ctx; the
 // sign-in is recorded (signedIn) once it has committed.
-func (p *signInPath) finishSecondStep(ctx context.Context, step waitingStep, amr domain.AMR) (TokenPair, error) {
+func (p *signInPath) finishSecondStep(ctx context.Context, step waitingStep, amr domain.AMR, next newSession) (TokenPair, error) {
 	now := p.clock.Now()
 	if _, err := p.challenges.UseChallenge(ctx, step.challenge.Hash, now); err != nil {
 		return TokenPair{}, err
@@ -335,7 +352,7 @@ func (p *signInPath) finishSecondStep(ctx context.Context, step waitingStep, amr
 	if err := p.throttle.succeeded(ctx, step.challenge.Email); err != nil {
 		return TokenPair{}, err
 	}
-	return p.openSession(ctx, step.user, amr, now)
+	return p.openSession(ctx, step.user, amr, now, next)
 }
 
 // signedIn records the sign-in of a session opened by amr, and returns
@@ -346,16 +363,23 @@ func (p *signInPath) signedIn(ctx context.Context, pair TokenPair, amr domain.AM
 	return SignInResult{Tokens: &pair}
 }
 
-// openSession starts a refresh-token family for the user, signed in at now
-// by amr, and returns the first token pair. The family lasts the
-// deployment's session lifetime, or less when the request's client keeps
-// shorter limits (sessionLimits).
-func (p *signInPath) openSession(ctx context.Context, user domain.User, amr domain.AMR, now time.Time) (TokenPair, error) {
+// newSession is the id of a session about to open, and the claims the
+// hook gave its first access token.
+type newSession struct {
+	id     string
+	claims domain.HookClaims
+}
+
+// openSession starts the refresh-token family next for the user, signed
+// in at now by amr, and returns the first token pair. The family lasts
+// the deployment's session lifetime, or less when the request's client
+// keeps shorter limits (sessionLimits).
+func (p *signInPath) openSession(ctx context.Context, user domain.User, amr domain.AMR, now time.Time, next newSession) (TokenPair, error) {
 	token := p.codec.New()
 	meta := domain.RequestMetaFrom(ctx)
 	lifetime, idle := p.sessionLimits(meta.SessionLimits)
 	family := domain.RefreshFamily{
-		ID:          newFamilyID(),
+		ID:          next.id,
 		UserID:      user.ID,
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(lifetime),
@@ -381,7 +405,7 @@ func (p *signInPath) openSession(ctx context.Context, user domain.User, amr doma
 	if err := p.webhooks.inTxFor(ctx, domain.WebhookSessionCreated, create); err != nil {
 		return TokenPair{}, err
 	}
-	return issuePair(ctx, p.issuer, user, domain.SessionOf(family), token, rec.ExpiresAt)
+	return issuePair(ctx, p.issuer, user, domain.SessionOf(family), next.claims, token, rec.ExpiresAt)
 }
 
 // sessionLimits are the lifetime and idle timeout of a family opened

@@ -41,10 +41,13 @@ const (
 	OAuthInvalidScope         = "invalid_scope"
 	OAuthAccessDenied         = "access_denied"
 	OAuthServerError          = "server_error"
-	OAuthLoginRequired        = "login_required"
-	OAuthConsentRequired      = "consent_required"
-	OAuthInteractionRequired  = "interaction_required"
-	OAuthInvalidToken         = "invalid_token"
+	// OAuthTemporarilyUnavailable is answered with 503 (the claims hook
+	// did not answer).
+	OAuthTemporarilyUnavailable = "temporarily_unavailable"
+	OAuthLoginRequired          = "login_required"
+	OAuthConsentRequired        = "consent_required"
+	OAuthInteractionRequired    = "interaction_required"
+	OAuthInvalidToken           = "invalid_token"
 )
 
 // NewOAuthError returns the refusal of code, described.
@@ -77,6 +80,9 @@ type OAuthAccessClaims struct {
 	ID        string
 	IssuedAt  time.Time
 	ExpiresAt time.Time
+	// Extra are the claims hook's claims, signed into the token; a
+	// verified token's are not read back.
+	Extra HookClaims
 }
 
 // ForUser reports whether the token was issued to a user (not to a client
@@ -98,6 +104,8 @@ type IDTokenClaims struct {
 	IssuedAt  time.Time
 	ExpiresAt time.Time
 	User      UserClaims
+	// Extra are the claims hook's claims, signed into the token.
+	Extra HookClaims
 }
 
 // UserClaims are the claims of a user that the scopes granted reveal

@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/userd/userd/adapters/clock"
+	"github.com/userd/userd/domain"
 )
 
 func BenchmarkIssue(b *testing.B) {
@@ -20,7 +21,7 @@ func BenchmarkIssue(b *testing.B) {
 			iss, _, _ := newIssuerFor(b, alg)
 			ctx := context.Background()
 			for b.Loop() {
-				if _, err := iss.Issue(ctx, testUser, testSession); err != nil {
+				if _, err := iss.Issue(ctx, testUser, testSession, domain.HookClaims{}); err != nil {
 					b.Fatal(err)
 				}
 			}

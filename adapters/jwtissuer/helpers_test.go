@@ -145,7 +145,7 @@ func startIssuer(t testing.TB, store ports.KeyStore, clk ports.Clock, opts Optio
 
 func issue(t testing.TB, iss *Issuer) string {
 	t.Helper()
-	at, err := iss.Issue(context.Background(), testUser, testSession)
+	at, err := iss.Issue(context.Background(), testUser, testSession, domain.HookClaims{})
 	if err != nil {
 		t.Fatal(err)
 	}

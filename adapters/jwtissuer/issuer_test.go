@@ -25,7 +25,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Run(alg, func(t *testing.T) {
 			t.Parallel()
 			iss, _, _ := newIssuerFor(t, alg)
-			at, err := iss.Issue(context.Background(), testUser, testSession)
+			at, err := iss.Issue(context.Background(), testUser, testSession, domain.HookClaims{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestRule_new_does_no_io_and_nothing_works_before_start(t *testing.T) {
 				t.Fatalf("New used the store: %d reads, %d keys", store.readCount(), store.count())
 			}
 
-			if _, err := iss.Issue(ctx, testUser, testSession); !errors.Is(err, errNotStarted) {
+			if _, err := iss.Issue(ctx, testUser, testSession, domain.HookClaims{}); !errors.Is(err, errNotStarted) {
 				t.Errorf("Issue before Start = %v, want an error saying Start was not called", err)
 			}
 			// A genuine token from a started node sharing the store.
@@ -152,14 +152,14 @@ func TestNewOptions(t *testing.T) {
 	}
 
 	iss := startIssuer(t, newFakeKeyStore(), clk, Options{Issuer: "i", Audience: "a", TTL: time.Hour})
-	at, err := iss.Issue(context.Background(), testUser, testSession)
+	at, err := iss.Issue(context.Background(), testUser, testSession, domain.HookClaims{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !at.ExpiresAt.Equal(t0.Add(time.Hour)) {
 		t.Errorf("ExpiresAt = %v, want TTL of one hour", at.ExpiresAt)
 	}
-	if _, err := iss.Issue(context.Background(), domain.User{ID: "nope"}, testSession); err == nil {
+	if _, err := iss.Issue(context.Background(), domain.User{ID: "nope"}, testSession, domain.HookClaims{}); err == nil {
 		t.Error("Issue accepted a user without a valid id")
 	}
 
@@ -196,7 +196,7 @@ func TestConcurrentUse(t *testing.T) {
 	for n := range 8 {
 		wg.Go(func() {
 			for range 20 {
-				at, err := iss.Issue(context.Background(), testUser, testSession)
+				at, err := iss.Issue(context.Background(), testUser, testSession, domain.HookClaims{})
 				if err != nil {
 					t.Error(err)
 					return

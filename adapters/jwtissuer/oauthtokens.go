@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -87,7 +88,7 @@ func (p *ProviderTokens) IssueAccessToken(_ context.Context, c domain.OAuthAcces
 		ac.AuthTime = jwt.NewNumericDate(c.AuthTime)
 		ac.ACR = c.AMR.ACR()
 	}
-	return p.sign(alg, TokenType, ac)
+	return p.sign(alg, TokenType, withExtra(ac, c.Extra))
 }
 
 // idClaims are the claims of an ID token (OpenID Connect Core §2, §5.1).
@@ -129,7 +130,7 @@ func (p *ProviderTokens) IssueIDToken(_ context.Context, c domain.IDTokenClaims,
 		}
 		ic.AccessHash = h
 	}
-	return p.sign(alg, "JWT", ic)
+	return p.sign(alg, "JWT", withExtra(ic, c.Extra))
 }
 
 // tokenHash is the at_hash of token for a JWS algorithm (OpenID Connect
@@ -270,4 +271,27 @@ func (p *ProviderTokens) keyFor(typ string) jwt.Keyfunc {
 		}
 		return found, nil
 	}
+}
+
+// extraClaims are a token's claims with the claims hook's joined to them.
+type extraClaims struct {
+	jwt.Claims
+	extra domain.HookClaims
+}
+
+// withExtra is c with extra's claims, or c itself when there are none.
+func withExtra(c jwt.Claims, extra domain.HookClaims) jwt.Claims {
+	if extra.Empty() {
+		return c
+	}
+	return extraClaims{Claims: c, extra: extra}
+}
+
+// MarshalJSON encodes the token's claims and joins the hook's.
+func (c extraClaims) MarshalJSON() ([]byte, error) {
+	payload, err := json.Marshal(c.Claims)
+	if err != nil {
+		return nil, err
+	}
+	return domain.MergeClaims(payload, c.extra), nil
 }

@@ -29,7 +29,7 @@ func TestIssuer_session_claims(t *testing.T) {
 			iss, _, _ := newTestIssuer(t)
 			s := testSession
 			s.AMR = tc.amr
-			at, err := iss.Issue(context.Background(), testUser, s)
+			at, err := iss.Issue(context.Background(), testUser, s, domain.HookClaims{})
 			if err != nil {
 				t.Fatal(err)
 			}

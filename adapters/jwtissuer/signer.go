@@ -44,9 +44,10 @@ func (c claims) GetAudience() (jwt.ClaimStrings, error) {
 }
 
 // Issue returns a signed access token for u in session s, valid from now
-// for the TTL, with the typ header of RFC 9068 and the kid of the key that
-// signs now. Before Start has loaded the keys it fails.
-func (i *Issuer) Issue(_ context.Context, u domain.User, session domain.Session) (domain.AccessToken, error) {
+// for the TTL, with the typ header of RFC 9068, the kid of the key that
+// signs now, and the claims hook's extra claims. Before Start has loaded
+// the keys it fails.
+func (i *Issuer) Issue(_ context.Context, u domain.User, session domain.Session, extra domain.HookClaims) (domain.AccessToken, error) {
 	ks := i.snapshot()
 	if ks == nil {
 		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", errNotStarted)
@@ -83,7 +84,7 @@ func (i *Issuer) Issue(_ context.Context, u domain.User, session domain.Session)
 	}
 
 	key := ks.signer(clockNow)
-	s, err := signToken(i.alg.method, key, c)
+	s, err := signToken(i.alg.method, key, c, extra)
 	if err != nil {
 		return domain.AccessToken{}, fmt.Errorf("issue access token: %w", err)
 	}
@@ -92,12 +93,13 @@ func (i *Issuer) Issue(_ context.Context, u domain.User, session domain.Session)
 
 // signToken is what jwt.Token's SignedString does, with the key's header
 // encoded beforehand (encodedHeader): the same bytes, less a JSON
-// encoding of a map per token.
-func signToken(method jwt.SigningMethod, key verificationKey, c claims) (string, error) {
+// encoding of a map per token. extra's claims join c's.
+func signToken(method jwt.SigningMethod, key verificationKey, c claims, extra domain.HookClaims) (string, error) {
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return "", err
 	}
+	payload = domain.MergeClaims(payload, extra)
 	enc := base64.RawURLEncoding
 	var b strings.Builder
 	b.Grow(len(key.header) + 1 + enc.EncodedLen(len(payload)) + 1 + 128)

@@ -51,12 +51,15 @@ type Metrics struct {
 	outbox        *prometheus.CounterVec
 	limitStore    *prometheus.CounterVec
 	purged        *prometheus.CounterVec
+	hookCalls     *prometheus.CounterVec
+	hookDuration  prometheus.Histogram
 }
 
 var (
-	_ ports.SecurityMetrics = (*Metrics)(nil)
-	_ ports.OutboxMetrics   = (*Metrics)(nil)
-	_ ports.PurgeMetrics    = (*Metrics)(nil)
+	_ ports.SecurityMetrics   = (*Metrics)(nil)
+	_ ports.OutboxMetrics     = (*Metrics)(nil)
+	_ ports.PurgeMetrics      = (*Metrics)(nil)
+	_ ports.ClaimsHookMetrics = (*Metrics)(nil)
 )
 
 // Outbox results, the values of userd_outbox_messages_total's result label.
@@ -82,7 +85,8 @@ var requestBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 // when reg holds collectors of the same names already.
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := newCollectors()
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore, m.purged} {
+	m.hookCalls, m.hookDuration = newHookCollectors()
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore, m.purged, m.hookCalls, m.hookDuration} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -165,6 +169,9 @@ func (m *Metrics) startSeries() {
 	}
 	for _, k := range domain.PurgeKinds {
 		m.purged.WithLabelValues(string(k))
+	}
+	for _, r := range hookResults {
+		m.hookCalls.WithLabelValues(r)
 	}
 	for _, op := range []string{HashOpHash, HashOpVerify} {
 		for _, r := range []string{HashDone, HashBusy, HashError} {

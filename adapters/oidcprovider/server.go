@@ -194,6 +194,8 @@ func (s *server) oauthError(ctx context.Context, err error) error {
 			return op.NewStatusError(e, http.StatusUnauthorized)
 		case domain.OAuthServerError:
 			return op.NewStatusError(e, http.StatusInternalServerError)
+		case domain.OAuthTemporarilyUnavailable:
+			return op.NewStatusError(e, http.StatusServiceUnavailable)
 		}
 		return op.NewStatusError(e, http.StatusBadRequest)
 	case errors.Is(err, domain.ErrInvalidClientCredentials):

@@ -148,25 +148,14 @@ func (s *Sender) Send(ctx context.Context, e domain.WebhookEvent) (domain.Webhoo
 	if err != nil {
 		return domain.WebhookResult{}, fmt.Errorf("webhook body: %w", err)
 	}
-	ts := s.clock.Now().Unix()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	req, err := signedRequest(ctx, s.url, s.key, e.ID, s.clock.Now().Unix(), body)
 	if err != nil {
 		return domain.WebhookResult{}, fmt.Errorf("webhook request: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "userd-webhooks")
-	req.Header.Set("webhook-id", e.ID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("webhook-signature", Sign(s.key, e.ID, ts, body))
 	res, err := s.client.Do(req) //nolint:gosec // G704: the receiver is the operator's USERD_WEBHOOK_URL
 	if err != nil {
-		// The URL may hold a token in its query: say which part failed,
-		// not the URL.
-		var uerr *url.Error
-		if errors.As(err, &uerr) {
-			err = uerr.Err
-		}
-		return domain.WebhookResult{}, fmt.Errorf("webhook delivery: %w", err)
+		return domain.WebhookResult{}, fmt.Errorf("webhook delivery: %w", withoutURL(err))
 	}
 	defer func() { _ = res.Body.Close() }() // read below as far as it is worth; nothing to add on close
 	kept, _ := io.ReadAll(io.LimitReader(res.Body, resultBodyLimit))
@@ -176,4 +165,28 @@ func (s *Sender) Send(ctx context.Context, e domain.WebhookEvent) (domain.Webhoo
 		return result, fmt.Errorf("webhook delivery: receiver answered %d", res.StatusCode)
 	}
 	return result, nil
+}
+
+// signedRequest is the POST of body to target as Standard Webhooks signs
+// it: webhook-id id, webhook-timestamp ts, webhook-signature under key.
+func signedRequest(ctx context.Context, target string, key []byte, id string, ts int64, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", Sign(key, id, ts, body))
+	return req, nil
+}
+
+// withoutURL is err of a request without the URL: its query may hold a
+// token, so the error says which part failed, not the URL.
+func withoutURL(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
 }
