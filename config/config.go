@@ -225,6 +225,20 @@ type Config struct {
 	// WebhookEvents are the event types sent; empty, all of them.
 	WebhookEvents []string `env:"WEBHOOK_EVENTS" envDefault:""`
 
+	// ClaimsHookURL is the claims hook, asked for the extra claims of
+	// every access and ID token (docs/claims.md); empty, none is asked.
+	// https, or http on a loopback host. Shown like a DSN.
+	ClaimsHookURL string `env:"CLAIMS_HOOK_URL" envDefault:"" redact:"dsn"`
+	// ClaimsHookSecret signs the hook's requests as WebhookSecret does
+	// events. Required with ClaimsHookURL.
+	ClaimsHookSecret string `env:"CLAIMS_HOOK_SECRET" envDefault:"" redact:"secret"`
+	// ClaimsHookTimeout bounds one call of the hook.
+	ClaimsHookTimeout time.Duration `env:"CLAIMS_HOOK_TIMEOUT" envDefault:"2s"`
+	// ClaimsHookFail is what a sign-in does when the hook does not answer
+	// in time or answers another status: ClaimsHookFailClosed refuses it
+	// (503), ClaimsHookFailOpen signs in without the hook's claims.
+	ClaimsHookFail string `env:"CLAIMS_HOOK_FAIL" envDefault:"closed" oneof:"closed,open"`
+
 	// AccessTTL is the lifetime of an access token.
 	AccessTTL time.Duration `env:"ACCESS_TTL" envDefault:"15m"`
 	// RefreshTTL is the lifetime of one refresh token.

@@ -77,6 +77,8 @@ func TestDefaults(t *testing.T) {
 		RegisterIPLimit:      20,
 		RateLimitIPv6Prefix:  64,
 		RateLimitFail:        "open",
+		ClaimsHookTimeout:    2 * time.Second,
+		ClaimsHookFail:       "closed",
 		MetricsAllow: []netip.Prefix{
 			netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
 			netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"),

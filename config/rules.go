@@ -221,6 +221,25 @@ var rules = map[string]func(c *Config) error{
 		}
 		return nil
 	},
+	"CLAIMS_HOOK_URL": func(c *Config) error {
+		if c.ClaimsHookURL == "" {
+			return nil
+		}
+		return webhook.CheckHookURL(c.ClaimsHookURL)
+	},
+	"CLAIMS_HOOK_SECRET": func(c *Config) error {
+		if c.ClaimsHookSecret == "" {
+			return nil
+		}
+		_, err := webhook.ParseSecret(c.ClaimsHookSecret)
+		return err
+	},
+	"CLAIMS_HOOK_TIMEOUT": func(c *Config) error {
+		if c.ClaimsHookTimeout < webhook.MinHookTimeout || c.ClaimsHookTimeout > webhook.MaxHookTimeout {
+			return fmt.Errorf("%s is outside %s..%s", c.ClaimsHookTimeout, webhook.MinHookTimeout, webhook.MaxHookTimeout)
+		}
+		return nil
+	},
 	"CORS_ALLOWED_ORIGINS": func(c *Config) error { return corsOrigins(c.CORSOrigins) },
 	"TOTP_ISSUER": func(c *Config) error {
 		// The issuer is the label's prefix in the otpauth URI, before a
@@ -258,6 +277,12 @@ func corsOrigins(list []string) error {
 	}
 	return nil
 }
+
+// The values of USERD_CLAIMS_HOOK_FAIL.
+const (
+	ClaimsHookFailClosed = "closed"
+	ClaimsHookFailOpen   = "open"
+)
 
 // The values of USERD_RATE_LIMIT_FAIL.
 const (
@@ -408,6 +433,12 @@ func (c *Config) validate() []error {
 		add("%sWEBHOOK_SECRET: must be set when %sWEBHOOK_URL is (whsec_ and the base64 of 24 to 64 random bytes)", EnvPrefix, EnvPrefix)
 	case c.WebhookURL == "" && c.WebhookSecret != "":
 		add("%sWEBHOOK_URL: must be set when %sWEBHOOK_SECRET is", EnvPrefix, EnvPrefix)
+	}
+	switch {
+	case c.ClaimsHookURL != "" && c.ClaimsHookSecret == "":
+		add("%sCLAIMS_HOOK_SECRET: must be set when %sCLAIMS_HOOK_URL is (whsec_ and the base64 of 24 to 64 random bytes)", EnvPrefix, EnvPrefix)
+	case c.ClaimsHookURL == "" && c.ClaimsHookSecret != "":
+		add("%sCLAIMS_HOOK_URL: must be set when %sCLAIMS_HOOK_SECRET is", EnvPrefix, EnvPrefix)
 	}
 	errs = append(errs, c.validateSecretKey()...)
 	if c.RefreshFamilyTTL < c.RefreshTTL {

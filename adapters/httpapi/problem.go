@@ -166,6 +166,8 @@ var sentinels = []struct {
 		Detail: "a personal access token never changes a password, email, second factor, passkey, session, token or linked identity; sign in"}},
 	{domain.ErrEmailTaken, problem{Status: http.StatusConflict, Code: "email_taken",
 		Detail: "email already registered", Errors: []fieldError{{Field: "email", Message: "already registered"}}}},
+	{domain.ErrHookFailed, problem{Status: http.StatusBadGateway, Code: "hook_failed",
+		Detail: "the claims hook gave an answer the token cannot carry; the sign-in is refused"}},
 	{domain.ErrUnavailable, unavailableProblem},
 	// The request's deadline passed while the store was slow or away: the
 	// client gets a fast, retryable answer instead of a hung connection.
@@ -190,6 +192,7 @@ func problemOf(err error) (p problem, ok bool) {
 		tooMany  *domain.TooManyAttemptsError
 		budget   *domain.MailBudgetError
 		maxBytes *http.MaxBytesError
+		refused  *domain.SignInRefusedError
 	)
 	switch {
 	case errors.As(err, &reqErr):
@@ -210,6 +213,9 @@ func problemOf(err error) (p problem, ok bool) {
 		return problem{Status: http.StatusTooManyRequests, Code: "too_many_attempts",
 			Detail:  "too many failed logins for this email; retry later",
 			headers: map[string]string{"Retry-After": retryAfter(tooMany.RetryAfter)}}, true
+	case errors.As(err, &refused):
+		// The hook's message, made fit to show (domain.NewSignInRefused).
+		return problem{Status: http.StatusForbidden, Code: "sign_in_refused", Detail: refused.Message}, true
 	case errors.As(err, &budget):
 		return problem{Status: http.StatusTooManyRequests, Code: "mail_budget_spent",
 			Detail:  "this account was sent as many messages as it may be for now; retry the change of email later",

@@ -416,6 +416,11 @@ func signInError(err error) (int, string) {
 		return http.StatusForbidden, "This account is disabled. Ask an administrator."
 	case errors.Is(err, domain.ErrEmailNotVerified):
 		return http.StatusForbidden, "Verify your email address first: open the link we sent you."
+	case errors.Is(err, domain.ErrHookFailed):
+		return http.StatusBadGateway, "The sign-in could not be completed. Try again later, or ask an administrator."
+	}
+	if refused, ok := errors.AsType[*domain.SignInRefusedError](err); ok {
+		return http.StatusForbidden, refused.Message
 	}
 	if tooMany, ok := errors.AsType[*domain.TooManyAttemptsError](err); ok {
 		return http.StatusTooManyRequests, "Too many failed attempts. Try again in " + waitText(tooMany.RetryAfter) + "."

@@ -156,11 +156,14 @@ type servicesParams struct {
 	Upstream ports.IdentityProviderClient
 	// Webhooks is nil without USERD_WEBHOOK_URL.
 	Webhooks ports.WebhookSender `optional:"true"`
+	// ClaimsHook is nil without USERD_CLAIMS_HOOK_URL.
+	ClaimsHook ports.ClaimsHook `optional:"true"`
 	// Metrics, OutboxMetrics and PurgeMetrics are absent in the CLI
 	// commands, whose events are stored but not counted.
-	Metrics       ports.SecurityMetrics `optional:"true"`
-	OutboxMetrics ports.OutboxMetrics   `optional:"true"`
-	PurgeMetrics  ports.PurgeMetrics    `optional:"true"`
+	Metrics       ports.SecurityMetrics   `optional:"true"`
+	OutboxMetrics ports.OutboxMetrics     `optional:"true"`
+	PurgeMetrics  ports.PurgeMetrics      `optional:"true"`
+	HookMetrics   ports.ClaimsHookMetrics `optional:"true"`
 	Clock         ports.Clock
 	Log           *slog.Logger
 }
@@ -169,7 +172,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 	return application.New(application.Deps{
 		Stores: p.Stores, Hasher: p.Hasher, Issuer: p.Issuer, Codec: p.Codec, Keys: p.Keys, Mailer: p.Mailer,
 		OTP: p.OTP, RelyingParty: p.RelyingParty, Webhooks: p.Webhooks, OAuthTokens: p.OAuthTokens,
-		Upstream: p.Upstream, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, PurgeMetrics: p.PurgeMetrics, Clock: p.Clock, Log: p.Log,
+		Upstream: p.Upstream, ClaimsHook: p.ClaimsHook, HookMetrics: p.HookMetrics, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, PurgeMetrics: p.PurgeMetrics, Clock: p.Clock, Log: p.Log,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,
@@ -193,6 +196,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		EndedSessionKeep:         endedSessionKeep(p.Config),
 		PurgeInterval:            p.Config.PurgeInterval,
 		AuditRetention:           p.Config.AuditRetention,
+		ClaimsHookFailOpen:       p.Config.ClaimsHookFail == config.ClaimsHookFailOpen,
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,20 @@ import (
 // webhooksModule provides the webhook sender when USERD_WEBHOOK_URL is
 // set, and none (a nil ports.WebhookSender: no events are queued)
 // otherwise.
-var webhooksModule = fx.Module("webhooks", fx.Provide(newWebhookSender))
+var webhooksModule = fx.Module("webhooks", fx.Provide(newWebhookSender, newClaimsHook))
+
+// newClaimsHook provides the claims hook when USERD_CLAIMS_HOOK_URL is
+// set, and none (a nil ports.ClaimsHook: tokens get no extra claims)
+// otherwise. Its transport is made here, one pool for every call, so that
+// whatever wraps outgoing calls (traces) wraps it here too.
+func newClaimsHook(cfg config.Config, clk ports.Clock) (ports.ClaimsHook, error) {
+	if cfg.ClaimsHookURL == "" {
+		return nil, nil
+	}
+	var transport http.RoundTripper = webhook.HookTransport()
+	return webhook.NewClaimsHook(webhook.HookOptions{URL: cfg.ClaimsHookURL, Secret: cfg.ClaimsHookSecret,
+		Timeout: cfg.ClaimsHookTimeout, Clock: clk, Transport: transport})
+}
 
 func newWebhookSender(cfg config.Config, clk ports.Clock) (ports.WebhookSender, error) {
 	if cfg.WebhookURL == "" {
