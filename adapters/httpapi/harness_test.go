@@ -69,6 +69,8 @@ type serverConfig struct {
 	registration bool
 	// webhooks receives the webhook events (withWebhooks).
 	webhooks ports.WebhookSender
+	// hook is the claims hook (withClaimsHook).
+	hook ports.ClaimsHook
 }
 
 type serverOption func(*serverConfig)
@@ -173,6 +175,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	if cfg.webhooks != nil {
 		app.Deps.Webhooks = cfg.webhooks
 	}
+	app.Deps.ClaimsHook = cfg.hook
 	svc := app.Services(t)
 	clock, store, box, issuer, mailer := app.Clock, app.Store, app.Box, app.Issuer, app.Mailer
 	health := cfg.health
