@@ -225,7 +225,7 @@ func TestClaimsHook_refusals_and_failures(t *testing.T) {
 			if took := time.Since(start); took > 10*time.Second {
 				t.Errorf("the login took %s", took)
 			}
-			refreshed := s.do("POST", "/auth/refresh", map[string]string{"refreshToken": tb.RefreshToken})
+			refreshed := s.do("POST", "/auth/refresh-token", map[string]string{"refreshToken": tb.RefreshToken})
 			h.set(answerClaims(`{"claims":{"tenant":"acme"}}`))
 			if tt.status == http.StatusOK {
 				var got tokenBody
