@@ -49,7 +49,12 @@ func runBackend(ctx context.Context, cfg *config, backend, binary, tmp string, m
 	}
 	ref.Bare, ref.BodyBytes = bare.Bare, bare.BodyBytes
 
-	if err := runScenarios(ctx, cfg, t, srv, rep, mon, prof, logf); err != nil {
+	plain := *cfg
+	plain.scenarios = slices.DeleteFunc(slices.Clone(cfg.scenarios), isHookScenario)
+	if err := runScenarios(ctx, &plain, t, srv, rep, mon, prof, logf); err != nil {
+		return nil, err
+	}
+	if err := runHookScenarios(ctx, cfg, backend, binary, tmp, rep, logf); err != nil {
 		return nil, err
 	}
 	if cfg.reference && ref.HashesPerSec == 0 {
@@ -121,7 +126,8 @@ type backendServer struct {
 // startBackend starts userd on the backend, with an SMTP sink for its
 // messages and the bootstrap admin, or describes the --target. When the
 // run had errors, stopping a started server logs its last lines first.
-func startBackend(ctx context.Context, cfg *config, backend, binary, tmp string, rep *Report, logf func(string, ...any)) (*backendServer, error) {
+func startBackend(ctx context.Context, cfg *config, backend, binary, tmp string, rep *Report, logf func(string, ...any),
+	extraEnv ...string) (*backendServer, error) {
 	if cfg.target != "" {
 		return &backendServer{base: cfg.target, pid: cfg.pid, adminEmail: cfg.adminEmail, adminPassword: cfg.adminPass,
 			stop: func() {}}, nil
@@ -131,7 +137,7 @@ func startBackend(ctx context.Context, cfg *config, backend, binary, tmp string,
 		return nil, fmt.Errorf("SMTP sink: %w", err)
 	}
 	logf("%s: starting userd", backend)
-	srv, err := startUserd(ctx, binary, backend, cfg.dsnFor(backend), tmp, sink.url(), cfg.argon, cfg.profile != "")
+	srv, err := startUserd(ctx, binary, backend, cfg.dsnFor(backend), tmp, sink.url(), cfg.argon, cfg.profile != "", extraEnv...)
 	if err != nil {
 		sink.close()
 		return nil, err

@@ -18,6 +18,7 @@ func goals(r *Report) []Goal {
 		gs = append(gs, Goal{Name: "read p99", Concurrency: 16, Value: p.P99, Unit: "ms", Target: "< 10 ms", Met: yes(p.P99 < 10), Noisy: noisy(p)})
 	}
 	gs = append(gs, hashGoals(r)...)
+	gs = append(gs, hookGoals(r)...)
 	if p, ok := r.best("refresh"); ok {
 		g := Goal{Name: "refresh req/s (best level)", Concurrency: p.Concurrency, Value: p.RPS, Unit: "req/s", Noisy: noisy(p)}
 		switch r.Backend {

@@ -82,7 +82,7 @@ func (e usageError) Error() string { return e.msg }
 // background, and would otherwise load the server during the others.
 var allScenarios = []string{"read", "read-many", "me", scPATRead, "list", "create", "login", "refresh", "mixed", "mfa", "passkey",
 	scOIDCFlow, scOIDCCodeExchange, scOIDCRefresh, scOIDCClientCredentials, scOIDCUserInfo, "reset", "verify",
-	scEmailCodeRequest}
+	scEmailCodeRequest, scLoginHook, scRefreshHook}
 
 // scEmailCodeRequest posts the seeded users' emails to POST
 // /auth/email-code, as reset posts them to /auth/password-reset: a

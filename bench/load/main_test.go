@@ -357,3 +357,23 @@ func TestOIDCGoals(t *testing.T) {
 		}
 	}
 }
+
+// TestHookGoals: the claims hook's goals hold each hooked scenario's p50
+// to its plain twin's at the same level, and only where both were
+// measured.
+func TestHookGoals(t *testing.T) {
+	r := &Report{Results: []Point{
+		{Scenario: "login", Concurrency: 4, P50: 20},
+		{Scenario: scLoginHook, Concurrency: 4, P50: 20.5},
+		{Scenario: "refresh", Concurrency: 4, P50: 1.2},
+		{Scenario: scRefreshHook, Concurrency: 4, P50: 2.5},
+		{Scenario: scRefreshHook, Concurrency: 16, P50: 3},
+	}}
+	gs := hookGoals(r)
+	if len(gs) != 2 {
+		t.Fatalf("goals %+v, want 2", gs)
+	}
+	if gs[0].Value != 0.5 || gs[0].Met == nil || !*gs[0].Met || gs[1].Value != 1.3 || gs[1].Met == nil || *gs[1].Met {
+		t.Errorf("goals %+v", gs)
+	}
+}

@@ -59,7 +59,7 @@ const (
 // so that the figures are those of the defaults plus the settings below.
 // With profile, /metrics and the profiles are on a second free port
 // (USERD_METRICS_ADDR, USERD_PPROF).
-func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, argon argonParams, profile bool) (*server, error) {
+func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, argon argonParams, profile bool, extraEnv ...string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -80,6 +80,7 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, 
 		env = append(env, "USERD_METRICS_ADDR="+metricsAddr, "USERD_PPROF=true")
 	}
 	env = append(env, loadEnv(addr, dir, smtpURL, argon)...)
+	env = append(env, extraEnv...)
 	dbEnv, err := s.databaseEnv(ctx, backend, dsn, dir)
 	if err != nil {
 		return nil, err
