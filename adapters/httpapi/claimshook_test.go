@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -254,5 +255,35 @@ func TestClaimsHook_refusals_and_failures(t *testing.T) {
 				t.Errorf("refresh after the hook came back: tenant %q", got)
 			}
 		})
+	}
+}
+
+// The pages' sign-in shows the hook's refusal (403, its message), and
+// its failures as the pages show errors.
+func TestClaimsHook_pages_sign_in(t *testing.T) {
+	t.Parallel()
+	h := newHookReceiver(t)
+	s := newTestServer(t, withClaimsHook(h, 300*time.Millisecond, false))
+	s.customer("Ada", "ada@example.com")
+	form := url.Values{"email": {"ada@example.com"}, "password": {custPassword}}
+
+	h.set(answerStatus(http.StatusForbidden, `{"error":{"message":"Your <b>plan</b> has ended."}}`))
+	res := s.submit("/account/login", form)
+	wantHTML(t, res, http.StatusForbidden, "Sign in")
+	if !strings.Contains(string(res.Body), "Your &lt;b&gt;plan&lt;/b&gt; has ended.") {
+		t.Errorf("the refusal's message is not shown, escaped:\n%s", res.Body)
+	}
+	if res.Header.Get("Set-Cookie") != "" {
+		t.Errorf("a refused sign-in set a cookie: %s", res.Header.Get("Set-Cookie"))
+	}
+
+	h.set(answerClaims(`{"claims":{"iss":"me"}}`))
+	res = s.submit("/account/login", form)
+	if res.Status != http.StatusBadGateway || mediaType(res.Header) != "text/html" {
+		t.Errorf("hook_failed page: %d %s", res.Status, res.Header.Get("Content-Type"))
+	}
+	h.set(answerStatus(http.StatusInternalServerError, `{}`))
+	if res = s.submit("/account/login", form); res.Status != http.StatusServiceUnavailable {
+		t.Errorf("unavailable page: %d", res.Status)
 	}
 }
