@@ -92,8 +92,9 @@ func (h *claimsHook) called(result string, took time.Duration) {
 	}
 }
 
-// userRepresentation is the user as the hook receives it: the API's user
-// representation, less what a token's claims never depend on.
+// userRepresentation is the user as the hook receives it, in the one
+// place that builds it: the API's user representation without disabled
+// (a disabled account is never given a token).
 func userRepresentation(u domain.User) map[string]any {
 	return map[string]any{
 		"id":            u.ID.String(),
