@@ -97,12 +97,12 @@ func (r ClaimsRequest) Event(id string, now time.Time) WebhookEvent {
 // The zero value adds nothing.
 type HookClaims struct{ object []byte }
 
-// ErrHookFailed: the claims hook answered 200 with something else than
+// ErrHookFailed is the claims hook's 200 with something else than
 // {"claims":{…}} of allowed claims within the limits; the sign-in is
 // refused (502 hook_failed).
 var ErrHookFailed = errors.New("the claims hook answered wrongly")
 
-// ErrHookUnavailable: the claims hook did not answer in time, or answered
+// ErrHookUnavailable is a claims hook that did not answer in time, or answered
 // another status; it is an ErrUnavailable (503), unless the deployment
 // fails open.
 var ErrHookUnavailable = fmt.Errorf("claims hook: %w", ErrUnavailable)

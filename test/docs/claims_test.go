@@ -40,7 +40,7 @@ func TestClaimsDoc_go_receiver_answers_userd(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "receiver")
-	if out, err := exec.Command("go", "build", "-o", bin, "./"+dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "./"+dir).CombinedOutput(); err != nil { //nolint:gosec // G204: go build of the test's own copy of the documented block
 		t.Fatalf("go build of the documented receiver: %v\n%s", err, out)
 	}
 
@@ -48,7 +48,7 @@ func TestClaimsDoc_go_receiver_answers_userd(t *testing.T) {
 	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("documented-receiver-secret-0123"))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bin)
+	cmd := exec.CommandContext(ctx, bin) //nolint:gosec // G204: the receiver the test just built
 	cmd.Env = append(os.Environ(), "HOOK_SECRET="+secret, "HOOK_ADDR="+addr)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
