@@ -219,3 +219,34 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The claims hook's claims join the access token's, which still verifies
+// (twice: the second time from the verified-token cache) and keeps every
+// claim of its own.
+func TestIssue_with_the_hooks_claims(t *testing.T) {
+	t.Parallel()
+	for _, alg := range allAlgorithms {
+		t.Run(alg, func(t *testing.T) {
+			t.Parallel()
+			iss, _, _ := newIssuerFor(t, alg)
+			extra, err := domain.ParseHookClaims([]byte(`{"tenant":"acme","roles":["a","b"]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			at, err := iss.Issue(context.Background(), testUser, testSession, extra)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if p, err := iss.Verify(context.Background(), at.Token); err != nil || p.UserID != testUser.ID || p.Session.ID != testSession.ID {
+					t.Fatalf("Verify = %+v, %v", p, err)
+				}
+			}
+			c := decodeSegment(t, at.Token, 1)
+			if string(c["tenant"]) != `"acme"` || string(c["roles"]) != `["a","b"]` || string(c["sub"]) != `"`+testUser.ID.String()+`"` ||
+				string(c["sid"]) != `"`+testSession.ID+`"` || c["profiles"] == nil {
+				t.Errorf("claims %v", c)
+			}
+		})
+	}
+}
