@@ -190,15 +190,20 @@ func runScenarios(ctx context.Context, cfg *config, t *target, srv *backendServe
 			if err != nil {
 				return err
 			}
-			rep.Results = append(rep.Results, p)
-			logf("%s: %-7s c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d  RSS %.0f MiB",
-				rep.Backend, sc, conc, p.RPS, p.P50, p.P99, p.Errors, p.RSSEndMiB)
-			if p.ErrorSample != "" {
-				logf("%s: %s c=%d first error: %s", rep.Backend, sc, conc, p.ErrorSample)
-			}
+			rep.add(p, logf)
 		}
 	}
 	return nil
+}
+
+// add keeps a measured point and logs it.
+func (r *Report) add(p Point, logf func(string, ...any)) {
+	r.Results = append(r.Results, p)
+	logf("%s: %-7s c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d  RSS %.0f MiB",
+		r.Backend, p.Scenario, p.Concurrency, p.RPS, p.P50, p.P99, p.Errors, p.RSSEndMiB)
+	if p.ErrorSample != "" {
+		logf("%s: %s c=%d first error: %s", r.Backend, p.Scenario, p.Concurrency, p.ErrorSample)
+	}
 }
 
 // measureScenario measures one scenario at one concurrency level, after

@@ -106,13 +106,7 @@ func runHookScenarios(ctx context.Context, cfg *config, backend, binary, tmp str
 			if err := t.refreshAccess(ctx, cfg.seedConc, srv.adminEmail, srv.adminPassword); err != nil {
 				return err
 			}
-			p := measure(ctx, cfg, sc, backend, conc, t.stepFactory(strings.TrimSuffix(sc, hookSuffix)), mon, nil)
-			rep.Results = append(rep.Results, p)
-			logf("%s: %-7s c=%-3d %9.1f req/s  p50 %7.2f ms  p99 %8.2f ms  errors %d  RSS %.0f MiB",
-				rep.Backend, sc, conc, p.RPS, p.P50, p.P99, p.Errors, p.RSSEndMiB)
-			if p.ErrorSample != "" {
-				logf("%s: %s c=%d first error: %s", rep.Backend, sc, conc, p.ErrorSample)
-			}
+			rep.add(measure(ctx, cfg, sc, backend, conc, t.stepFactory(strings.TrimSuffix(sc, hookSuffix)), mon, nil), logf)
 		}
 	}
 	return nil
