@@ -264,6 +264,14 @@ func TestInvalidValues(t *testing.T) {
 		{"redis_url_scheme", map[string]string{"USERD_RATE_LIMIT_REDIS_URL": "http://:hunter2@cache:6379"}, "USERD_RATE_LIMIT_REDIS_URL: the scheme must be redis or rediss"},
 		{"redis_url_db", map[string]string{"USERD_RATE_LIMIT_REDIS_URL": "redis://cache:6379/x"}, "USERD_RATE_LIMIT_REDIS_URL: not a Redis URL"},
 		{"rate_limit_fail", map[string]string{"USERD_RATE_LIMIT_FAIL": "maybe"}, "USERD_RATE_LIMIT_FAIL"},
+		{"claims_hook_http_not_loopback", hookEnv("http://hooks.example.com/claims"), "USERD_CLAIMS_HOOK_URL: must be https:// unless its host is loopback"},
+		{"claims_hook_link_local", hookEnv("https://169.254.169.254/claims"), "USERD_CLAIMS_HOOK_URL: must not point at 169.254.169.254"},
+		{"claims_hook_without_secret", map[string]string{"USERD_CLAIMS_HOOK_URL": "https://hooks.example.com/claims"}, "USERD_CLAIMS_HOOK_SECRET: must be set when USERD_CLAIMS_HOOK_URL is"},
+		{"claims_hook_secret_without_url", map[string]string{"USERD_CLAIMS_HOOK_SECRET": hookEnv("")["USERD_CLAIMS_HOOK_SECRET"]}, "USERD_CLAIMS_HOOK_URL: must be set when USERD_CLAIMS_HOOK_SECRET is"},
+		{"claims_hook_secret_bad", map[string]string{"USERD_CLAIMS_HOOK_URL": "https://hooks.example.com/claims", "USERD_CLAIMS_HOOK_SECRET": "secret"}, "USERD_CLAIMS_HOOK_SECRET"},
+		{"claims_hook_timeout_short", map[string]string{"USERD_CLAIMS_HOOK_TIMEOUT": "10ms"}, "USERD_CLAIMS_HOOK_TIMEOUT: 10ms is outside 100ms..30s"},
+		{"claims_hook_timeout_long", map[string]string{"USERD_CLAIMS_HOOK_TIMEOUT": "1m"}, "USERD_CLAIMS_HOOK_TIMEOUT"},
+		{"claims_hook_fail", map[string]string{"USERD_CLAIMS_HOOK_FAIL": "maybe"}, "USERD_CLAIMS_HOOK_FAIL"},
 		{"smtp_url_garbage", map[string]string{"USERD_SMTP_URL": "mail.example.com:25"}, "USERD_SMTP_URL"},
 		{"smtp_url_tls", map[string]string{"USERD_SMTP_URL": "smtp://mail.example.com?tls=off"}, "USERD_SMTP_URL"},
 		{"mail_from", map[string]string{"USERD_MAIL_FROM": "userd at example.com"}, "USERD_MAIL_FROM"},
@@ -293,6 +301,11 @@ func TestInvalidValues(t *testing.T) {
 }
 
 // webhookEnv is a webhook receiver at url with a good secret.
+func hookEnv(url string) map[string]string {
+	return map[string]string{"USERD_CLAIMS_HOOK_URL": url,
+		"USERD_CLAIMS_HOOK_SECRET": "whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 32))}
+}
+
 func webhookEnv(url string) map[string]string {
 	return map[string]string{"USERD_WEBHOOK_URL": url,
 		"USERD_WEBHOOK_SECRET": "whsec_" + base64.StdEncoding.EncodeToString(make([]byte, 32))}

@@ -280,3 +280,20 @@ func TestCountHashing_counts_each_call_by_result(t *testing.T) {
 		}
 	}
 }
+
+func TestHookCalled_counts_by_result(t *testing.T) {
+	t.Parallel()
+	m, reg := newMetrics(t)
+	m.HookCalled(ports.HookClaimsAnswered, time.Millisecond)
+	m.HookCalled(ports.HookClaimsAnswered, time.Millisecond)
+	m.HookCalled(ports.HookUnavailable, 2*time.Second)
+	m.HookCalled("something new", time.Millisecond)
+	for result, want := range map[string]float64{"claims": 2, "unavailable": 1, "refused": 0, "failed": 0, "other": 1} {
+		if got := value(t, reg, "userd_claims_hook_calls_total", "result", result); got != want {
+			t.Errorf("userd_claims_hook_calls_total{result=%q} = %v, want %v", result, got, want)
+		}
+	}
+	if n := testutil.CollectAndCount(reg, "userd_claims_hook_duration_seconds"); n != 1 {
+		t.Errorf("%d duration series, want 1", n)
+	}
+}
