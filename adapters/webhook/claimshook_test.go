@@ -83,7 +83,7 @@ func TestClaimsHook_answers(t *testing.T) {
 		want    error
 		message string
 	}{
-		{"refused", write(http.StatusForbidden, `{"error":{"message":"  No\u202e entry\n` + strings.Repeat("!", 300) + `"}}`), nil,
+		{"refused", write(http.StatusForbidden, `{"error":{"message":"  No\u202e entry\n`+strings.Repeat("!", 300)+`"}}`), nil,
 			"No  entry " + strings.Repeat("!", 188)}, // 200 characters before the trim
 		{"refused_without_message", write(http.StatusForbidden, `nope`), nil, domain.DefaultRefusalMessage},
 		{"reserved", write(http.StatusOK, `{"claims":{"iss":"x","tenant":"a"}}`), domain.ErrHookFailed, ""},
