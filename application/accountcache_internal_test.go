@@ -139,7 +139,7 @@ func rename(t *testing.T, users *memory.UserRepository, id domain.UserID, name s
 
 func callerName(t *testing.T, st ports.Stores, id domain.UserID) string {
 	t.Helper()
-	u, err := readCaller(context.Background(), st.Users, id)
+	u, err := readCaller(context.Background(), st.Users, id, admitsAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestCachingUsers_changes_drop_the_account(t *testing.T) {
 	if err := st.Users.Delete(ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readCaller(ctx, st.Users, u.ID); !errors.Is(err, domain.ErrUserNotFound) {
+	if _, err := readCaller(ctx, st.Users, u.ID, admitsAll); !errors.Is(err, domain.ErrUserNotFound) {
 		t.Fatalf("after Delete: %v, want ErrUserNotFound", err)
 	}
 }
@@ -186,7 +186,7 @@ func TestCachingUsers_change_in_a_transaction_drops_after_it(t *testing.T) {
 		if _, err := st.Users.Update(ctx, u.ID, func(u *domain.User) error { u.Disabled = true; return nil }); err != nil {
 			return err
 		}
-		if _, err := readCaller(ctx, st.Users, u.ID); err != nil { // inside: not cached
+		if _, err := readCaller(ctx, st.Users, u.ID, admitsAll); err != nil { // inside: not cached
 			return err
 		}
 		if c.len() != 0 {
@@ -198,7 +198,7 @@ func TestCachingUsers_change_in_a_transaction_drops_after_it(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := readCaller(ctx, st.Users, u.ID)
+	got, err := readCaller(ctx, st.Users, u.ID, admitsAll)
 	if err != nil || !got.Disabled {
 		t.Fatalf("after the transaction: %+v, %v; want the disabled account", got, err)
 	}
@@ -230,5 +230,24 @@ func TestAccountCaching_off(t *testing.T) {
 	rename(t, mem.Users(), u.ID, "changed")
 	if got := callerName(t, st, u.ID); got != "changed" {
 		t.Fatalf("cache off: %q, want the store's", got)
+	}
+}
+
+func admitsAll(domain.User) bool { return true }
+
+// A cached account that would refuse the caller is read again: a lag of
+// the cache must never refuse what the store admits.
+func TestCachingUsers_refusal_is_read_again(t *testing.T) {
+	t.Parallel()
+	st, behind, _, u := cachedEnv(t)
+	callerName(t, st, u.ID)
+	rename(t, behind, u.ID, "promoted elsewhere") // not yet told to this node
+	notTheOld := func(got domain.User) bool { return got.Name != u.Name }
+	got, err := readCaller(context.Background(), st.Users, u.ID, notTheOld)
+	if err != nil || got.Name != "promoted elsewhere" {
+		t.Fatalf("got %q, %v; want the store's account", got.Name, err)
+	}
+	if got := callerName(t, st, u.ID); got != "promoted elsewhere" {
+		t.Fatalf("the account read again was not cached: %q", got)
 	}
 }

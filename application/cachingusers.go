@@ -55,16 +55,25 @@ func (r *cachingUsers) changed(ctx context.Context, id domain.UserID) {
 }
 
 // caller returns the signed-in caller's account: from the cache when it
-// holds it, otherwise read from the store (and kept, unless a change
-// came meanwhile). Inside a transaction it reads the transaction's view,
-// never the cache.
-func (r *cachingUsers) caller(ctx context.Context, id domain.UserID) (domain.User, error) {
+// holds it and admits the caller, otherwise read from the store (and
+// kept, unless a change came meanwhile). A cached account that would
+// refuse the caller is read again rather than trusted: the cache may lag
+// a change of another node by up to a second, and a lag may let a
+// request through for that second, as before a change's commit, but must
+// never refuse a token the store would admit (a user promoted on another
+// node, who signed in again there). Inside a transaction it reads the
+// transaction's view, never the cache.
+func (r *cachingUsers) caller(ctx context.Context, id domain.UserID, admits func(domain.User) bool) (domain.User, error) {
 	if r.cache == nil || ctx.Value(pendingDropsKey{}) != nil {
 		return r.UserRepository.ByID(ctx, id)
 	}
 	u, t, ok := r.cache.get(id)
-	if ok {
+	if ok && admits(u) {
 		return u, nil
+	}
+	if ok {
+		r.cache.drop(id)
+		_, t, _ = r.cache.get(id)
 	}
 	u, err := r.UserRepository.ByID(ctx, id)
 	if err == nil {
@@ -75,10 +84,10 @@ func (r *cachingUsers) caller(ctx context.Context, id domain.UserID) (domain.Use
 
 // readCaller is signedIn's read of the caller's account: through the
 // cache when users is New's cachingUsers (every service's), straight from
-// users otherwise.
-func readCaller(ctx context.Context, users ports.UserRepository, id domain.UserID) (domain.User, error) {
+// users otherwise. admits tells whether an account admits the caller.
+func readCaller(ctx context.Context, users ports.UserRepository, id domain.UserID, admits func(domain.User) bool) (domain.User, error) {
 	if c, ok := users.(*cachingUsers); ok {
-		return c.caller(ctx, id)
+		return c.caller(ctx, id, admits)
 	}
 	return users.ByID(ctx, id)
 }

@@ -31,7 +31,10 @@ func signedIn(ctx context.Context, users ports.UserRepository, actor *domain.Pri
 		// the same checks hold of that read.
 		return fresh(actor.Token.Account, actor)
 	}
-	u, err := readCaller(ctx, users, actor.UserID)
+	u, err := readCaller(ctx, users, actor.UserID, func(u domain.User) bool {
+		_, err := fresh(u, actor)
+		return err == nil
+	})
 	if errors.Is(err, domain.ErrUserNotFound) {
 		return domain.User{}, domain.ErrInvalidToken
 	}
