@@ -3,6 +3,7 @@ package application
 import (
 	"container/list"
 	"hash/maphash"
+	"slices"
 	"sync"
 
 	"github.com/userd/userd/domain"
@@ -72,14 +73,18 @@ func (c *accountCache) stripe(id domain.UserID) int {
 	return int(maphash.String(c.seed, string(id)) % accountStripes)
 }
 
-// get returns the account of id when cached; otherwise the ticket to
-// store what the read it calls for returns.
+// get returns the account of id when cached, a copy whose slices are
+// its own; otherwise the ticket to store what the read it calls for
+// returns. (A field of reference type added to domain.User is shared
+// with the cache unless cloned here too.)
 func (c *accountCache) get(id domain.UserID) (domain.User, accountTicket, bool) {
 	c.mu.Lock()
 	if e, ok := c.items[id]; ok {
 		c.order.MoveToFront(e)
 		u := e.Value.(*cachedAccount).user
 		c.mu.Unlock()
+		// The caller may change what it got: never the cached slice.
+		u.Profiles = slices.Clone(u.Profiles)
 		c.metrics.AccountCacheHit()
 		return u, accountTicket{}, true
 	}
