@@ -65,7 +65,7 @@ func (r *cachingUsers) changed(ctx context.Context, id domain.UserID) {
 // transaction's view, never the cache.
 func (r *cachingUsers) caller(ctx context.Context, id domain.UserID, admits func(domain.User) bool) (domain.User, error) {
 	if r.cache == nil || ctx.Value(pendingDropsKey{}) != nil {
-		return r.UserRepository.ByID(ctx, id)
+		return r.ByID(ctx, id)
 	}
 	u, t, ok := r.cache.get(id)
 	if ok && admits(u) {
@@ -75,7 +75,7 @@ func (r *cachingUsers) caller(ctx context.Context, id domain.UserID, admits func
 		r.cache.drop(id)
 		_, t, _ = r.cache.get(id)
 	}
-	u, err := r.UserRepository.ByID(ctx, id)
+	u, err := r.ByID(ctx, id)
 	if err == nil {
 		r.cache.put(u, t)
 	}
