@@ -53,15 +53,7 @@ func (e *SessionEndings) SubscribeAccounts(changed func(ids []domain.UserID), li
 	e.accountsLive = func(up bool) { prevLive(up); live(up) }
 }
 
-func (e *SessionEndings) sendAccounts(ids []domain.UserID) {
-	if len(ids) == 0 {
-		return
-	}
-	e.mu.Lock()
-	changed := e.accountsChanged
-	e.mu.Unlock()
-	changed(ids)
-}
+func (e *SessionEndings) sendAccounts(ids []domain.UserID) { fanOut(&e.mu, &e.accountsChanged, ids) }
 
 // setAccountsLive tells the subscribers when the channel comes up or goes
 // down, once per change of state.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/kit"
 )
 
 // heardChanges records what SessionEndings tells of accounts.
@@ -44,18 +45,11 @@ func (h *heardChanges) states() []bool {
 	return append([]bool(nil), h.live...)
 }
 
-// waitFor polls cond until it holds, failing the test after a generous
-// time: the point is that it comes, not how soon (test/multinode times
-// the 1 s).
+// waitFor waits for cond, failing the test after a generous time: the
+// point is that it comes, not how soon (test/multinode times the 1 s).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 20 s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	kit.Eventually(t, 20*time.Second, what, cond)
 }
 
 // runEndings runs e until the test ends.

@@ -93,14 +93,18 @@ func (e *SessionEndings) Subscribe(deliver func(sids []string)) {
 	e.deliver = func(sids []string) { prev(sids); deliver(sids) }
 }
 
-func (e *SessionEndings) send(sids []string) {
-	if len(sids) == 0 {
+func (e *SessionEndings) send(sids []string) { fanOut(&e.mu, &e.deliver, sids) }
+
+// fanOut calls the subscribers' function that *fn holds (read under mu,
+// as Subscribe changes it) with items, unless there are none.
+func fanOut[T any](mu *sync.Mutex, fn *func([]T), items []T) {
+	if len(items) == 0 {
 		return
 	}
-	e.mu.Lock()
-	deliver := e.deliver
-	e.mu.Unlock()
-	deliver(sids)
+	mu.Lock()
+	f := *fn
+	mu.Unlock()
+	f(items)
 }
 
 // Publish implements ports.SessionEndings: on PostgreSQL, one NOTIFY per
