@@ -94,6 +94,16 @@ func (c *accountCache) get(id domain.UserID) (domain.User, accountTicket, bool) 
 	return domain.User{}, t, false
 }
 
+// reread drops the account of id, which was cached but is to be read
+// again, and returns the ticket of that read (counted as the hit get
+// counted already).
+func (c *accountCache) reread(id domain.UserID) accountTicket {
+	c.drop(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return accountTicket{epoch: c.epoch, drops: c.stripes[c.stripe(id)]}
+}
+
 // put stores u, the account read with ticket t, unless the cache is not
 // live or a drop or clear came since t was taken.
 func (c *accountCache) put(u domain.User, t accountTicket) {

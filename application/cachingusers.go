@@ -72,8 +72,7 @@ func (r *cachingUsers) caller(ctx context.Context, id domain.UserID, admits func
 		return u, nil
 	}
 	if ok {
-		r.cache.drop(id)
-		_, t, _ = r.cache.get(id)
+		t = r.cache.reread(id)
 	}
 	u, err := r.ByID(ctx, id)
 	if err == nil {
