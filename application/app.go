@@ -42,9 +42,12 @@ type Deps struct {
 	OutboxMetrics ports.OutboxMetrics
 	// PurgeMetrics, when set, counts the rows housekeeping deleted.
 	PurgeMetrics ports.PurgeMetrics
-	Metrics      ports.SecurityMetrics
-	Clock        ports.Clock
-	Log          *slog.Logger
+	// AccountCacheMetrics, when set, counts the account cache's hits,
+	// misses and evictions.
+	AccountCacheMetrics ports.AccountCacheMetrics
+	Metrics             ports.SecurityMetrics
+	Clock               ports.Clock
+	Log                 *slog.Logger
 }
 
 // Config holds the switches and lifetimes that shape the use cases.
@@ -104,6 +107,10 @@ type Config struct {
 	// leeway, after which they have expired anyway. 0 means
 	// DefaultEndedSessionKeep.
 	EndedSessionKeep time.Duration
+	// AccountCacheSize is how many accounts this node keeps for its
+	// signed-in requests (accountCache); 0 means DefaultAccountCacheSize,
+	// and below 0 turns the cache off.
+	AccountCacheSize int
 	// PurgeInterval is how often Housekeeping.Run makes a pass; 0 turns it
 	// off.
 	PurgeInterval time.Duration
@@ -170,6 +177,7 @@ func New(deps Deps, cfg Config) (*Services, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	deps.Stores = accountCaching(deps.Stores, cfg.AccountCacheSize, deps.AccountCacheMetrics)
 	log := deps.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -227,6 +235,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.EndedSessionKeep <= 0 {
 		cfg.EndedSessionKeep = DefaultEndedSessionKeep
+	}
+	if cfg.AccountCacheSize == 0 {
+		cfg.AccountCacheSize = DefaultAccountCacheSize
 	}
 	if cfg.PurgeBatch <= 0 {
 		cfg.PurgeBatch = DefaultPurgeBatch

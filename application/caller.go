@@ -17,7 +17,10 @@ import (
 // expires. Use cases that need the
 // caller's own record reuse this read, so the hot path (own record, /me)
 // pays no extra database round trip. A personal access token's caller
-// was read with the token, in the same request: that read serves.
+// was read with the token, in the same request: that read serves. The
+// read is served by the node's account cache when it holds the account
+// (readCaller): every change of an account drops it, at once here and
+// within a second on the other nodes.
 func signedIn(ctx context.Context, users ports.UserRepository, actor *domain.Principal) (domain.User, error) {
 	if actor == nil {
 		return domain.User{}, domain.ErrUnauthenticated
@@ -28,7 +31,10 @@ func signedIn(ctx context.Context, users ports.UserRepository, actor *domain.Pri
 		// the same checks hold of that read.
 		return fresh(actor.Token.Account, actor)
 	}
-	u, err := users.ByID(ctx, actor.UserID)
+	u, err := readCaller(ctx, users, actor.UserID, func(u domain.User) bool {
+		_, err := fresh(u, actor)
+		return err == nil
+	})
 	if errors.Is(err, domain.ErrUserNotFound) {
 		return domain.User{}, domain.ErrInvalidToken
 	}

@@ -183,9 +183,53 @@ func TestMe(t *testing.T) {
 	}
 	_, err = e.users.Me(ctx, nil)
 	wantErr(t, err, domain.ErrUnauthenticated)
-	wantErr(t, e.store.Users().Delete(ctx, self.ID), nil)
+	// Deleted by an admin: refused at once, though the account cache held
+	// it.
+	_, adminP := e.seed(t, "admin@example.com", domain.ProfileAdmin)
+	wantErr(t, e.users.Delete(ctx, adminP, self.ID.String()), nil)
 	_, err = e.users.Me(ctx, selfP)
 	wantErr(t, err, domain.ErrInvalidToken)
+}
+
+// Every change of an account through the use cases is seen by the
+// caller's next request on this node, though the account cache held the
+// account: disabled, demoted and promoted callers are refused at once,
+// and a new name is read at once.
+func TestMe_after_changes_on_this_node(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, adminP := e.seed(t, "admin@example.com", domain.ProfileAdmin)
+	_, otherAdminP := e.seed(t, "admin2@example.com", domain.ProfileAdmin)
+	tests := []struct {
+		name     string
+		profiles domain.Profiles
+		in       application.UpdateInput
+		want     error
+	}{
+		{name: "renamed", in: application.UpdateInput{Name: ptr("Renamed")}},
+		{name: "disabled", in: application.UpdateInput{Disabled: ptr(true)}, want: domain.ErrInvalidToken},
+		{name: "promoted", in: application.UpdateInput{Profiles: []string{string(domain.ProfileAdmin)}}, want: domain.ErrInvalidToken},
+		{name: "demoted", profiles: domain.Profiles{domain.ProfileAdmin},
+			in: application.UpdateInput{Profiles: []string{string(domain.ProfileCustomer)}}, want: domain.ErrInvalidToken},
+	}
+	for i, tc := range tests {
+		u, p := e.seed(t, fmt.Sprintf("user%d@example.com", i), tc.profiles...)
+		if _, err := e.users.Me(ctx, p); err != nil { // now cached
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		by := adminP
+		if i%2 == 1 {
+			by = otherAdminP
+		}
+		if _, err := e.users.Update(ctx, by, u.ID.String(), tc.in); err != nil {
+			t.Fatalf("%s: update: %v", tc.name, err)
+		}
+		got, err := e.users.Me(ctx, p)
+		wantErr(t, err, tc.want)
+		if tc.want == nil && got.Name != "Renamed" {
+			t.Errorf("%s: name %q after the update", tc.name, got.Name)
+		}
+	}
 }
 
 func TestList(t *testing.T) {

@@ -121,6 +121,11 @@ type Config struct {
 	// that migrate as a separate deployment step.
 	DBAutoMigrate bool `env:"DB_AUTO_MIGRATE" envDefault:"true"`
 
+	// AccountCacheSize is how many accounts each node keeps in memory for
+	// its signed-in requests, which then read no database; zero turns the
+	// cache off.
+	AccountCacheSize int `env:"ACCOUNT_CACHE_SIZE" envDefault:"10000"`
+
 	// PurgeInterval is how often housekeeping deletes the rows nothing
 	// can use any more (expired sessions, used links, old audit events);
 	// zero turns it off.

@@ -167,6 +167,7 @@ var rules = map[string]func(c *Config) error{
 	"SHUTDOWN_TIMEOUT":    func(c *Config) error { return positive(c.ShutdownTimeout) },
 	"REQUEST_TIMEOUT":     func(c *Config) error { return atLeast(c.RequestTimeout, time.Millisecond) },
 	"MAX_INFLIGHT":        func(c *Config) error { return atLeast(c.MaxInFlight, 1) },
+	"ACCOUNT_CACHE_SIZE":  func(c *Config) error { return atLeast(c.AccountCacheSize, 0) },
 	"ACCESS_TTL":          func(c *Config) error { return atLeast(c.AccessTTL, time.Minute) },
 	"REFRESH_TTL":         func(c *Config) error { return atLeast(c.RefreshTTL, time.Minute) },
 	"REFRESH_FAMILY_TTL":  func(c *Config) error { return atLeast(c.RefreshFamilyTTL, time.Minute) },

@@ -45,6 +45,9 @@ type Stores struct {
 	// SessionEndings carries the sessions one node ends to the others;
 	// nil for a store of one process.
 	SessionEndings SessionEndings
+	// AccountChanges tells this node of the accounts other nodes changed;
+	// nil for a store of one process.
+	AccountChanges AccountChanges
 	// Health tells whether the store can serve (readiness).
 	Health HealthChecker
 }

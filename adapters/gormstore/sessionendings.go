@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/userd/userd/domain"
 	"github.com/userd/userd/ports"
 )
 
@@ -49,13 +50,22 @@ type SessionEndingsOptions struct {
 // catches up on what a lost notification or a reconnection missed. On
 // MySQL, which has no notifications, the poll alone carries them, within
 // Poll. On SQLite, a single node's store, it does nothing.
+//
+// It carries the changes of accounts too (ports.AccountChanges), the
+// same ways: a notification on AccountChangesChannel sent at the commit
+// of the change, and the poll of account_changes. The channel is up
+// (live) while the listen connection is (PostgreSQL), while the polls
+// succeed (MySQL), and always on SQLite.
 type SessionEndings struct {
 	db   *DB
 	opts SessionEndingsOptions
 
-	mu      sync.Mutex
-	deliver func([]string)
-	pollNow chan struct{}
+	mu              sync.Mutex
+	deliver         func([]string)
+	accountsChanged func([]domain.UserID)
+	accountsLive    func(bool)
+	live            bool
+	pollNow         chan struct{}
 }
 
 var _ ports.SessionEndings = (*SessionEndings)(nil)
@@ -71,7 +81,8 @@ func NewSessionEndings(db *DB, opts SessionEndingsOptions) *SessionEndings {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &SessionEndings{db: db, opts: opts, deliver: func([]string) {}, pollNow: make(chan struct{}, 1)}
+	return &SessionEndings{db: db, opts: opts, deliver: func([]string) {},
+		accountsChanged: func([]domain.UserID) {}, accountsLive: func(bool) {}, pollNow: make(chan struct{}, 1)}
 }
 
 // Subscribe implements ports.SessionEndings.
@@ -82,14 +93,18 @@ func (e *SessionEndings) Subscribe(deliver func(sids []string)) {
 	e.deliver = func(sids []string) { prev(sids); deliver(sids) }
 }
 
-func (e *SessionEndings) send(sids []string) {
-	if len(sids) == 0 {
+func (e *SessionEndings) send(sids []string) { fanOut(&e.mu, &e.deliver, sids) }
+
+// fanOut calls the subscribers' function that *fn holds (read under mu,
+// as Subscribe changes it) with items, unless there are none.
+func fanOut[T any](mu *sync.Mutex, fn *func([]T), items []T) {
+	if len(items) == 0 {
 		return
 	}
-	e.mu.Lock()
-	deliver := e.deliver
-	e.mu.Unlock()
-	deliver(sids)
+	mu.Lock()
+	f := *fn
+	mu.Unlock()
+	f(items)
 }
 
 // Publish implements ports.SessionEndings: on PostgreSQL, one NOTIFY per
@@ -128,11 +143,13 @@ func (e *SessionEndings) CatchUp(ctx context.Context) error {
 
 // Run listens and polls until ctx ends; on MySQL, which has no
 // notifications, it polls only; on SQLite, where this node ends every
-// session itself and CatchUp has read those of earlier runs, it returns
-// at once.
+// session and changes every account itself and CatchUp has read the
+// sessions of earlier runs, it says the account channel is live and
+// returns at once.
 func (e *SessionEndings) Run(ctx context.Context) {
 	switch e.db.dialect {
 	case dialectSQLite:
+		e.setAccountsLive(true)
 		return
 	case dialectMySQL:
 		e.poll(ctx)
@@ -149,6 +166,7 @@ func (e *SessionEndings) Run(ctx context.Context) {
 func (e *SessionEndings) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := e.listenOnce(ctx)
+		e.setAccountsLive(false)
 		if ctx.Err() != nil {
 			return
 		}
@@ -167,9 +185,12 @@ func (e *SessionEndings) listenOnce(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	if _, err := conn.Exec(ctx, "LISTEN "+SessionEndingsChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+SessionEndingsChannel+"; LISTEN "+AccountChangesChannel); err != nil {
 		return err
 	}
+	// Every change that commits from now on is notified on this
+	// connection: the account cache may store what is read from now on.
+	e.setAccountsLive(true)
 	select {
 	case e.pollNow <- struct{}{}:
 	default:
@@ -179,25 +200,44 @@ func (e *SessionEndings) listenOnce(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if n.Channel == AccountChangesChannel {
+			e.sendAccounts([]domain.UserID{domain.UserID(n.Payload)})
+			continue
+		}
 		e.send(strings.Split(n.Payload, ","))
 	}
 }
 
-// poll reads, every Poll, the families revoked since PollBack before the
-// last poll (the first poll: since Keep ago).
+// poll reads, every Poll, the families revoked and the accounts changed
+// since PollBack before the last poll (the first poll: the families
+// since Keep ago, the accounts since the start, none being cached
+// before). On MySQL the account channel is live while the polls succeed.
 func (e *SessionEndings) poll(ctx context.Context) {
-	since := time.Now().Add(-e.opts.Keep)
+	start := time.Now()
+	since, accountsSince := start.Add(-e.opts.Keep), start.Add(-e.opts.PollBack)
+	var trimmed time.Time
 	t := time.NewTicker(e.opts.Poll)
 	defer t.Stop()
 	for {
 		started := time.Now()
-		if err := e.pollOnce(ctx, since); err != nil {
+		err := e.pollOnce(ctx, since)
+		if err == nil {
+			err = e.pollAccounts(ctx, accountsSince)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
+			if e.db.dialect == dialectMySQL {
+				e.setAccountsLive(false)
+			}
 			e.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "session endings: catch-up poll failed", slog.String("error", err.Error()))
 		} else {
-			since = started.Add(-e.opts.PollBack)
+			since, accountsSince = started.Add(-e.opts.PollBack), started.Add(-e.opts.PollBack)
+			if e.db.dialect == dialectMySQL {
+				e.setAccountsLive(true)
+			}
+			e.trimAccountChanges(ctx, &trimmed)
 		}
 		select {
 		case <-ctx.Done():

@@ -4,7 +4,8 @@ import "github.com/userd/userd/ports"
 
 // NewStores returns every store port over db in one value, sealing
 // secrets with box. endings, when set, carries ended sessions between the
-// nodes of the database (NewSessionEndings); nil tells no other node.
+// nodes of the database (NewSessionEndings), and the changes of accounts;
+// nil tells no other node.
 func NewStores(db *DB, box ports.SecretBox, endings *SessionEndings) ports.Stores {
 	st := ports.Stores{
 		Users: NewUserRepository(db), Tokens: NewRefreshTokenStore(db), Attempts: NewLoginAttemptStore(db),
@@ -17,7 +18,7 @@ func NewStores(db *DB, box ports.SecretBox, endings *SessionEndings) ports.Store
 	}
 	if endings != nil {
 		// Not a nil *SessionEndings in the interface, which would not be nil.
-		st.SessionEndings = endings
+		st.SessionEndings, st.AccountChanges = endings, endings
 	}
 	return st
 }

@@ -241,7 +241,7 @@ func (r *UserRepository) Update(ctx context.Context, id domain.UserID, fn func(*
 			return gorm.ErrRecordNotFound
 		}
 		updated = toDomainUser(newRow)
-		return nil
+		return r.db.recordAccountChange(tx, id)
 	})
 	switch {
 	case fnErr != nil:
@@ -282,7 +282,7 @@ func (r *UserRepository) Delete(ctx context.Context, id domain.UserID) error {
 		if res.RowsAffected != 1 {
 			return gorm.ErrRecordNotFound
 		}
-		return nil
+		return r.db.recordAccountChange(tx, id)
 	})
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):

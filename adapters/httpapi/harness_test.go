@@ -98,6 +98,12 @@ func withUserRepo(wrap func(ports.UserRepository) ports.UserRepository) serverOp
 	return func(c *serverConfig) { c.wrapUsers = wrap }
 }
 
+// withoutAccountCache turns the account cache off, for a test whose
+// faulty store must see every signed-in request's read.
+func withoutAccountCache() serverOption {
+	return func(c *serverConfig) { c.app.AccountCacheSize = -1 }
+}
+
 func withMaxBody(n int64) serverOption { return func(c *serverConfig) { c.maxBody = n } }
 
 // withAuthIPLimit sets the per-IP limit of /auth/* and the trusted proxies.

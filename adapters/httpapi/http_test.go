@@ -333,7 +333,7 @@ func (f *faultyUsers) ByID(ctx context.Context, id domain.UserID) (domain.User, 
 func TestUnexpectedErrors(t *testing.T) {
 	t.Parallel()
 	faulty := &faultyUsers{}
-	s := newTestServer(t, withUserRepo(func(r ports.UserRepository) ports.UserRepository {
+	s := newTestServer(t, withoutAccountCache(), withUserRepo(func(r ports.UserRepository) ports.UserRepository {
 		faulty.UserRepository = r
 		return faulty
 	}))

@@ -53,13 +53,15 @@ type Metrics struct {
 	purged        *prometheus.CounterVec
 	hookCalls     *prometheus.CounterVec
 	hookDuration  prometheus.Histogram
+	accountCache  accountCacheCounters
 }
 
 var (
-	_ ports.SecurityMetrics   = (*Metrics)(nil)
-	_ ports.OutboxMetrics     = (*Metrics)(nil)
-	_ ports.PurgeMetrics      = (*Metrics)(nil)
-	_ ports.ClaimsHookMetrics = (*Metrics)(nil)
+	_ ports.SecurityMetrics     = (*Metrics)(nil)
+	_ ports.OutboxMetrics       = (*Metrics)(nil)
+	_ ports.PurgeMetrics        = (*Metrics)(nil)
+	_ ports.ClaimsHookMetrics   = (*Metrics)(nil)
+	_ ports.AccountCacheMetrics = (*Metrics)(nil)
 )
 
 // Outbox results, the values of userd_outbox_messages_total's result label.
@@ -86,7 +88,8 @@ var requestBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := newCollectors()
 	m.hookCalls, m.hookDuration = newHookCollectors()
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore, m.purged, m.hookCalls, m.hookDuration} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.logins, m.reuse, m.refreshes, m.events, m.auditFailures, m.hashing, m.outbox, m.limitStore, m.purged,
+		m.hookCalls, m.hookDuration, m.accountCache.lookups, m.accountCache.evictions} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -98,6 +101,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 // newCollectors makes userd's collectors, unregistered.
 func newCollectors() *Metrics {
 	return &Metrics{
+		accountCache: newAccountCacheCounters(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_requests_total",
 			Help: "HTTP requests answered, by route pattern, method and status.",

@@ -160,10 +160,11 @@ type servicesParams struct {
 	ClaimsHook ports.ClaimsHook `optional:"true"`
 	// Metrics, OutboxMetrics and PurgeMetrics are absent in the CLI
 	// commands, whose events are stored but not counted.
-	Metrics       ports.SecurityMetrics   `optional:"true"`
-	OutboxMetrics ports.OutboxMetrics     `optional:"true"`
-	PurgeMetrics  ports.PurgeMetrics      `optional:"true"`
-	HookMetrics   ports.ClaimsHookMetrics `optional:"true"`
+	Metrics       ports.SecurityMetrics     `optional:"true"`
+	OutboxMetrics ports.OutboxMetrics       `optional:"true"`
+	PurgeMetrics  ports.PurgeMetrics        `optional:"true"`
+	HookMetrics   ports.ClaimsHookMetrics   `optional:"true"`
+	CacheMetrics  ports.AccountCacheMetrics `optional:"true"`
 	Clock         ports.Clock
 	Log           *slog.Logger
 }
@@ -172,7 +173,8 @@ func newServices(p servicesParams) (*application.Services, error) {
 	return application.New(application.Deps{
 		Stores: p.Stores, Hasher: p.Hasher, Issuer: p.Issuer, Codec: p.Codec, Keys: p.Keys, Mailer: p.Mailer,
 		OTP: p.OTP, RelyingParty: p.RelyingParty, Webhooks: p.Webhooks, OAuthTokens: p.OAuthTokens,
-		Upstream: p.Upstream, ClaimsHook: p.ClaimsHook, HookMetrics: p.HookMetrics, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics, PurgeMetrics: p.PurgeMetrics, Clock: p.Clock, Log: p.Log,
+		Upstream: p.Upstream, ClaimsHook: p.ClaimsHook, HookMetrics: p.HookMetrics, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics,
+		PurgeMetrics: p.PurgeMetrics, AccountCacheMetrics: p.CacheMetrics, Clock: p.Clock, Log: p.Log,
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,
@@ -194,10 +196,20 @@ func newServices(p servicesParams) (*application.Services, error) {
 		MailBudget:               domain.MailBudget{MinInterval: p.Config.MailMinInterval, MaxPerHour: p.Config.MailMaxPerHour},
 		WebhookEvents:            p.Config.WebhookEvents,
 		EndedSessionKeep:         endedSessionKeep(p.Config),
+		AccountCacheSize:         accountCacheSize(p.Config),
 		PurgeInterval:            p.Config.PurgeInterval,
 		AuditRetention:           p.Config.AuditRetention,
 		ClaimsHookFailOpen:       p.Config.ClaimsHookFail == config.ClaimsHookFailOpen,
 	})
+}
+
+// accountCacheSize is USERD_ACCOUNT_CACHE_SIZE as application.Config
+// takes it: there 0 is the default size, and off is below 0.
+func accountCacheSize(cfg config.Config) int {
+	if cfg.AccountCacheSize == 0 {
+		return -1
+	}
+	return cfg.AccountCacheSize
 }
 
 // endedSessionKeep is how long an access token may still verify after its

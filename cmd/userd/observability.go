@@ -24,7 +24,7 @@ var metricsModule = fx.Module("metrics",
 		metrics.NewRegistry,
 		fx.Annotate(func(reg *prometheus.Registry) (*metrics.Metrics, error) { return metrics.New(reg) },
 			fx.As(fx.Self()), fx.As(new(ports.SecurityMetrics)), fx.As(new(ports.OutboxMetrics)),
-			fx.As(new(ports.PurgeMetrics)), fx.As(new(ports.ClaimsHookMetrics))),
+			fx.As(new(ports.PurgeMetrics)), fx.As(new(ports.ClaimsHookMetrics)), fx.As(new(ports.AccountCacheMetrics))),
 	),
 	fx.Invoke(registerDBStats, registerOutboxBacklog),
 )
