@@ -105,4 +105,19 @@ func startServer(lc fx.Lifecycle, p serverStart) {
 	}
 	serveAPI(lc, cfg, p.Handler, log)
 	serveMetrics(lc, cfg, p.Registry, log)
+	// Last: start-up has touched what it will, and the server has yet to
+	// run from what it needs (releaseBinaryPages says why).
+	lc.Append(fx.StartHook(func() { releaseStartupPages(log) }))
+}
+
+// releaseStartupPages gives back the pages of the binary that start-up
+// mapped, and logs what it did at debug level (an error as a warning:
+// the server runs the same without it).
+func releaseStartupPages(log *slog.Logger) {
+	n, err := releaseBinaryPages()
+	if err != nil {
+		log.Warn("binary pages not released", slog.String("error", err.Error()))
+		return
+	}
+	log.Debug("binary pages released", slog.Int64("mib", n>>20))
 }
