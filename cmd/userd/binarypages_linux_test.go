@@ -59,7 +59,7 @@ func TestReleaseBinaryPagesKeepsRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n < minReleasable {
+	if n < uint64(minReleasable) {
 		t.Fatalf("released %d bytes of the test binary, want its code at least (%d)", n, minReleasable)
 	}
 	status, err := os.ReadFile("/proc/self/status")

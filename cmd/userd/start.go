@@ -126,5 +126,5 @@ func releaseStartupPages(log *slog.Logger) {
 		log.Warn("binary pages not released", slog.String("error", err.Error()))
 		return
 	}
-	log.Debug("binary pages released", slog.Int64("mib", n>>20))
+	log.Debug("binary pages released", slog.Uint64("mib", n>>20))
 }
