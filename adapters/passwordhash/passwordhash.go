@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -133,12 +134,27 @@ type Hasher struct {
 	hashSlots chan struct{}
 	wait      time.Duration
 	blocks    *argon2.Pool
+	// idleRelease is how long blocks keeps its memory after the last
+	// computation (WithIdleRelease).
+	idleRelease time.Duration
 	// configured times the computations with params: a failed check of
 	// any other hash lasts as long (floor.go).
 	configured costTimes
 	// now and sleep are the clock of the floor; tests replace them.
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration)
+}
+
+// DefaultIdleRelease is how long the hash memory kept for reuse (one
+// buffer a slot, 19 MiB each by default) outlives the last computation:
+// a burst of logins reuses it, and a server that has stopped hashing
+// hands it back to the operating system (docs/performance.md, "Memory").
+const DefaultIdleRelease = 5 * time.Second
+
+// WithIdleRelease sets how long the kept hash memory outlives the last
+// computation; d <= 0 keeps it for good.
+func WithIdleRelease(d time.Duration) Option {
+	return func(h *Hasher) { h.idleRelease = d }
 }
 
 // DefaultMaxWait is how long a hash waits for a free slot by default.
@@ -176,12 +192,16 @@ func WithConcurrency(n int, maxWait time.Duration) Option {
 // New returns a Hasher that hashes with p. Parameters outside the bounds of
 // Params.Validate make Hash fail.
 func New(p Params, opts ...Option) *Hasher {
-	h := &Hasher{params: p, now: time.Now, sleep: sleep}
+	h := &Hasher{params: p, now: time.Now, sleep: sleep, idleRelease: DefaultIdleRelease}
 	WithConcurrency(0, 0)(h)
 	for _, o := range opts {
 		o(h)
 	}
 	h.blocks = argon2.NewPool(cap(h.slots), p.Memory)
+	// The blocks are dropped to the collector; FreeOSMemory then returns
+	// their pages at once rather than at the scavenger's pace, which
+	// would keep them counted in RSS for many seconds.
+	h.blocks.ReleaseWhenIdle(h.idleRelease, debug.FreeOSMemory)
 	return h
 }
 

@@ -3,8 +3,8 @@
 # one service at a time on 127.0.0.1 and PostgreSQL, PEER_USERS users each,
 # four loads (read of the signed-in user, refresh with rotation, password
 # login, admin list of users), then one table with req/s, p99, errors, CPU
-# and peak RSS, and the ratios against the issue's goals (read >= 10x,
-# refresh >= 5x, peak RSS below the peer's).
+# and RSS, and the ratios against the issues' goals (read >= 10x, refresh
+# >= 10x; RSS idle, after reads and after refreshes below the peer's).
 #
 #   bench/peer/run.sh USERD_BINARY POSTGRES_DSN [GOTRUE_BINARY]
 #
@@ -18,7 +18,8 @@
 # beforehand, whose tokens the loads use), PEER_DURATION (10s),
 # PEER_CONNECTIONS (32), PEER_THREADS (2), PEER_USERD_PORT (18180),
 # PEER_GOTRUE_PORT (18190), PEER_GOTRUE_IDLE_POOL (PEER_CONNECTIONS: see
-# run_gotrue), PEER_SERVICES ("userd gotrue": one alone to
+# run_gotrue), PEER_SETTLE (10s: the quiet after the pool's logins before
+# the idle RSS is read), PEER_SERVICES ("userd gotrue": one alone to
 # repeat it), PEER_OUT (a new directory under /tmp: wrk's
 # full output and the servers' logs).
 set -euo pipefail
@@ -39,6 +40,7 @@ connections=${PEER_CONNECTIONS:-32}
 threads=${PEER_THREADS:-2}
 userd_port=${PEER_USERD_PORT:-18180}
 gotrue_port=${PEER_GOTRUE_PORT:-18190}
+settle=${PEER_SETTLE:-10s}
 services=${PEER_SERVICES:-userd gotrue}
 out=${PEER_OUT:-$(mktemp -d /tmp/peer-XXXXXX)}
 mkdir -p "$out"
@@ -104,6 +106,13 @@ port_free() {
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 peak_rss_mb() { awk '/^VmHWM:/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
+rss_mb() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
+
+# rss SERVICE PHASE: appends the server's RSS now (or, for the phase
+# "peak", its high-water mark) to $out/rss.
+rss() {
+	if [[ $2 == peak ]]; then echo "$1 $2 $(peak_rss_mb)"; else echo "$1 $2 $(rss_mb)"; fi >>"$out/rss"
+}
 
 # login_pool URL BODY_FMT ACCESS_KEY REFRESH_KEY: logs in peer1..peer$pool,
 # four at a time, and writes $dir/emails, $dir/access and $dir/refresh.
@@ -172,11 +181,15 @@ run_userd() {
 		-d "{\"email\":\"$admin_email\",\"password\":\"$admin_password\"}" "$base/auth/login" |
 		sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p')
 	echo "userd: $users users imported, $pool logged in, in $((SECONDS - t0)) s" >&2
+	sleep "$settle"
+	rss userd idle
 	load userd read read.lua "$base" PEER_PATH=/api/users/me PEER_ACCESS="$dir/access"
+	rss userd reads
 	load userd refresh refresh.lua "$base" PEER_PATH=/auth/refreshtoken PEER_KEY=refreshToken PEER_REFRESH="$dir/refresh"
+	rss userd refreshes
 	load userd login login.lua "$base" PEER_PATH=/auth/login PEER_PASSWORD="$password" PEER_EMAILS="$dir/emails"
 	load userd list list.lua "$base" PEER_PATH='/api/users?limit=50' PEER_TOKEN="$admin"
-	echo "userd $(peak_rss_mb)" >>"$out/rss"
+	rss userd peak
 	stop_server
 	unset USERD_DB_DRIVER USERD_DB_DSN USERD_SECRET_KEY USERD_HTTP_ADDR USERD_AUTH_IP_LIMIT USERD_LOG_LEVEL \
 		USERD_BOOTSTRAP_ADMIN_EMAIL USERD_BOOTSTRAP_ADMIN_PASSWORD
@@ -243,11 +256,15 @@ EOF
 	p=$(printf '{"role":"service_role","aud":"authenticated","iat":%d,"exp":%d}' "$now" $((now + 3600)) | b64url)
 	admin=$h.$p.$(printf '%s.%s' "$h" "$p" | openssl dgst -sha256 -hmac "$gotrue_jwt_secret" -binary | b64url)
 	echo "gotrue: $users users inserted, $pool logged in, in $((SECONDS - t0)) s" >&2
+	sleep "$settle"
+	rss gotrue idle
 	load gotrue read read.lua "$base" PEER_PATH=/user PEER_ACCESS="$dir/access"
+	rss gotrue reads
 	load gotrue refresh refresh.lua "$base" PEER_PATH='/token?grant_type=refresh_token' PEER_KEY=refresh_token PEER_REFRESH="$dir/refresh"
+	rss gotrue refreshes
 	load gotrue login login.lua "$base" PEER_PATH='/token?grant_type=password' PEER_PASSWORD="$password" PEER_EMAILS="$dir/emails"
 	load gotrue list list.lua "$base" PEER_PATH='/admin/users?page=1&per_page=50' PEER_TOKEN="$admin"
-	echo "gotrue $(peak_rss_mb)" >>"$out/rss"
+	rss gotrue peak
 	stop_server
 	sql -c 'DROP SCHEMA auth CASCADE'
 }
@@ -258,8 +275,8 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$threads -c$c
 [[ $services != *userd* ]] || run_userd
 [[ -z $gotrue_bin || $services != *gotrue* ]] || run_gotrue
 
-awk -v ok_read=10 -v ok_refresh=5 '
-FNR == NR { rss[$1] = $2; next }
+awk -v ok_read=10 -v ok_refresh=10 '
+FNR == NR { rss[$1, $2] = $3; next }
 { rps[$1, $2] = $3; p99[$1, $2] = $4; err[$1, $2] = $5; cpu[$1, $2] = $6; seen[$1] = 1 }
 END {
 	printf "%-8s %-8s %10s %10s %7s %6s\n", "service", "load", "req/s", "p99 ms", "errors", "CPU%"
@@ -269,7 +286,8 @@ END {
 			k = svc[i] SUBSEP ld[j]
 			printf "%-8s %-8s %10.1f %10.2f %7d %6d%s\n", svc[i], ld[j], rps[k], p99[k], err[k], cpu[k], err[k] ? "  errors: not a result" : ""
 		}
-		printf "%-8s peak RSS %d MB\n", svc[i], rss[svc[i]]
+		printf "%-8s RSS MB: idle %d, after reads %d, after refreshes %d, peak %d\n", svc[i],
+			rss[svc[i], "idle"], rss[svc[i], "reads"], rss[svc[i], "refreshes"], rss[svc[i], "peak"]
 	}
 	if (!seen["gotrue"] || !seen["userd"]) exit
 	print ""
@@ -278,7 +296,11 @@ END {
 		goal = ld[j] == "read" ? ok_read : ld[j] == "refresh" ? ok_refresh : 0
 		printf "%-8s userd/gotrue %6.1fx%s\n", ld[j], r, goal ? sprintf("  goal >= %dx: %s", goal, r >= goal ? "met" : "MISSED") : ""
 	}
-	printf "peak RSS userd %d MB vs gotrue %d MB  goal below: %s\n", rss["userd"], rss["gotrue"], rss["userd"] < rss["gotrue"] ? "met" : "MISSED"
+	q = split("idle reads refreshes peak", ph, " ")
+	for (j = 1; j <= q; j++) {
+		u = rss["userd", ph[j]]; g = rss["gotrue", ph[j]]
+		printf "RSS %-9s userd %d MB vs gotrue %d MB%s\n", ph[j], u, g, ph[j] == "peak" ? "" : sprintf("  goal below: %s", u < g ? "met" : "MISSED")
+	}
 }' "$out/rss" "$out/rows"
 
 if awk '$5 > 0 { bad = 1 } END { exit !bad }' "$out/rows"; then

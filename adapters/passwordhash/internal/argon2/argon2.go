@@ -21,6 +21,7 @@ package argon2
 import (
 	"encoding/binary"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/blake2b"
 )
@@ -43,6 +44,58 @@ type Pool struct {
 	// allocates its memory and drops it after, so that the memory held
 	// between derivations never exceeds what the configured cost needs.
 	maxBlocks uint32
+
+	// idle, when set, is how long the free list may sit unused before
+	// its memory is dropped (ReleaseWhenIdle); trim is its timer, reset
+	// by every give, and released runs after each drop.
+	mu       sync.Mutex
+	idle     time.Duration
+	trim     *time.Timer
+	released func()
+}
+
+// ReleaseWhenIdle makes the pool drop the memory it keeps once no
+// derivation has given any back for d, then call released (which may
+// hand the memory back to the operating system). A server keeps its
+// hash memory through a burst of logins and gives it up once they stop.
+// It is called before the pool is used.
+func (p *Pool) ReleaseWhenIdle(d time.Duration, released func()) {
+	p.idle, p.released = d, released
+}
+
+// Release drops the memory the free list keeps, and reports whether it
+// kept any; a derivation running now keeps its own until it ends.
+func (p *Pool) Release() bool {
+	dropped := false
+	for {
+		select {
+		case <-p.free:
+			dropped = true
+		default:
+			return dropped
+		}
+	}
+}
+
+// armRelease (re)starts the idle timer after a give.
+func (p *Pool) armRelease() {
+	if p.idle <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.trim == nil {
+		p.trim = time.AfterFunc(p.idle, p.releaseIdle)
+		return
+	}
+	p.trim.Reset(p.idle)
+}
+
+// releaseIdle is the idle timer's work.
+func (p *Pool) releaseIdle() {
+	if p.Release() && p.released != nil {
+		p.released()
+	}
 }
 
 // NewPool returns a Pool that keeps the memory of at most n derivations,
@@ -286,6 +339,7 @@ func (p *Pool) give(B []block) {
 	}
 	select {
 	case p.free <- B[:cap(B)]:
+		p.armRelease()
 	default:
 	}
 }

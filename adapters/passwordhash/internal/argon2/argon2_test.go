@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	upstream "golang.org/x/crypto/argon2"
 )
@@ -158,4 +159,43 @@ func BenchmarkIDKey(b *testing.B) {
 			upstream.IDKey(password, salt, 2, 19456, 1, 32)
 		}
 	})
+}
+
+// TestPoolReleasesWhenIdle: the memory kept for reuse is dropped once no
+// derivation has given any back for the idle time, and released is told;
+// a derivation after that allocates again and is kept again.
+func TestPoolReleasesWhenIdle(t *testing.T) {
+	password, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
+	pool := NewPool(2, 1024)
+	released := make(chan struct{}, 4)
+	pool.ReleaseWhenIdle(20*time.Millisecond, func() { released <- struct{}{} })
+	pool.IDKey(password, salt, 1, 1024, 1, 32)
+	select {
+	case <-released:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pool kept its memory 10 s after its last derivation, idle time 20 ms")
+	}
+	if got := pool.kept(); len(got) != 0 {
+		t.Fatalf("after the idle release the pool keeps %v blocks, want none", got)
+	}
+	pool.IDKey(password, salt, 1, 1024, 1, 32)
+	if got := pool.kept(); len(got) != 1 {
+		t.Fatalf("after a derivation following the release the pool keeps %v, want one buffer", got)
+	}
+	<-released
+}
+
+// TestPoolWithoutIdleReleaseKeeps: the default keeps the memory for good.
+func TestPoolWithoutIdleReleaseKeeps(t *testing.T) {
+	pool := NewPool(1, 1024)
+	pool.IDKey([]byte("pw"), []byte("0123456789abcdef"), 1, 1024, 1, 32)
+	if pool.trim != nil {
+		t.Fatal("a pool without ReleaseWhenIdle armed a release timer")
+	}
+	if !pool.Release() {
+		t.Fatal("Release found nothing to drop after a derivation")
+	}
+	if pool.Release() {
+		t.Fatal("a second Release found memory to drop")
+	}
 }
