@@ -59,7 +59,8 @@ func (p *Principal) selfOrAdmin(id UserID) error {
 }
 
 // CanChangeAccount lets only an admin change what an account may do: its
-// profiles, whether its email counts as verified, whether it is disabled.
+// profiles, whether its email counts as verified, whether it is disabled;
+// and what apps keep on it that its user may not change, its appMetadata.
 // A non-admin may send the account's current values unchanged. A caller
 // with a personal access token never changes the password or email
 // (ErrInteractiveSessionRequired), whoever's account it is.
@@ -72,7 +73,8 @@ func (p *Principal) CanChangeAccount(current User, c UserChange) error {
 	}
 	same := (c.Profiles == nil || c.Profiles.Equal(current.Profiles)) &&
 		(c.EmailVerified == nil || *c.EmailVerified == current.EmailVerified) &&
-		(c.Disabled == nil || *c.Disabled == current.Disabled)
+		(c.Disabled == nil || *c.Disabled == current.Disabled) &&
+		(c.AppMetadata == nil || c.AppMetadata.Equal(current.AppMetadata))
 	if same || p.IsAdmin() {
 		return nil
 	}

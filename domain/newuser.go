@@ -9,6 +9,9 @@ type NewUser struct {
 	Name     string
 	Email    Email
 	Profiles Profiles
+	// Metadata and AppMetadata start empty unless the creator sets them
+	// (ParseMetadataFields).
+	Metadata, AppMetadata Metadata
 }
 
 // Field names of the validation errors about an account.
@@ -57,6 +60,8 @@ func (n NewUser) User(passwordHash string, now time.Time) User {
 		Email:        n.Email,
 		PasswordHash: passwordHash,
 		Profiles:     n.Profiles,
+		Metadata:     n.Metadata,
+		AppMetadata:  n.AppMetadata,
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
