@@ -18,12 +18,13 @@ func (p *Principal) RequireAdmin() error {
 	return nil
 }
 
-// CanRegister decides who may create an account with the profiles:
-// anyone a ROLE_CUSTOMER account while registration is open, only an admin
-// an account holding ROLE_ADMIN, or any account while registration is
-// closed.
-func (p *Principal) CanRegister(profiles Profiles, openRegistration bool) error {
-	if p.IsAdmin() || (openRegistration && !profiles.Has(ProfileAdmin)) {
+// CanRegister decides who may create the account n: anyone a
+// ROLE_CUSTOMER account with no appMetadata (its metadata, the user's own,
+// is anyone's to set) while registration is open; only an admin an
+// account holding ROLE_ADMIN or appMetadata, or any account while
+// registration is closed.
+func (p *Principal) CanRegister(n NewUser, openRegistration bool) error {
+	if p.IsAdmin() || (openRegistration && !n.Profiles.Has(ProfileAdmin) && n.AppMetadata.IsEmpty()) {
 		return nil
 	}
 	return p.RequireAdmin()

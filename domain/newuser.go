@@ -87,3 +87,16 @@ func ResolveProfiles(profiles []string, role *string) (Profiles, error) {
 	}
 	return Profiles{ProfileCustomer}, nil
 }
+
+// SetMetadata parses the metadata and appMetadata given for the account
+// (JSON as sent, nil when absent: the empty objects stay), adding their
+// problems to verr.
+func (n *NewUser) SetMetadata(metadata, appMetadata []byte, verr *ValidationError) {
+	md, app := ParseMetadataFields(metadata, appMetadata, verr)
+	if md != nil {
+		n.Metadata = *md
+	}
+	if app != nil {
+		n.AppMetadata = *app
+	}
+}

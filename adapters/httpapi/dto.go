@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/userd/userd/application"
@@ -28,6 +29,10 @@ type createUserRequest struct {
 	Profiles []string `json:"profiles"`
 	// Role is the legacy single-role spelling of the original interface.
 	Role *string `json:"role"`
+	// Metadata and AppMetadata stay raw for the domain to judge: nil when
+	// absent, "null" for a JSON null (refused: it is no object).
+	Metadata    json.RawMessage `json:"metadata"`
+	AppMetadata json.RawMessage `json:"appMetadata"`
 }
 
 // updateUserRequest covers both update shapes of the original interface,
@@ -42,6 +47,9 @@ type updateUserRequest struct {
 	EmailVerified   *bool    `json:"emailVerified"`
 	Disabled        *bool    `json:"disabled"`
 	CurrentPassword *string  `json:"currentPassword"`
+	// Metadata and AppMetadata as in createUserRequest.
+	Metadata    json.RawMessage `json:"metadata"`
+	AppMetadata json.RawMessage `json:"appMetadata"`
 }
 
 // emailRequest asks for a link by mail.
@@ -62,11 +70,13 @@ type resetRequest struct {
 
 func (r createUserRequest) toInput() application.RegisterInput {
 	return application.RegisterInput{
-		Name:     deref(r.Name),
-		Email:    deref(r.Email),
-		Password: deref(r.Password),
-		Profiles: r.Profiles,
-		Role:     r.Role,
+		Name:        deref(r.Name),
+		Email:       deref(r.Email),
+		Password:    deref(r.Password),
+		Profiles:    r.Profiles,
+		Role:        r.Role,
+		Metadata:    r.Metadata,
+		AppMetadata: r.AppMetadata,
 	}
 }
 
@@ -80,6 +90,8 @@ func (r updateUserRequest) toInput() application.UpdateInput {
 		EmailVerified:   r.EmailVerified,
 		Disabled:        r.Disabled,
 		CurrentPassword: r.CurrentPassword,
+		Metadata:        r.Metadata,
+		AppMetadata:     r.AppMetadata,
 	}
 }
 
@@ -93,15 +105,17 @@ func deref(s *string) string {
 // userResponse is the user representation of the contract. It has no
 // password field to leak from.
 type userResponse struct {
-	ID            string   `json:"id"`
-	Name          string   `json:"name"`
-	Email         string   `json:"email"`
-	Profiles      []string `json:"profiles"`
-	EmailVerified bool     `json:"emailVerified"`
-	MFAEnabled    bool     `json:"mfaEnabled"`
-	Disabled      bool     `json:"disabled"`
-	CreatedAt     string   `json:"createdAt"`
-	UpdatedAt     string   `json:"updatedAt"`
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	Email         string          `json:"email"`
+	Profiles      []string        `json:"profiles"`
+	EmailVerified bool            `json:"emailVerified"`
+	MFAEnabled    bool            `json:"mfaEnabled"`
+	Disabled      bool            `json:"disabled"`
+	Metadata      json.RawMessage `json:"metadata"`
+	AppMetadata   json.RawMessage `json:"appMetadata"`
+	CreatedAt     string          `json:"createdAt"`
+	UpdatedAt     string          `json:"updatedAt"`
 }
 
 func toUserResponse(u domain.User) userResponse {
@@ -113,6 +127,8 @@ func toUserResponse(u domain.User) userResponse {
 		EmailVerified: u.EmailVerified,
 		MFAEnabled:    u.MFAEnabled,
 		Disabled:      u.Disabled,
+		Metadata:      u.Metadata.JSON(),
+		AppMetadata:   u.AppMetadata.JSON(),
 		CreatedAt:     formatTime(u.CreatedAt),
 		UpdatedAt:     formatTime(u.UpdatedAt),
 	}
