@@ -29,10 +29,12 @@ type createUserRequest struct {
 	Profiles []string `json:"profiles"`
 	// Role is the legacy single-role spelling of the original interface.
 	Role *string `json:"role"`
-	// Metadata and AppMetadata stay raw for the domain to judge: nil when
-	// absent, "null" for a JSON null (refused: it is no object).
-	Metadata    json.RawMessage `json:"metadata"`
-	AppMetadata json.RawMessage `json:"appMetadata"`
+	// Metadata and AppMetadata stay JSON for the domain to judge: nil when
+	// absent, "null" for a JSON null (refused: it is no object). omitempty
+	// keeps an absent one absent when a request is encoded again (nil
+	// would become null).
+	Metadata    rawJSON `json:"metadata,omitempty"`
+	AppMetadata rawJSON `json:"appMetadata,omitempty"`
 }
 
 // updateUserRequest covers both update shapes of the original interface,
@@ -48,8 +50,8 @@ type updateUserRequest struct {
 	Disabled        *bool    `json:"disabled"`
 	CurrentPassword *string  `json:"currentPassword"`
 	// Metadata and AppMetadata as in createUserRequest.
-	Metadata    json.RawMessage `json:"metadata"`
-	AppMetadata json.RawMessage `json:"appMetadata"`
+	Metadata    rawJSON `json:"metadata,omitempty"`
+	AppMetadata rawJSON `json:"appMetadata,omitempty"`
 }
 
 // emailRequest asks for a link by mail.
@@ -94,6 +96,25 @@ func (r updateUserRequest) toInput() application.UpdateInput {
 		AppMetadata:     r.AppMetadata,
 	}
 }
+
+// rawJSON is a JSON value of a request, kept in the form encoding/json
+// writes it (compact, "<" as \u003c), so that a request decoded, encoded
+// and decoded again holds the same bytes; its meaning is the domain's to
+// judge (domain.ParseMetadata).
+type rawJSON []byte
+
+// UnmarshalJSON implements json.Unmarshaler; it is given a JSON null too.
+func (v *rawJSON) UnmarshalJSON(b []byte) error {
+	c, err := json.Marshal(json.RawMessage(b))
+	if err != nil {
+		return err
+	}
+	*v = c
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler: the value itself, null for nil.
+func (v rawJSON) MarshalJSON() ([]byte, error) { return json.RawMessage(v).MarshalJSON() }
 
 func deref(s *string) string {
 	if s == nil {
