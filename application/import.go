@@ -46,6 +46,12 @@ type ImportRecord struct {
 	// EmailVerified says the address was verified by the system the users
 	// come from; the account then starts verified.
 	EmailVerified bool
+	// Disabled makes the account start disabled: an exported disabled
+	// account must not come back enabled.
+	Disabled bool
+	// Metadata and AppMetadata are JSON objects as read, nil when absent
+	// (the empty objects).
+	Metadata, AppMetadata []byte
 }
 
 // ImportPhase names what an import is doing, for progress reports.
@@ -136,6 +142,7 @@ type importCandidate struct {
 	user     domain.NewUser
 	hash     string
 	verified bool
+	disabled bool
 }
 
 // progressEvery is how many records the checking phase handles between two
@@ -284,7 +291,8 @@ func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.Vali
 		verr = dropField(verr, domain.FieldProfiles)
 		verr.Add(domain.FieldProfiles, unknown)
 	}
-	c.email, c.user, c.verified = nu.Email, nu, rec.EmailVerified
+	nu.SetMetadata(rec.Metadata, rec.AppMetadata, &verr)
+	c.email, c.user, c.verified, c.disabled = nu.Email, nu, rec.EmailVerified, rec.Disabled
 	if rec.PasswordHash == "" {
 		verr.Add(ImportFieldPasswordHash, "must not be empty")
 	} else if err := s.hasher.CheckEncoded(rec.PasswordHash); err != nil {
@@ -321,7 +329,8 @@ func dropField(verr domain.ValidationError, field string) domain.ValidationError
 
 // fieldOrder is the order of a record's problems in a report: the order
 // of the columns.
-var fieldOrder = []string{domain.FieldName, domain.FieldEmail, ImportFieldPasswordHash, domain.FieldProfiles}
+var fieldOrder = []string{domain.FieldName, domain.FieldEmail, ImportFieldPasswordHash, domain.FieldProfiles,
+	domain.FieldMetadata, domain.FieldAppMetadata}
 
 // sortedFields orders verr's entries by fieldOrder.
 func sortedFields(verr domain.ValidationError) domain.ValidationError {
@@ -398,7 +407,7 @@ func (s *ImportService) newUsers(batch []importCandidate) []domain.User {
 	users := make([]domain.User, len(batch))
 	for i, c := range batch {
 		users[i] = c.user.User(c.hash, now)
-		users[i].EmailVerified = c.verified
+		users[i].EmailVerified, users[i].Disabled = c.verified, c.disabled
 	}
 	return users
 }

@@ -17,6 +17,9 @@ type RegisterInput struct {
 	Password string
 	Profiles []string
 	Role     *string
+	// Metadata and AppMetadata are JSON as sent, nil when absent; only an
+	// admin sets appMetadata (domain.CanRegister).
+	Metadata, AppMetadata []byte
 }
 
 // Register creates a user. Who may create what is domain.CanRegister: anyone
@@ -32,11 +35,11 @@ func (s *UserService) Register(ctx context.Context, actor *domain.Principal, in 
 	if err != nil {
 		return domain.User{}, err
 	}
-	nu, err := s.validateNewUser(in.Name, in.Email, in.Password, profiles)
+	nu, err := s.validateNewUser(in.Name, in.Email, in.Password, profiles, in.Metadata, in.AppMetadata)
 	if err != nil {
 		return domain.User{}, err
 	}
-	if err := actor.CanRegister(nu.Profiles, s.openRegistration); err != nil {
+	if err := actor.CanRegister(nu, s.openRegistration); err != nil {
 		return domain.User{}, err
 	}
 	// The address is proven by the link of the verification message sent
@@ -62,7 +65,7 @@ var ErrEmailHeldByNonAdmin = errors.New("the email belongs to an account that is
 // admin of the configuration: the operator, who holds the database's
 // credentials anyway.
 func (s *UserService) EnsureAdmin(ctx context.Context, name, email, password string) (domain.User, bool, error) {
-	nu, err := s.validateNewUser(name, email, password, domain.Profiles{domain.ProfileAdmin})
+	nu, err := s.validateNewUser(name, email, password, domain.Profiles{domain.ProfileAdmin}, nil, nil)
 	if err != nil {
 		return domain.User{}, false, err
 	}
@@ -97,9 +100,12 @@ func existingAdmin(u domain.User) (domain.User, bool, error) {
 }
 
 // validateNewUser applies the rules of a new account and the password
-// policy, reporting every invalid field at once.
-func (s *UserService) validateNewUser(name, email, password string, profiles domain.Profiles) (domain.NewUser, error) {
+// policy, reporting every invalid field at once. metadata and appMetadata
+// are JSON as sent, nil when absent (the empty objects).
+func (s *UserService) validateNewUser(name, email, password string, profiles domain.Profiles,
+	metadata, appMetadata []byte) (domain.NewUser, error) {
 	nu, verr := domain.ValidateNewUser(name, email, profiles)
+	nu.SetMetadata(metadata, appMetadata, &verr)
 	if msg := domain.CheckPassword(s.hasher.Normalize(password), nu.Email); msg != "" {
 		verr.Add(domain.FieldPassword, msg)
 	}

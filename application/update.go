@@ -18,6 +18,8 @@ type UpdateInput struct {
 	EmailVerified   *bool
 	Disabled        *bool
 	CurrentPassword *string
+	// Metadata and AppMetadata are JSON as sent, nil when absent.
+	Metadata, AppMetadata []byte
 }
 
 // FieldCurrentPassword names the current password in validation errors.
@@ -158,7 +160,8 @@ func (s *UserService) parseUpdate(rawID string, in UpdateInput) (domain.UserID, 
 		password = &normalized
 	}
 	change, err := domain.ParseUserChange(domain.UserChangeInput{Name: in.Name, Email: in.Email, Password: password,
-		Profiles: in.Profiles, EmailVerified: in.EmailVerified, Disabled: in.Disabled})
+		Profiles: in.Profiles, EmailVerified: in.EmailVerified, Disabled: in.Disabled,
+		Metadata: in.Metadata, AppMetadata: in.AppMetadata})
 	if err != nil {
 		return "", domain.UserChange{}, err
 	}

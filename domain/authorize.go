@@ -18,12 +18,13 @@ func (p *Principal) RequireAdmin() error {
 	return nil
 }
 
-// CanRegister decides who may create an account with the profiles:
-// anyone a ROLE_CUSTOMER account while registration is open, only an admin
-// an account holding ROLE_ADMIN, or any account while registration is
-// closed.
-func (p *Principal) CanRegister(profiles Profiles, openRegistration bool) error {
-	if p.IsAdmin() || (openRegistration && !profiles.Has(ProfileAdmin)) {
+// CanRegister decides who may create the account n: anyone a
+// ROLE_CUSTOMER account with no appMetadata (its metadata, the user's own,
+// is anyone's to set) while registration is open; only an admin an
+// account holding ROLE_ADMIN or appMetadata, or any account while
+// registration is closed.
+func (p *Principal) CanRegister(n NewUser, openRegistration bool) error {
+	if p.IsAdmin() || (openRegistration && !n.Profiles.Has(ProfileAdmin) && n.AppMetadata.IsEmpty()) {
 		return nil
 	}
 	return p.RequireAdmin()
@@ -59,7 +60,8 @@ func (p *Principal) selfOrAdmin(id UserID) error {
 }
 
 // CanChangeAccount lets only an admin change what an account may do: its
-// profiles, whether its email counts as verified, whether it is disabled.
+// profiles, whether its email counts as verified, whether it is disabled;
+// and what apps keep on it that its user may not change, its appMetadata.
 // A non-admin may send the account's current values unchanged. A caller
 // with a personal access token never changes the password or email
 // (ErrInteractiveSessionRequired), whoever's account it is.
@@ -72,7 +74,8 @@ func (p *Principal) CanChangeAccount(current User, c UserChange) error {
 	}
 	same := (c.Profiles == nil || c.Profiles.Equal(current.Profiles)) &&
 		(c.EmailVerified == nil || *c.EmailVerified == current.EmailVerified) &&
-		(c.Disabled == nil || *c.Disabled == current.Disabled)
+		(c.Disabled == nil || *c.Disabled == current.Disabled) &&
+		(c.AppMetadata == nil || c.AppMetadata.Equal(current.AppMetadata))
 	if same || p.IsAdmin() {
 		return nil
 	}

@@ -66,8 +66,33 @@ func TestCanRegister(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := tc.actor.CanRegister(tc.profiles, tc.open); !sameErr(got, tc.want) {
+			if got := tc.actor.CanRegister(domain.NewUser{Profiles: tc.profiles}, tc.open); !sameErr(got, tc.want) {
 				t.Fatalf("CanRegister(%v, open=%v) = %v, want %v", tc.profiles, tc.open, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCanRegister_metadata(t *testing.T) {
+	t.Parallel()
+	md, _ := domain.ParseMetadata([]byte(`{"theme":"dark"}`), domain.MetadataMaxBytes)
+	withMetadata := domain.NewUser{Profiles: customers, Metadata: md}
+	withAppMetadata := domain.NewUser{Profiles: customers, AppMetadata: md}
+	for _, tc := range []struct {
+		name  string
+		actor *domain.Principal
+		n     domain.NewUser
+		want  error
+	}{
+		{"anonymous_sets_metadata", anonymous, withMetadata, nil},
+		{"anonymous_sets_app_metadata", anonymous, withAppMetadata, domain.ErrUnauthenticated},
+		{"customer_sets_app_metadata", customer, withAppMetadata, domain.ErrForbidden},
+		{"admin_sets_app_metadata", admin, withAppMetadata, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.actor.CanRegister(tc.n, true); !sameErr(got, tc.want) {
+				t.Fatalf("CanRegister(%+v) = %v, want %v", tc.n, got, tc.want)
 			}
 		})
 	}

@@ -15,6 +15,8 @@ type UserChange struct {
 	// admin changes (domain.CanChangeAccount).
 	EmailVerified *bool
 	Disabled      *bool
+	// Metadata and AppMetadata replace the account's whole objects.
+	Metadata, AppMetadata *Metadata
 }
 
 // UserChangeInput is an update as the client sent it: nil fields are
@@ -23,6 +25,9 @@ type UserChangeInput struct {
 	Name, Email, Password   *string
 	Profiles                []string
 	EmailVerified, Disabled *bool
+	// Metadata and AppMetadata are JSON as sent; nil is absent (a JSON
+	// null is not: it is no object, and refused).
+	Metadata, AppMetadata []byte
 }
 
 // ParseUserChange validates the fields of an update. An unknown profile is
@@ -63,6 +68,7 @@ func ParseUserChange(in UserChangeInput) (UserChange, error) {
 	if profiles != nil && len(c.Profiles) == 0 {
 		verr.Add(FieldProfiles, msgNoProfile)
 	}
+	c.Metadata, c.AppMetadata = ParseMetadataFields(in.Metadata, in.AppMetadata, &verr)
 	if err := verr.Err(); err != nil {
 		return UserChange{}, err
 	}
@@ -101,7 +107,8 @@ func (c UserChange) CheckPasswordFor(u User) error {
 // Changes is what Apply changed.
 type Changes struct {
 	// Fields names the fields that changed, in a fixed order (name, email,
-	// password, profiles); empty when nothing did.
+	// password, profiles, emailVerified, disabled, metadata, appMetadata);
+	// empty when nothing did.
 	Fields []string
 	// EndsSessions is true when the change must end every session of the
 	// account: a new password, email or profiles, or the account disabled.
@@ -159,6 +166,16 @@ func (u *User) Apply(c UserChange, passwordHash string, now time.Time) Changes {
 		if u.Disabled {
 			ch.EndsSessions = true
 		}
+	}
+	// Metadata is what apps keep, not how the account signs in or what it
+	// may do: a change of it ends no session.
+	if c.Metadata != nil && !c.Metadata.Equal(u.Metadata) {
+		u.Metadata = *c.Metadata
+		ch.Fields = append(ch.Fields, FieldMetadata)
+	}
+	if c.AppMetadata != nil && !c.AppMetadata.Equal(u.AppMetadata) {
+		u.AppMetadata = *c.AppMetadata
+		ch.Fields = append(ch.Fields, FieldAppMetadata)
 	}
 	u.UpdatedAt = now
 	return ch

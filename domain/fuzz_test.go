@@ -1,7 +1,9 @@
 package domain_test
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -148,6 +150,37 @@ func FuzzParseEmail(f *testing.F) {
 		}
 		if again := domain.NormalizeEmail(str); again != e {
 			t.Fatalf("NormalizeEmail(%q) = %q; want it unchanged", str, again)
+		}
+	})
+}
+
+// FuzzParseMetadata: whatever is accepted is a JSON object within the
+// limits whose canonical form parses back to itself and means the same
+// as the input; whatever is refused has a message and the empty value.
+func FuzzParseMetadata(f *testing.F) {
+	for _, seed := range []string{`{}`, ` {"b":1,"a":[true,null,"x"]} `, `{"a":{"b":{"c":1e5}}}`, `{"a":"\u2028<>&"}`,
+		`{"a":1,"a":2}`, `[]`, `null`, `"s"`, `{"a":}`, "{\"\xff\":1}", `{"n":-0.0}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m, msg := domain.ParseMetadata(raw, domain.MetadataMaxBytes)
+		if msg != "" {
+			if !m.IsEmpty() {
+				t.Fatalf("ParseMetadata(%q) refused (%s) but returned %s", raw, msg, m)
+			}
+			return
+		}
+		s := m.String()
+		if len(s) > domain.MetadataMaxBytes || !json.Valid([]byte(s)) || s[0] != '{' {
+			t.Fatalf("ParseMetadata(%q) = %s: not an object within the limit", raw, s)
+		}
+		again, msg := domain.ParseMetadata([]byte(s), domain.MetadataMaxBytes)
+		if msg != "" || again.String() != s {
+			t.Fatalf("canonical %s parses to %s (%s): want itself", s, again, msg)
+		}
+		var in, out any
+		if json.Unmarshal(raw, &in) != nil || json.Unmarshal([]byte(s), &out) != nil || !reflect.DeepEqual(in, out) {
+			t.Fatalf("ParseMetadata(%q) = %s: not the same JSON", raw, s)
 		}
 	})
 }

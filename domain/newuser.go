@@ -9,6 +9,9 @@ type NewUser struct {
 	Name     string
 	Email    Email
 	Profiles Profiles
+	// Metadata and AppMetadata start empty unless the creator sets them
+	// (ParseMetadataFields).
+	Metadata, AppMetadata Metadata
 }
 
 // Field names of the validation errors about an account.
@@ -57,6 +60,8 @@ func (n NewUser) User(passwordHash string, now time.Time) User {
 		Email:        n.Email,
 		PasswordHash: passwordHash,
 		Profiles:     n.Profiles,
+		Metadata:     n.Metadata,
+		AppMetadata:  n.AppMetadata,
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
@@ -81,4 +86,17 @@ func ResolveProfiles(profiles []string, role *string) (Profiles, error) {
 		return ParseProfiles(profiles)
 	}
 	return Profiles{ProfileCustomer}, nil
+}
+
+// SetMetadata parses the metadata and appMetadata given for the account
+// (JSON as sent, nil when absent: the empty objects stay), adding their
+// problems to verr.
+func (n *NewUser) SetMetadata(metadata, appMetadata []byte, verr *ValidationError) {
+	md, app := ParseMetadataFields(metadata, appMetadata, verr)
+	if md != nil {
+		n.Metadata = *md
+	}
+	if app != nil {
+		n.AppMetadata = *app
+	}
 }

@@ -28,8 +28,12 @@ type User struct {
 	// a passkey; the use cases that change factors keep it so, in the
 	// same transaction.
 	MFAEnabled bool
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// Metadata is what apps keep on the account that its user may change
+	// too; AppMetadata, what only an admin changes (as Profiles).
+	Metadata    Metadata
+	AppMetadata Metadata
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // IsAdmin reports whether the user holds ROLE_ADMIN.

@@ -78,6 +78,12 @@ func TestContract(t *testing.T) {
 					return NewUserRepository(b.open(t))
 				})
 			})
+			t.Run("user_metadata", func(t *testing.T) {
+				t.Parallel()
+				contract.UserMetadata(t, func(t *testing.T) ports.UserRepository {
+					return NewUserRepository(b.open(t))
+				})
+			})
 			t.Run("outbox", func(t *testing.T) {
 				t.Parallel()
 				contract.Outbox(t, func(t *testing.T) contract.OutboxStorage { return outboxStorage(b.name, b.open(t)) })

@@ -131,12 +131,17 @@ func readRows(t *testing.T, db *DB) fixtureRows {
 // upgraded returns the fixture's rows as the steps after the legacy ones
 // leave them: the columns they add hold their defaults (a session of then
 // signed in by password, last used when it was made, with no User-Agent
-// or IP known).
+// or IP known; accounts with the empty metadata objects).
 func upgraded(r fixtureRows) fixtureRows {
 	r.Families = slices.Clone(r.Families)
 	for i := range r.Families {
 		r.Families[i].AMR = domain.MethodPassword
 		r.Families[i].LastUsedMicros = r.Families[i].CreatedMicros
+	}
+	// Step 24 gives every account the empty objects.
+	r.Users = slices.Clone(r.Users)
+	for i := range r.Users {
+		r.Users[i].Metadata, r.Users[i].AppMetadata = "{}", "{}"
 	}
 	return r
 }

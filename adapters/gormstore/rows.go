@@ -23,6 +23,9 @@ type userRow struct {
 	EmailVerified bool   `gorm:"column:email_verified"`
 	Disabled      bool   `gorm:"column:disabled"`
 	MFAEnabled    bool   `gorm:"column:mfa_enabled"`
+	// Metadata and AppMetadata are domain.Metadata's canonical encoding.
+	Metadata    string `gorm:"column:metadata"`
+	AppMetadata string `gorm:"column:app_metadata"`
 }
 
 func (userRow) TableName() string { return "users" }
@@ -31,12 +34,13 @@ func (userRow) TableName() string { return "users" }
 // by database/sql rather than GORM.
 func (r *userRow) scanTargets() []any {
 	return []any{&r.ID, &r.Name, &r.Email, &r.PasswordHash, &r.Profiles,
-		&r.CreatedMicros, &r.UpdatedMicros, &r.EmailVerified, &r.Disabled, &r.MFAEnabled}
+		&r.CreatedMicros, &r.UpdatedMicros, &r.EmailVerified, &r.Disabled, &r.MFAEnabled, &r.Metadata, &r.AppMetadata}
 }
 
 // userUpdateColumns are the only columns Update writes: id and created_at
 // never change.
-var userUpdateColumns = []string{"name", "email", "password_hash", "profiles", "updated_at", "email_verified", "disabled", "mfa_enabled"}
+var userUpdateColumns = []string{"name", "email", "password_hash", "profiles", "updated_at", "email_verified", "disabled", "mfa_enabled",
+	"metadata", "app_metadata"}
 
 type refreshFamilyRow struct {
 	ID            string `gorm:"column:id;primaryKey"`
@@ -133,6 +137,8 @@ func fromDomainUser(u domain.User) userRow {
 		EmailVerified: u.EmailVerified,
 		Disabled:      u.Disabled,
 		MFAEnabled:    u.MFAEnabled,
+		Metadata:      u.Metadata.String(),
+		AppMetadata:   u.AppMetadata.String(),
 	}
 }
 
@@ -152,6 +158,8 @@ func toDomainUser(r userRow) domain.User {
 		EmailVerified: r.EmailVerified,
 		Disabled:      r.Disabled,
 		MFAEnabled:    r.MFAEnabled,
+		Metadata:      domain.MetadataFromStore(r.Metadata),
+		AppMetadata:   domain.MetadataFromStore(r.AppMetadata),
 		CreatedAt:     fromMicros(r.CreatedMicros),
 		UpdatedAt:     fromMicros(r.UpdatedMicros),
 	}

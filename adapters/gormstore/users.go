@@ -51,7 +51,8 @@ var usersPerInsert = sqliteMaxVariables / len(userColumns)
 // connection opened before a migration added a column may answer SELECT *
 // with the old column list (see keyColumns), and a disabled account would
 // read as enabled.
-var userColumns = []string{"id", "name", "email", "password_hash", "profiles", "created_at", "updated_at", "email_verified", "disabled", "mfa_enabled"}
+var userColumns = []string{"id", "name", "email", "password_hash", "profiles", "created_at", "updated_at", "email_verified", "disabled", "mfa_enabled",
+	"metadata", "app_metadata"}
 
 // CreateMany implements ports.UserRepository: one transaction of
 // multi-row INSERTs, usersPerInsert rows each.

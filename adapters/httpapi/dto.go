@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/userd/userd/application"
@@ -28,6 +29,12 @@ type createUserRequest struct {
 	Profiles []string `json:"profiles"`
 	// Role is the legacy single-role spelling of the original interface.
 	Role *string `json:"role"`
+	// Metadata and AppMetadata stay JSON for the domain to judge: nil when
+	// absent, "null" for a JSON null (refused: it is no object). omitempty
+	// keeps an absent one absent when a request is encoded again (nil
+	// would become null).
+	Metadata    rawJSON `json:"metadata,omitempty"`
+	AppMetadata rawJSON `json:"appMetadata,omitempty"`
 }
 
 // updateUserRequest covers both update shapes of the original interface,
@@ -42,6 +49,9 @@ type updateUserRequest struct {
 	EmailVerified   *bool    `json:"emailVerified"`
 	Disabled        *bool    `json:"disabled"`
 	CurrentPassword *string  `json:"currentPassword"`
+	// Metadata and AppMetadata as in createUserRequest.
+	Metadata    rawJSON `json:"metadata,omitempty"`
+	AppMetadata rawJSON `json:"appMetadata,omitempty"`
 }
 
 // emailRequest asks for a link by mail.
@@ -62,11 +72,13 @@ type resetRequest struct {
 
 func (r createUserRequest) toInput() application.RegisterInput {
 	return application.RegisterInput{
-		Name:     deref(r.Name),
-		Email:    deref(r.Email),
-		Password: deref(r.Password),
-		Profiles: r.Profiles,
-		Role:     r.Role,
+		Name:        deref(r.Name),
+		Email:       deref(r.Email),
+		Password:    deref(r.Password),
+		Profiles:    r.Profiles,
+		Role:        r.Role,
+		Metadata:    r.Metadata,
+		AppMetadata: r.AppMetadata,
 	}
 }
 
@@ -80,8 +92,29 @@ func (r updateUserRequest) toInput() application.UpdateInput {
 		EmailVerified:   r.EmailVerified,
 		Disabled:        r.Disabled,
 		CurrentPassword: r.CurrentPassword,
+		Metadata:        r.Metadata,
+		AppMetadata:     r.AppMetadata,
 	}
 }
+
+// rawJSON is a JSON value of a request, kept in the form encoding/json
+// writes it (compact, "<" as \u003c), so that a request decoded, encoded
+// and decoded again holds the same bytes; its meaning is the domain's to
+// judge (domain.ParseMetadata).
+type rawJSON []byte
+
+// UnmarshalJSON implements json.Unmarshaler; it is given a JSON null too.
+func (v *rawJSON) UnmarshalJSON(b []byte) error {
+	c, err := json.Marshal(json.RawMessage(b))
+	if err != nil {
+		return err
+	}
+	*v = c
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler: the value itself, null for nil.
+func (v rawJSON) MarshalJSON() ([]byte, error) { return json.RawMessage(v).MarshalJSON() }
 
 func deref(s *string) string {
 	if s == nil {
@@ -93,15 +126,17 @@ func deref(s *string) string {
 // userResponse is the user representation of the contract. It has no
 // password field to leak from.
 type userResponse struct {
-	ID            string   `json:"id"`
-	Name          string   `json:"name"`
-	Email         string   `json:"email"`
-	Profiles      []string `json:"profiles"`
-	EmailVerified bool     `json:"emailVerified"`
-	MFAEnabled    bool     `json:"mfaEnabled"`
-	Disabled      bool     `json:"disabled"`
-	CreatedAt     string   `json:"createdAt"`
-	UpdatedAt     string   `json:"updatedAt"`
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	Email         string          `json:"email"`
+	Profiles      []string        `json:"profiles"`
+	EmailVerified bool            `json:"emailVerified"`
+	MFAEnabled    bool            `json:"mfaEnabled"`
+	Disabled      bool            `json:"disabled"`
+	Metadata      json.RawMessage `json:"metadata"`
+	AppMetadata   json.RawMessage `json:"appMetadata"`
+	CreatedAt     string          `json:"createdAt"`
+	UpdatedAt     string          `json:"updatedAt"`
 }
 
 func toUserResponse(u domain.User) userResponse {
@@ -113,6 +148,8 @@ func toUserResponse(u domain.User) userResponse {
 		EmailVerified: u.EmailVerified,
 		MFAEnabled:    u.MFAEnabled,
 		Disabled:      u.Disabled,
+		Metadata:      u.Metadata.JSON(),
+		AppMetadata:   u.AppMetadata.JSON(),
 		CreatedAt:     formatTime(u.CreatedAt),
 		UpdatedAt:     formatTime(u.UpdatedAt),
 	}

@@ -88,6 +88,8 @@ func FuzzDecodeJSON(f *testing.F) {
 		`{"email":"\ud800"}`,
 		`{"email":"x"} {}`,
 		`{"email":"x"}garbage`,
+		`{"metadata": { "b" : "<&>", "a": [ 1 ] }, "appMetadata":null}`,
+		`{"metadata":"\u003c","appMetadata":[]}`,
 		`[]`, `null`, `""`, ``, ` `, `{`, `{"email"}`, `{"email":}`, `{,}`, `{"a":1,}`,
 		"\xef\xbb\xbf{}",
 		`{"name":"` + strings.Repeat("x", fuzzMaxBody) + `"}`,

@@ -302,11 +302,14 @@ type userBody struct {
 	Email    string   `json:"email"`
 	Profiles []string `json:"profiles"`
 	// EmailVerified, MFAEnabled and Disabled are the account's status.
-	EmailVerified bool   `json:"emailVerified"`
-	MFAEnabled    bool   `json:"mfaEnabled"`
-	Disabled      bool   `json:"disabled"`
-	CreatedAt     string `json:"createdAt"`
-	UpdatedAt     string `json:"updatedAt"`
+	EmailVerified bool `json:"emailVerified"`
+	MFAEnabled    bool `json:"mfaEnabled"`
+	Disabled      bool `json:"disabled"`
+	// Metadata and AppMetadata are the JSON objects as sent.
+	Metadata    json.RawMessage `json:"metadata"`
+	AppMetadata json.RawMessage `json:"appMetadata"`
+	CreatedAt   string          `json:"createdAt"`
+	UpdatedAt   string          `json:"updatedAt"`
 }
 
 type tokenBody struct {

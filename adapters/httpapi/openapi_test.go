@@ -425,7 +425,7 @@ func TestOpenAPI_validation_catches_drift(t *testing.T) {
 	v := docValidatorFor(t)
 	const id = "6740f1c2a1b2c3d4e5f60718"
 	user := `{"id":"` + id + `","name":"Ada","email":"ada@example.com","profiles":["ROLE_CUSTOMER"],` +
-		`"emailVerified":false,"mfaEnabled":false,"disabled":false,` +
+		`"emailVerified":false,"mfaEnabled":false,"disabled":false,"metadata":{},"appMetadata":{},` +
 		`"createdAt":"2026-11-21T10:00:00Z","updatedAt":"2026-11-21T10:00:00Z"}`
 	withPasswordHash := strings.TrimSuffix(user, "}") + `,"passwordHash":"$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"}`
 	common := func(kv ...string) http.Header {

@@ -143,6 +143,13 @@ func TestUserAccountStatus(t *testing.T) {
 	})
 }
 
+func TestUserMetadata(t *testing.T) {
+	t.Parallel()
+	contract.UserMetadata(t, func(*testing.T) ports.UserRepository {
+		return memory.NewUserRepository()
+	})
+}
+
 func TestPurger(t *testing.T) {
 	t.Parallel()
 	contract.Purger(t, func(t *testing.T) contract.PurgeStores {

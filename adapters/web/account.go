@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -116,6 +118,18 @@ type profileData struct {
 	Name, Email   string
 	EmailVerified bool
 	MFA           bool
+	// Metadata and AppMetadata are the account's objects, indented for
+	// reading: the page shows them and changes neither.
+	Metadata, AppMetadata string
+}
+
+// prettyJSON is m indented by two spaces.
+func prettyJSON(m domain.Metadata) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, []byte(m.String()), "", "  "); err != nil {
+		return m.String() // canonical JSON always indents; shown as is otherwise
+	}
+	return b.String()
 }
 
 // accountHome is the signed-in person's own page: the profile, and the
@@ -127,7 +141,7 @@ func (p *Pages) accountHome(w http.ResponseWriter, r *http.Request, v visitor) {
 func homePage(r *http.Request, v visitor) page {
 	pg := accountPage(r, &v, tmplAccountHome, "My account", AccountPrefix)
 	pg.Data = profileData{Name: v.user.Name, Email: string(v.user.Email), EmailVerified: v.user.EmailVerified,
-		MFA: v.user.MFAEnabled}
+		MFA: v.user.MFAEnabled, Metadata: prettyJSON(v.user.Metadata), AppMetadata: prettyJSON(v.user.AppMetadata)}
 	return pg
 }
 

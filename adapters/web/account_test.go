@@ -392,3 +392,32 @@ func TestAccount_current_password_guesses_lock_the_account_out(t *testing.T) {
 	}
 	t.Fatal("20 wrong current passwords and no lock-out")
 }
+
+// The home page shows the account's metadata and appMetadata, indented,
+// escaped, and offers no way to change them.
+func TestAccount_home_shows_metadata(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.addUser("ada@example.com", false)
+	ada := e.user("ada@example.com")
+	md, _ := domain.ParseMetadata([]byte(`{"theme":"<dark>","n":[1]}`), domain.MetadataMaxBytes)
+	app, _ := domain.ParseMetadata([]byte(`{"plan":"pro"}`), domain.AppMetadataMaxBytes)
+	if _, err := e.store.Users().Update(context.Background(), ada.ID, func(u *domain.User) error {
+		u.Metadata, u.AppMetadata = md, app
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	home := e.signedInUser("ada@example.com").get("/account/")
+	for _, want := range []string{
+		"<pre id=\"profile-metadata\">{\n  &#34;n&#34;: [\n    1\n  ],\n  &#34;theme&#34;: &#34;&lt;dark&gt;&#34;\n}</pre>",
+		"<pre id=\"profile-app-metadata\">{\n  &#34;plan&#34;: &#34;pro&#34;\n}</pre>",
+	} {
+		if !strings.Contains(home.Body, want) {
+			t.Errorf("the home page lacks %q:\n%s", want, home.Body)
+		}
+	}
+	if strings.Contains(home.Body, `name="metadata"`) || strings.Contains(home.Body, `name="appMetadata"`) {
+		t.Error("the home page offers to change the metadata")
+	}
+}

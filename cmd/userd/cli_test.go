@@ -118,7 +118,7 @@ func TestCLI_usage_errors(t *testing.T) {
 		{"group_alone", []string{"keys"}, "userd: keys: expected rotate or list"},
 		{"unknown_subcommand", []string{"migrate", "sideways"}, `userd: migrate: unknown subcommand "sideways": expected up or status`},
 		{"admin_alone", []string{"admin"}, "userd: admin: expected the subcommand create"},
-		{"users_alone", []string{"users"}, "userd: users: expected the subcommand import"},
+		{"users_alone", []string{"users"}, "userd: users: expected import or export"},
 		{"config_alone", []string{"config"}, "userd: config: expected the subcommand print"},
 		{"completion_alone", []string{"completion"}, "userd: completion: expected bash, zsh, fish or powershell"},
 		{"completion_unknown_shell", []string{"completion", "tcsh"}, `unknown subcommand "tcsh"`},

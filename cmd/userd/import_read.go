@@ -48,11 +48,11 @@ var csvColumns = []string{"name", "email", "password_hash", "profiles"}
 
 // csvOptionalColumns may be there too; a file without them imports as if
 // each cell were empty.
-var csvOptionalColumns = []string{"email_verified"}
+var csvOptionalColumns = []string{"email_verified", "disabled", "metadata", "app_metadata"}
 
-// parseVerified reads an email_verified cell: true or false in any letter
-// case, or empty for false.
-func parseVerified(cell string) (bool, bool) {
+// parseBool reads an email_verified or disabled cell: true or false in
+// any letter case, or empty for false.
+func parseBool(cell string) (bool, bool) {
 	switch strings.ToLower(strings.TrimSpace(cell)) {
 	case "true":
 		return true, true
@@ -136,14 +136,34 @@ func readCSV(r io.Reader) ([]application.ImportRecord, error) {
 			PasswordHash: strings.TrimSpace(fields[col["password_hash"]]),
 			Profiles:     splitProfiles(fields[col["profiles"]]),
 		}
-		if i, ok := col["email_verified"]; ok {
-			verified, valid := parseVerified(fields[i])
-			if !valid {
-				rec.Unreadable = "email_verified: must be true, false or empty"
-			}
-			rec.EmailVerified = verified
-		}
+		readOptionalCells(&rec, col, fields)
 		records = append(records, rec)
+	}
+}
+
+// readOptionalCells reads the cells of csvOptionalColumns that the file
+// has into rec. A metadata cell holds a JSON object, judged with the rest
+// of the record; an empty one is absent (the empty object).
+func readOptionalCells(rec *application.ImportRecord, col map[string]int, fields []string) {
+	for _, b := range []struct {
+		column string
+		dst    *bool
+	}{{"email_verified", &rec.EmailVerified}, {"disabled", &rec.Disabled}} {
+		if i, ok := col[b.column]; ok {
+			v, valid := parseBool(fields[i])
+			if !valid {
+				rec.Unreadable = b.column + ": must be true, false or empty"
+			}
+			*b.dst = v
+		}
+	}
+	for _, m := range []struct {
+		column string
+		dst    *[]byte
+	}{{"metadata", &rec.Metadata}, {"app_metadata", &rec.AppMetadata}} {
+		if i, ok := col[m.column]; ok && strings.TrimSpace(fields[i]) != "" {
+			*m.dst = []byte(fields[i])
+		}
 	}
 }
 
@@ -151,8 +171,9 @@ func readCSV(r io.Reader) ([]application.ImportRecord, error) {
 const maxJSONLine = 1 << 20
 
 // jsonKeys are the keys of an import JSON object, exactly so spelt;
-// emailVerified may be left out (false).
-var jsonKeys = []string{"name", "email", "passwordHash", "profiles", "emailVerified"}
+// emailVerified and disabled may be left out (false), metadata and
+// appMetadata too (the empty objects).
+var jsonKeys = []string{"name", "email", "passwordHash", "profiles", "emailVerified", "disabled", "metadata", "appMetadata"}
 
 // readJSONL reads one JSON object per line; blank lines are skipped.
 func readJSONL(r io.Reader) ([]application.ImportRecord, error) {
@@ -181,7 +202,8 @@ func readJSONL(r io.Reader) ([]application.ImportRecord, error) {
 
 // parseJSONRecord decodes one line. Keys must match exactly (Go's decoder
 // alone would take "EMAIL" for "email") and every value must have its type;
-// null counts as absent. The message says what is wrong, if anything.
+// null counts as absent, except for metadata and appMetadata, which must
+// be objects. The message says what is wrong, if anything.
 func parseJSONRecord(b []byte) (application.ImportRecord, string) {
 	var rec application.ImportRecord
 	var obj map[string]json.RawMessage
@@ -210,6 +232,7 @@ func parseJSONRecord(b []byte) (application.ImportRecord, string) {
 		{"passwordHash", &rec.PasswordHash, "a string"},
 		{"profiles", &rec.Profiles, "an array of strings"},
 		{"emailVerified", &rec.EmailVerified, "true or false"},
+		{"disabled", &rec.Disabled, "true or false"},
 	} {
 		if raw, ok := obj[f.key]; ok {
 			if err := json.Unmarshal(raw, f.dst); err != nil {
@@ -217,5 +240,7 @@ func parseJSONRecord(b []byte) (application.ImportRecord, string) {
 			}
 		}
 	}
+	// Judged with the rest of the record (a null too: it is no object).
+	rec.Metadata, rec.AppMetadata = obj["metadata"], obj["appMetadata"]
 	return rec, ""
 }

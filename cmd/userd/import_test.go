@@ -287,7 +287,7 @@ func TestImport_duplicates_and_bad_json(t *testing.T) {
 		"line 2: email: already registered",
 		"line 3: email: also on line 1",
 		"line 5: JSON: unexpected end of JSON input",
-		`line 6: unknown key "EMAIL": want name, email, passwordHash, profiles, emailVerified`,
+		`line 6: unknown key "EMAIL": want name, email, passwordHash, profiles, emailVerified, disabled, metadata, appMetadata`,
 		"line 7: profiles: must be an array of strings",
 		"line 8: JSON: want an object",
 		"line 9: JSON: invalid character '{' after top-level value",

@@ -68,7 +68,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *root {
 		group("keys", "manage the access-token signing keys", r.keysRotateCommand(), r.keysListCommand()),
 		group("secrets", "manage the encryption of the secrets kept in the database", r.secretsReencryptCommand()),
 		group("webhooks", "check the webhook receiver", r.webhooksTestCommand()),
-		group("users", "manage users in bulk", r.usersImportCommand()),
+		group("users", "manage users in bulk", r.usersImportCommand(), r.usersExportCommand()),
 		group("clients", "manage the OpenID provider's clients", r.clientsCreateCommand(), r.clientsListCommand(),
 			r.clientsDeleteCommand(), r.clientsRotateSecretCommand()),
 		identityProviders(group("identity-providers", "manage the identity providers people sign in with",

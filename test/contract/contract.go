@@ -74,14 +74,15 @@ func checkUser(t *testing.T, got, want domain.User) {
 	if got.ID != want.ID || got.Name != want.Name || got.Email != want.Email ||
 		got.PasswordHash != want.PasswordHash || !got.Profiles.Equal(want.Profiles) ||
 		got.EmailVerified != want.EmailVerified || got.Disabled != want.Disabled || got.MFAEnabled != want.MFAEnabled ||
+		!got.Metadata.Equal(want.Metadata) || !got.AppMetadata.Equal(want.AppMetadata) ||
 		!sameTime(got.CreatedAt, want.CreatedAt) || !sameTime(got.UpdatedAt, want.UpdatedAt) {
 		t.Errorf("user mismatch:\n got %s\nwant %s", fmtUser(got), fmtUser(want))
 	}
 }
 
 func fmtUser(u domain.User) string {
-	return fmt.Sprintf("{ID:%s Name:%q Email:%s Hash:%q Profiles:%v Verified:%v Disabled:%v MFA:%v Created:%s Updated:%s}",
-		u.ID, u.Name, u.Email, u.PasswordHash, u.Profiles, u.EmailVerified, u.Disabled, u.MFAEnabled,
+	return fmt.Sprintf("{ID:%s Name:%q Email:%s Hash:%q Profiles:%v Verified:%v Disabled:%v MFA:%v Metadata:%s AppMetadata:%s Created:%s Updated:%s}",
+		u.ID, u.Name, u.Email, u.PasswordHash, u.Profiles, u.EmailVerified, u.Disabled, u.MFAEnabled, u.Metadata, u.AppMetadata,
 		u.CreatedAt.Format(time.RFC3339Nano), u.UpdatedAt.Format(time.RFC3339Nano))
 }
 
