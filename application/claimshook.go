@@ -103,6 +103,8 @@ func userRepresentation(u domain.User) map[string]any {
 		"profiles":      u.Profiles.Strings(),
 		"emailVerified": u.EmailVerified,
 		"mfaEnabled":    u.MFAEnabled,
+		"metadata":      u.Metadata.JSON(),
+		"appMetadata":   u.AppMetadata.JSON(),
 		"createdAt":     u.CreatedAt.UTC().Format(time.RFC3339),
 		"updatedAt":     u.UpdatedAt.UTC().Format(time.RFC3339),
 	}

@@ -258,3 +258,29 @@ func TestClaimsHook_federated_sign_in(t *testing.T) {
 		t.Errorf("refused federated sign-in: %v", err)
 	}
 }
+
+// The hook is told the account's metadata and appMetadata, as the API
+// represents them, so that a receiver can read a tenant an admin keeps
+// there; a change shows at the next refresh.
+func TestClaimsHook_sees_metadata(t *testing.T) {
+	t.Parallel()
+	h := &fakeClaimsHook{answer: tenant("acme")}
+	e := newEnv(t, withClaimsHook(h, false))
+	u, _ := e.seed(t, "ada@example.com")
+	pair := login(t, e, "ada@example.com", seededPassword)
+	if r := h.last(t); string(r.User["metadata"].(json.RawMessage)) != "{}" || string(r.User["appMetadata"].(json.RawMessage)) != "{}" {
+		t.Fatalf("hook told metadata %v, appMetadata %v; want {} and {}", r.User["metadata"], r.User["appMetadata"])
+	}
+	_, err := e.store.Stores(nil, e.audit).Users.Update(ctx, u.ID, func(u *domain.User) error {
+		u.AppMetadata = domain.MetadataFromStore(`{"tenant":"globex"}`)
+		return nil
+	})
+	wantErr(t, err, nil)
+	_, err = e.auth.Refresh(ctx, pair.RefreshToken)
+	wantErr(t, err, nil)
+	body, err := json.Marshal(h.last(t).User)
+	wantErr(t, err, nil)
+	if !strings.Contains(string(body), `"appMetadata":{"tenant":"globex"}`) {
+		t.Errorf("hook told %s after the change, want appMetadata {\"tenant\":\"globex\"}", body)
+	}
+}
