@@ -21,11 +21,11 @@ import (
 // otherwise.
 var webhooksModule = fx.Module("webhooks", fx.Provide(newWebhookSender))
 
-func newWebhookSender(cfg config.Config, clk ports.Clock) (ports.WebhookSender, error) {
+func newWebhookSender(cfg config.Config, clk ports.Clock, wrap outgoingTransport) (ports.WebhookSender, error) {
 	if cfg.WebhookURL == "" {
 		return nil, nil
 	}
-	return webhook.New(webhook.Options{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Clock: clk})
+	return webhook.New(webhook.Options{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Clock: clk, WrapTransport: wrap})
 }
 
 func (r *root) webhooksTestCommand() *cobra.Command {
