@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
@@ -69,6 +71,8 @@ type serverConfig struct {
 	registration bool
 	// webhooks receives the webhook events (withWebhooks).
 	webhooks ports.WebhookSender
+	// tracer spans each request (withTracerProvider).
+	tracer trace.TracerProvider
 }
 
 type serverOption func(*serverConfig)
@@ -199,6 +203,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		hopts.Provider = oidcprovider.New(cfg.endpoints, popts)
 	}
 	cfg.observe.apply(&hopts)
+	hopts.TracerProvider = cfg.tracer
 	h := httpapi.New(svc, hopts)
 	return &testServer{
 		t: t, handler: h, clock: clock, users: svc.Users, auth: svc.Auth, delivery: svc.Delivery, mailer: mailer,
