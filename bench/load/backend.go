@@ -116,6 +116,10 @@ type backendServer struct {
 	sink *smtpSink
 	// stop ends what startBackend started; it does nothing for a target.
 	stop func()
+	// startTraced starts the traced twin of read-traced; nil with
+	// --target. traced is the twin once started.
+	startTraced func(context.Context) (*tracedServer, error)
+	traced      *tracedServer
 }
 
 // startBackend starts userd on the backend, with an SMTP sink for its
@@ -136,17 +140,23 @@ func startBackend(ctx context.Context, cfg *config, backend, binary, tmp string,
 		sink.close()
 		return nil, err
 	}
-	return &backendServer{
+	bs := &backendServer{
 		base: srv.base, metricsBase: srv.metricsBase, pid: srv.pid(),
 		adminEmail: bootstrapEmail, adminPassword: bootstrapPassword, sink: sink,
-		stop: func() {
-			if rep.hasErrors() {
-				logf("%s: errors during the run; the server's last log lines:\n%s", backend, srv.logTail(15))
-			}
-			srv.stop()
-			sink.close()
-		},
-	}, nil
+		startTraced: func(ctx context.Context) (*tracedServer, error) { return startTraced(ctx, binary, srv) },
+	}
+	bs.stop = func() {
+		if rep.hasErrors() {
+			logf("%s: errors during the run; the server's last log lines:\n%s", backend, srv.logTail(15))
+		}
+		// The twin first: it shares the database the first one drops.
+		if bs.traced != nil {
+			bs.traced.stop()
+		}
+		srv.stop()
+		sink.close()
+	}
+	return bs, nil
 }
 
 // seedAndLogIn creates the users and logs in the pool whose sessions the
@@ -225,6 +235,8 @@ func measureScenario(ctx context.Context, cfg *config, t *target, srv *backendSe
 		return t.measurePrepared(ctx, cfg, sc, backend, conc, mon, logf)
 	case scOIDCCodeExchange:
 		return t.measureCodeExchange(ctx, cfg, backend, conc, mon, logf)
+	case scReadTraced:
+		return t.measureTraced(ctx, cfg, srv, backend, conc, logf)
 	}
 	return measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon, prof), nil
 }
