@@ -2,15 +2,20 @@ package httpapi_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/userd/userd/adapters/httpapi"
+	"github.com/userd/userd/test/kit"
 )
 
 func withTracerProvider(tp trace.TracerProvider) serverOption {
@@ -81,5 +86,48 @@ func TestTraces_span_of_a_request(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no server span among %d", len(spans))
+	}
+}
+
+// BenchmarkRead_traces prices the traces on the authenticated read (GET
+// /api/users/me through the real handler over the memory store): off (no
+// provider), and on with every request sampled, batched and exported by
+// the real OTLP/HTTP exporter to a local receiver that drops the exports.
+// go test ./adapters/httpapi -run '^$' -bench Read_traces -count 5
+func BenchmarkRead_traces(b *testing.B) {
+	drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer drop.Close()
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(drop.URL+"/v1/traces"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	defer func() { _ = sdk.Shutdown(context.Background()) }()
+	for _, tc := range []struct {
+		name string
+		tp   trace.TracerProvider
+	}{{"off", nil}, {"on", sdk}} {
+		b.Run(tc.name, func(b *testing.B) {
+			app := kit.NewApp(b, kit.AppParts{})
+			h := httpapi.New(app.Services(b), httpapi.Options{Clock: app.Clock, KeySet: app.Issuer, TracerProvider: tc.tp})
+			srv := httptest.NewServer(h)
+			defer srv.Close()
+			kit.Register(b, srv.URL, "Reader", "reader@example.com", custPassword)
+			auth := "Bearer " + kit.Login(b, srv.URL, "reader@example.com", custPassword).AccessToken
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				req := httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/api/users/me", nil)
+				req.Header.Set("Authorization", auth)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("read: %d", rec.Code)
+				}
+			}
+		})
 	}
 }
