@@ -90,13 +90,18 @@ type tracedMailer struct {
 }
 
 func (m tracedMailer) Send(ctx context.Context, mail domain.Mail) error {
-	ctx, span := m.tracer.Start(ctx, "outbox deliver mail", trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attribute.String("userd.mail.template", string(mail.Template)),
-			attribute.String("userd.mail.lang", mail.Lang)))
+	ctx, span := startDelivery(ctx, m.tracer, "mail",
+		attribute.String("userd.mail.template", string(mail.Template)), attribute.String("userd.mail.lang", mail.Lang))
 	defer span.End()
 	err := m.next.Send(ctx, mail)
 	endWith(span, err)
 	return err
+}
+
+// startDelivery starts the span of one delivery of what ("mail",
+// "webhook") by the outbox.
+func startDelivery(ctx context.Context, tracer trace.Tracer, what string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	return tracer.Start(ctx, "outbox deliver "+what, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 }
 
 // WebhookSender wraps next so that each event the outbox posts is a span,
@@ -117,8 +122,8 @@ type tracedWebhooks struct {
 }
 
 func (w tracedWebhooks) Send(ctx context.Context, e domain.WebhookEvent) (domain.WebhookResult, error) {
-	ctx, span := w.tracer.Start(ctx, "outbox deliver webhook", trace.WithSpanKind(trace.SpanKindProducer),
-		trace.WithAttributes(attribute.String("userd.webhook.type", e.Type), attribute.String("userd.webhook.id", e.ID)))
+	ctx, span := startDelivery(ctx, w.tracer, "webhook",
+		attribute.String("userd.webhook.type", e.Type), attribute.String("userd.webhook.id", e.ID))
 	defer span.End()
 	res, err := w.next.Send(ctx, e)
 	if res.Status != 0 {
