@@ -49,6 +49,9 @@ type Options struct {
 	// HTTPClient speaks to the providers; nil is one with the timeouts
 	// above. Its answers are read up to maxBodyBytes either way.
 	HTTPClient *http.Client
+	// WrapTransport, when set, wraps the client's transport (cmd's
+	// tracing: each call to a provider a span, carrying its traceparent).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// Logger receives a line per refusal: the provider's slug and the
 	// reason, nothing of the exchange. Nil discards.
 	Logger *slog.Logger
@@ -83,6 +86,9 @@ func New(opts Options) *Client {
 	next := bounded.Transport
 	if next == nil {
 		next = http.DefaultTransport
+	}
+	if opts.WrapTransport != nil {
+		next = opts.WrapTransport(next)
 	}
 	bounded.Transport = boundedTransport{next: next}
 	logger := opts.Logger

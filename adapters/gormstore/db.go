@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"go.opentelemetry.io/otel/trace"
 	gormmysql "gorm.io/driver/mysql"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
@@ -72,6 +73,9 @@ type Options struct {
 	// Logger receives Open's warning about a SQLite file readable by other
 	// users; nil discards it.
 	Logger *slog.Logger
+	// TracerProvider, when set, makes a span of each statement run
+	// within a trace (tracing.go); nil traces nothing.
+	TracerProvider trace.TracerProvider
 }
 
 // DB is a database with the userd schema (after Migrate). New makes one
@@ -113,6 +117,8 @@ type DB struct {
 	// readOnly is true for a SQLite DSN with mode=ro, whose file Open must
 	// not create.
 	readOnly bool
+	// tracer is nil when traces are off.
+	tracer *dbTracer
 }
 
 // sqliteReaders is the size of SQLite's read-only pool. Reads are short
@@ -150,6 +156,7 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("open database: unknown driver %q (want %q, %q or %q)", driver, DriverSQLite, DriverPostgres, DriverMySQL)
 	}
+	db.tracer = newDBTracer(opts.TracerProvider, driver)
 	db.userByID.query = userByIDQuery(db.dialect)
 	db.tokenByHash.query = tokenByHashQuery(db.dialect)
 	return db, nil
@@ -211,7 +218,12 @@ func (db *DB) Open(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := db.traceGORM(g, transactions, read); err != nil {
+		_ = sqlDB.Close()
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	db.gorm, db.transactions, db.read, db.stmts = g, transactions, read, newStmtCache(sqlDB)
+	db.stmts.tracer = db.tracer
 	return nil
 }
 

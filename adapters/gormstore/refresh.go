@@ -265,7 +265,10 @@ func (s *RefreshTokenStore) rotateSQLiteIn(ctx context.Context, tx *sql.Tx, used
 		if err != nil {
 			return err
 		}
-		return rotationRefused(tx.QueryRowContext(ctx, rotationStateSQL, usedHash), successor, usedAt)
+		sctx, span := s.db.tracer.start(ctx, rotationStateSQL)
+		err := rotationRefused(tx.QueryRowContext(sctx, rotationStateSQL, usedHash), successor, usedAt)
+		finish(span, err)
+		return err
 	}
 	if _, err := stmts.exec(ctx, tx, rotateSQLiteStore, successor.Hash, successor.FamilyID,
 		string(successor.UserID), toMicros(successor.IssuedAt), toMicros(successor.ExpiresAt)); err != nil {

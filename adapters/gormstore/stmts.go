@@ -22,6 +22,8 @@ type stmtCache struct {
 	pool  *sql.DB
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+	// tracer spans each statement within a trace; nil when traces are off.
+	tracer *dbTracer
 }
 
 func newStmtCache(pool *sql.DB) *stmtCache {
@@ -57,7 +59,9 @@ func (c *stmtCache) prepare(ctx context.Context, queries ...string) {
 
 // exec runs query on tx: through its cached statement when prepare has
 // made one, else unprepared.
-func (c *stmtCache) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+func (c *stmtCache) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (res sql.Result, err error) {
+	ctx, span := c.tracer.start(ctx, query)
+	defer func() { finish(span, err) }()
 	c.mu.Lock()
 	stmt := c.stmts[query]
 	c.mu.Unlock()

@@ -132,7 +132,9 @@ func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.Use
 }
 
 // byIDOnReadPool reads the row of id into row with the prepared statement.
-func (r *UserRepository) byIDOnReadPool(ctx context.Context, id domain.UserID, row *userRow) error {
+func (r *UserRepository) byIDOnReadPool(ctx context.Context, id domain.UserID, row *userRow) (err error) {
+	ctx, span := r.db.tracer.start(ctx, r.db.userByID.query)
+	defer func() { finish(span, err) }()
 	pool, err := r.db.read.DB()
 	if err != nil {
 		return err

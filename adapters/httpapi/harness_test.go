@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/userd/userd/adapters/clock"
 	"github.com/userd/userd/adapters/httpapi"
 	"github.com/userd/userd/adapters/jwtissuer"
@@ -71,6 +73,8 @@ type serverConfig struct {
 	webhooks ports.WebhookSender
 	// hook is the claims hook (withClaimsHook).
 	hook ports.ClaimsHook
+	// tracer spans each request (withTracerProvider).
+	tracer trace.TracerProvider
 }
 
 type serverOption func(*serverConfig)
@@ -208,6 +212,7 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 		hopts.Provider = oidcprovider.New(cfg.endpoints, popts)
 	}
 	cfg.observe.apply(&hopts)
+	hopts.TracerProvider = cfg.tracer
 	h := httpapi.New(svc, hopts)
 	return &testServer{
 		t: t, handler: h, clock: clock, users: svc.Users, auth: svc.Auth, delivery: svc.Delivery, mailer: mailer,

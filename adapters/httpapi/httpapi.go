@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/userd/userd/adapters/httpapi/ratelimit"
 	"github.com/userd/userd/application"
@@ -115,6 +117,14 @@ type Options struct {
 	// listed origins, and refuses unsafe requests from other origins (403
 	// cross_origin_request).
 	RefreshCookie bool
+	// TracerProvider, when set, makes a span of every request (the
+	// method and route template, the status) and puts the request's
+	// context in it, where the database's and the outgoing calls' spans
+	// find their parent; nil installs nothing (traces off).
+	TracerProvider trace.TracerProvider
+	// Propagator reads a caller's traceparent; nil is the W3C trace
+	// context with baggage.
+	Propagator propagation.TextMapPropagator
 }
 
 // KeySet is the source of the public JWK set (RFC 7517) that verifies
@@ -231,6 +241,9 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	// authentication. CORS comes before everything that may refuse a
 	// request, so that a listed origin's page can read every refusal; a
 	// preflight ends there (browser.go).
+	if t := newTracer(opts); t != nil {
+		e.Use(t.serve)
+	}
 	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.cors, h.crossOrigin, h.bufferBody, h.admit, h.deadline)
 	e.NoRoute(h.noRoute)
 	e.NoMethod(h.noMethod)

@@ -3,19 +3,33 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // LogHandler wraps next so that every record logged with a request's
 // context carries that request's id, including the lines the application
 // services write: one grep for an X-Request-Id finds all a request did.
+// With traces on, the record also carries the trace_id and span_id of the
+// span in the context, so that a log line leads to its trace and back.
 func LogHandler(next slog.Handler) slog.Handler { return requestIDHandler{next} }
 
 type requestIDHandler struct{ slog.Handler }
 
 func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
-	if id := RequestID(ctx); id != "" && !hasAttr(r, "request_id") {
+	id := RequestID(ctx)
+	// SpanContextFromContext is a lookup, no allocation: with traces off
+	// there is never a valid one, and the record is passed on as it was.
+	sc := trace.SpanContextFromContext(ctx)
+	addID := id != "" && !hasAttr(r, "request_id")
+	if addID || sc.IsValid() {
 		r = r.Clone()
-		r.AddAttrs(slog.String("request_id", id))
+		if addID {
+			r.AddAttrs(slog.String("request_id", id))
+		}
+		if sc.IsValid() {
+			r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		}
 	}
 	return h.Handler.Handle(ctx, r)
 }

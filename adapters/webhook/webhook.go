@@ -53,6 +53,9 @@ type Options struct {
 	Clock ports.Clock
 	// Transport, when set, replaces http.DefaultTransport's clone (tests).
 	Transport http.RoundTripper
+	// WrapTransport, when set, wraps the transport (cmd's tracing: each
+	// delivery's request a span, carrying its traceparent).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Sender posts events to one receiver.
@@ -114,6 +117,9 @@ func New(opts Options) (*Sender, error) {
 	transport := opts.Transport
 	if transport == nil {
 		transport = guardedTransport()
+	}
+	if opts.WrapTransport != nil {
+		transport = opts.WrapTransport(transport)
 	}
 	return &Sender{
 		url:   opts.URL,

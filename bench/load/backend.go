@@ -121,6 +121,11 @@ type backendServer struct {
 	sink *smtpSink
 	// stop ends what startBackend started; it does nothing for a target.
 	stop func()
+	// startTwin starts the twin of read-traced or read-untraced
+	// (traced.go); nil with --target. twins are those started, by
+	// scenario.
+	startTwin func(ctx context.Context, scenario string) (*twinServer, error)
+	twins     map[string]*twinServer
 }
 
 // startBackend starts userd on the backend, with an SMTP sink for its
@@ -142,17 +147,23 @@ func startBackend(ctx context.Context, cfg *config, backend, binary, tmp string,
 		sink.close()
 		return nil, err
 	}
-	return &backendServer{
+	bs := &backendServer{
 		base: srv.base, metricsBase: srv.metricsBase, pid: srv.pid(),
 		adminEmail: bootstrapEmail, adminPassword: bootstrapPassword, sink: sink,
-		stop: func() {
-			if rep.hasErrors() {
-				logf("%s: errors during the run; the server's last log lines:\n%s", backend, srv.logTail(15))
-			}
-			srv.stop()
-			sink.close()
-		},
-	}, nil
+		startTwin: func(ctx context.Context, sc string) (*twinServer, error) { return startTwinOf(ctx, binary, srv, sc) },
+	}
+	bs.stop = func() {
+		if rep.hasErrors() {
+			logf("%s: errors during the run; the server's last log lines:\n%s", backend, srv.logTail(15))
+		}
+		// The twins first: they share the database the first one drops.
+		for _, twin := range bs.twins {
+			twin.stop()
+		}
+		srv.stop()
+		sink.close()
+	}
+	return bs, nil
 }
 
 // seedAndLogIn creates the users and logs in the pool whose sessions the
@@ -236,6 +247,8 @@ func measureScenario(ctx context.Context, cfg *config, t *target, srv *backendSe
 		return t.measurePrepared(ctx, cfg, sc, backend, conc, mon, logf)
 	case scOIDCCodeExchange:
 		return t.measureCodeExchange(ctx, cfg, backend, conc, mon, logf)
+	case scReadTraced, scReadUntraced:
+		return t.measureTwin(ctx, cfg, srv, sc, backend, conc, logf)
 	}
 	return measure(ctx, cfg, sc, backend, conc, t.stepFactory(sc), mon, prof), nil
 }

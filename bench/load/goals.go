@@ -32,6 +32,7 @@ func goals(r *Report) []Goal {
 	gs = append(gs, secondFactorGoals(r)...)
 	gs = append(gs, oidcGoals(r)...)
 	gs = append(gs, patGoals(r)...)
+	gs = append(gs, tracedGoals(r)...)
 	var mixedPeak float64
 	for _, p := range r.Results {
 		if p.Scenario == "mixed" {

@@ -80,7 +80,7 @@ func (e usageError) Error() string { return e.msg }
 // allScenarios in the order they run and appear in the table.
 // The mail scenarios come last: the messages they queue are sent in the
 // background, and would otherwise load the server during the others.
-var allScenarios = []string{"read", "read-many", "me", scPATRead, "list", "create", "login", "refresh", "mixed", "mfa", "passkey",
+var allScenarios = []string{"read", scReadUntraced, scReadTraced, "read-many", "me", scPATRead, "list", "create", "login", "refresh", "mixed", "mfa", "passkey",
 	scOIDCFlow, scOIDCCodeExchange, scOIDCRefresh, scOIDCClientCredentials, scOIDCUserInfo, "reset", "verify",
 	scEmailCodeRequest, scLoginHook, scRefreshHook}
 

@@ -47,6 +47,8 @@ type server struct {
 	waitErr     error
 	logPath     string
 	cleanup     []func()
+	// env is the environment it was started with, for a twin's.
+	env []string
 }
 
 const (
@@ -67,7 +69,8 @@ func startUserd(ctx context.Context, binary, backend, dsn, dir, smtpURL string, 
 	s := &server{base: "http://" + addr, exited: make(chan struct{}), logPath: filepath.Join(dir, "userd-"+backend+".log")}
 	env := []string{}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "USERD_") {
+		// Nor OTEL_: the read is priced with traces off (traced.go).
+		if !strings.HasPrefix(kv, "USERD_") && !strings.HasPrefix(kv, "OTEL_") {
 			env = append(env, kv)
 		}
 	}
@@ -151,7 +154,7 @@ func (s *server) launch(binary string, env []string) error {
 		return err
 	}
 	s.cmd = exec.Command(binary, "serve")
-	s.cmd.Env = env
+	s.cmd.Env, s.env = env, env
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
 		_ = logFile.Close() // nothing was written to it

@@ -21,6 +21,7 @@ import (
 	"github.com/userd/userd/adapters/metrics"
 	"github.com/userd/userd/adapters/oidcprovider"
 	"github.com/userd/userd/adapters/passwordhash"
+	"github.com/userd/userd/adapters/tracing"
 	"github.com/userd/userd/adapters/web"
 	"github.com/userd/userd/application"
 	"github.com/userd/userd/config"
@@ -49,8 +50,8 @@ var appModule = fx.Module("application",
 )
 
 // newUpstream speaks to the identity providers people sign in with.
-func newUpstream(log *slog.Logger, clk ports.Clock) ports.IdentityProviderClient {
-	return federation.New(federation.Options{Logger: log, Clock: clk})
+func newUpstream(log *slog.Logger, clk ports.Clock, wrap outgoingTransport) ports.IdentityProviderClient {
+	return federation.New(federation.Options{Logger: log, Clock: clk, WrapTransport: wrap})
 }
 
 // newOAuthTokens gives the OpenID provider its tokens over the issuer's
@@ -259,6 +260,8 @@ type handlerParams struct {
 	// LimitStore keeps the per-IP limits' buckets; nil keeps them in
 	// memory.
 	LimitStore ports.RateLimitStore
+	// Tracing spans each request when traces are on.
+	Tracing *tracing.Tracing
 }
 
 func newHandler(p handlerParams) http.Handler {
@@ -287,6 +290,9 @@ func newHandler(p handlerParams) http.Handler {
 		RateLimitStore:      p.LimitStore,
 		RateLimitFailClosed: p.Config.RateLimitFail == config.RateLimitFailClosed,
 		RateLimitMetrics:    p.Metrics,
+
+		TracerProvider: p.Tracing.TracerProvider(),
+		Propagator:     tracing.Propagator(),
 	}
 	if addr, _ := p.Config.ServeMetricsOn(); addr == "" {
 		opts.MetricsHandler = metrics.Handler(p.Registry)

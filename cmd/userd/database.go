@@ -8,6 +8,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/userd/userd/adapters/gormstore"
+	"github.com/userd/userd/adapters/tracing"
 	"github.com/userd/userd/config"
 )
 
@@ -41,12 +42,13 @@ func newSessionEndings(db *gormstore.DB, cfg config.Config, log *slog.Logger) *g
 var databaseModule = fx.Module("database", fx.Provide(newGormDB), fx.Invoke(startMigrate))
 
 // newGormDB builds the configured database without touching it.
-func newGormDB(cfg config.Config, log *slog.Logger) (*gormstore.DB, error) {
+func newGormDB(cfg config.Config, log *slog.Logger, t *tracing.Tracing) (*gormstore.DB, error) {
 	return gormstore.New(cfg.DBDriver, cfg.DBDSN, gormstore.Options{
 		MaxOpenConns:    cfg.DBMaxOpenConns,
 		MaxIdleConns:    cfg.DBMaxIdleConns,
 		ConnMaxLifetime: cfg.DBConnMaxLifetime,
 		Logger:          log,
+		TracerProvider:  t.TracerProvider(),
 	})
 }
 

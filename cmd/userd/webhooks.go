@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,20 +25,20 @@ var webhooksModule = fx.Module("webhooks", fx.Provide(newWebhookSender, newClaim
 // set, and none (a nil ports.ClaimsHook: tokens get no extra claims)
 // otherwise. Its transport is made here, one pool for every call, so that
 // whatever wraps outgoing calls (traces) wraps it here too.
-func newClaimsHook(cfg config.Config, clk ports.Clock) (ports.ClaimsHook, error) {
+func newClaimsHook(cfg config.Config, clk ports.Clock, wrap outgoingTransport) (ports.ClaimsHook, error) {
 	if cfg.ClaimsHookURL == "" {
 		return nil, nil
 	}
-	var transport http.RoundTripper = webhook.HookTransport()
+	transport := wrap(webhook.HookTransport())
 	return webhook.NewClaimsHook(webhook.HookOptions{URL: cfg.ClaimsHookURL, Secret: cfg.ClaimsHookSecret,
 		Timeout: cfg.ClaimsHookTimeout, Clock: clk, Transport: transport})
 }
 
-func newWebhookSender(cfg config.Config, clk ports.Clock) (ports.WebhookSender, error) {
+func newWebhookSender(cfg config.Config, clk ports.Clock, wrap outgoingTransport) (ports.WebhookSender, error) {
 	if cfg.WebhookURL == "" {
 		return nil, nil
 	}
-	return webhook.New(webhook.Options{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Clock: clk})
+	return webhook.New(webhook.Options{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Clock: clk, WrapTransport: wrap})
 }
 
 func (r *root) webhooksTestCommand() *cobra.Command {

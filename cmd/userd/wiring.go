@@ -105,6 +105,7 @@ func serverOptions(cfg config.Config, logOut io.Writer) fx.Option {
 		// At the root, so that the application's hasher is the counted
 		// one: a decoration applies to its scope and those below it.
 		fx.Decorate(countHashing),
+		traceDeliveries,
 		fx.Invoke(warnDeprecated),
 		rateLimitModule,
 		httpModule,
@@ -120,11 +121,13 @@ func warnDeprecated(cfg config.Config, log *slog.Logger) {
 	}
 }
 
-// baseModule supplies the configuration and the logger.
+// baseModule supplies the configuration, the logger and the tracing
+// (off unless the OTEL_* variables turn it on).
 func baseModule(cfg config.Config, logOut io.Writer) fx.Option {
 	return fx.Module("base",
 		fx.Supply(cfg),
 		fx.Provide(func() *slog.Logger { return newLogger(cfg, logOut) }),
+		fx.Provide(newTracing, newOutgoingTransport),
 	)
 }
 
