@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -152,6 +153,16 @@ func TestServer_exports_traces(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer hook.Close()
+	// The claims hook, asked before each token is signed: its call is a
+	// span of the sign-in's trace, and carries that span's traceparent.
+	var claimsTraceparents []string
+	claims := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hookMu.Lock()
+		claimsTraceparents = append(claimsTraceparents, r.Header.Get("Traceparent"))
+		hookMu.Unlock()
+		_, _ = io.WriteString(w, `{"claims":{"tenant":"acme"}}`)
+	}))
+	defer claims.Close()
 
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-collector-tenant=userd-tests")
@@ -166,11 +177,13 @@ func TestServer_exports_traces(t *testing.T) {
 	webhookSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("webhook-secret-of-32-bytes-long!"))
 	addr := freeAddr(t)
 	env := map[string]string{
-		"USERD_DB_DRIVER":      "sqlite",
-		"USERD_DB_DSN":         filepath.Join(t.TempDir(), "userd.db"),
-		"USERD_HTTP_ADDR":      addr,
-		"USERD_WEBHOOK_URL":    hook.URL + "/events?token=" + queryToken,
-		"USERD_WEBHOOK_SECRET": webhookSecret,
+		"USERD_DB_DRIVER":          "sqlite",
+		"USERD_DB_DSN":             filepath.Join(t.TempDir(), "userd.db"),
+		"USERD_HTTP_ADDR":          addr,
+		"USERD_WEBHOOK_URL":        hook.URL + "/events?token=" + queryToken,
+		"USERD_WEBHOOK_SECRET":     webhookSecret,
+		"USERD_CLAIMS_HOOK_URL":    claims.URL + "/claims",
+		"USERD_CLAIMS_HOOK_SECRET": webhookSecret,
 		// Cheap hashing: the test is about traces.
 		"USERD_ARGON2_MEMORY_KIB": "64", "USERD_ARGON2_ITERATIONS": "1",
 	}
@@ -282,6 +295,26 @@ func TestServer_exports_traces(t *testing.T) {
 	hookMu.Lock()
 	if hookTraceparents[0] != want {
 		t.Errorf("the webhook's receiver got traceparent %q, want %q", hookTraceparents[0], want)
+	}
+	hookMu.Unlock()
+
+	// The claims hook's call is a client span under the login's span,
+	// and the hook got that span's traceparent.
+	var claimsCall exported
+	for _, login := range byName["POST /auth/login"] { // the right password's
+		for _, s := range byName["POST"] {
+			if string(s.span.GetParentSpanId()) == string(login.span.GetSpanId()) {
+				claimsCall = s
+			}
+		}
+	}
+	if claimsCall.span == nil {
+		t.Fatalf("no outgoing POST (the claims hook) under POST /auth/login; spans: %v", names(spans))
+	}
+	want = "00-" + hex.EncodeToString(claimsCall.span.GetTraceId()) + "-" + hex.EncodeToString(claimsCall.span.GetSpanId()) + "-01"
+	hookMu.Lock()
+	if !slices.Contains(claimsTraceparents, want) {
+		t.Errorf("the claims hook got traceparents %q, want one of them %q", claimsTraceparents, want)
 	}
 	hookMu.Unlock()
 
