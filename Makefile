@@ -28,8 +28,11 @@ build:
 
 ## test: gofmt and vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN),
 ## then every fuzz target briefly
+# -timeout: adapters/gormstore runs the store contract on SQLite, PostgreSQL
+# and MariaDB under the race detector in one package, about 7 minutes on 2
+# idle cores; go test's default of 10 minutes per package is too close.
 test: lint node-deps
-	$(GO) test -count=1 -race $(GOTESTFLAGS) $(TEST_PACKAGES)
+	$(GO) test -count=1 -race -timeout 25m $(GOTESTFLAGS) $(TEST_PACKAGES)
 	@$(MAKE) --no-print-directory fuzz-short
 
 # FUZZ_TARGETS lists every fuzz target as package-dir:FuzzName, found in the
