@@ -29,8 +29,8 @@ build:
 ## test: gofmt and vet, then the whole test suite (PostgreSQL tests need USERD_TEST_POSTGRES_DSN),
 ## then every fuzz target briefly
 # -timeout: adapters/gormstore runs the store contract on SQLite, PostgreSQL
-# and MariaDB under the race detector in one package, about 7 minutes on 2
-# idle cores; go test's default of 10 minutes per package is too close.
+# and MariaDB under the race detector in one package; on 2 busy cores it
+# ran past go test's default of 10 minutes a package.
 test: lint node-deps
 	$(GO) test -count=1 -race -timeout 25m $(GOTESTFLAGS) $(TEST_PACKAGES)
 	@$(MAKE) --no-print-directory fuzz-short
