@@ -249,7 +249,7 @@ func (d *DeliveryService) answerRequest(ctx context.Context, m domain.OutboxMess
 			return d.outbox.Done(ctx, m.ID)
 		}
 		now := d.clock.Now()
-		count, last, err := d.links.Requested(ctx, u.ID, now.Add(-time.Hour))
+		count, last, err := d.mail.requestedOf(ctx, u, now.Add(-domain.MailBudgetWindow))
 		if err != nil {
 			return err
 		}

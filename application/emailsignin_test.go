@@ -255,6 +255,11 @@ func TestEmailSignIn_sign_up(t *testing.T) {
 	if got := e.session(t, pair).AMR; !slices.Equal(got, domain.AMR{"otp"}) {
 		t.Errorf("amr = %v, want [otp]", got)
 	}
+	// The account's budget goes on from the address's: a request answered
+	// after the code made the account, within the minute, sends nothing.
+	if c, _ := e.emailCode(t, "new@example.com"); c != "" {
+		t.Fatal("a code was mailed within the minute of the sign-up's code, once the account existed")
+	}
 	e.clock.Advance(time.Minute)
 	_, token := e.emailCode(t, "new@example.com")
 	pair, err = tokensOf(e.svc.EmailSignIn.VerifyLink(ctx, token))

@@ -91,6 +91,27 @@ func passwordChangedNotice(u domain.User, lang string) domain.Mail {
 	return domain.Mail{To: u.Email, User: u.ID, Name: u.Addressee(), Template: domain.MailPasswordChanged, Lang: lang}
 }
 
+// requestedOf is how many requested messages the account u was sent
+// since since, and when the last one was: its own, and the sign-up codes
+// its address was sent before the account existed (email sign-up makes
+// the account at the first right code, and a request queued before that
+// is answered after it: without them the address's budget would start
+// again at the account's creation).
+func (q *mailQueue) requestedOf(ctx context.Context, u domain.User, since time.Time) (int, time.Time, error) {
+	own, ownLast, err := q.links.Requested(ctx, u.ID, since)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	before, beforeLast, err := q.links.RequestedTo(ctx, u.Email, since)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	if beforeLast.After(ownLast) {
+		ownLast = beforeLast
+	}
+	return own + before, ownLast, nil
+}
+
 // checkBudget refuses with a *domain.MailBudgetError when the mail
 // budget of the account id allows no more messages at now.
 func (q *mailQueue) checkBudget(ctx context.Context, id domain.UserID, now time.Time) error {
