@@ -112,6 +112,10 @@ type ImportReport struct {
 	Total int
 	// Imported is the number of users stored.
 	Imported int
+	// WithoutPassword is how many of them have no password (a record
+	// without a hash): they sign in by a reset, an email code or another
+	// provider.
+	WithoutPassword int
 	// Skipped is the number of invalid records left out (SkipInvalid only).
 	Skipped int
 	// Failed is the number of valid records not stored because the import
@@ -151,7 +155,8 @@ const progressEvery = 250
 
 // ImportUsers validates every record with the rules of registration (name,
 // email, at least one known profile) plus a well-formed password hash
-// (ports.PasswordHasher.CheckEncoded), and refuses an email that an
+// (ports.PasswordHasher.CheckEncoded) when it has one (without, the account
+// has no password), and refuses an email that an
 // earlier record of the input has or that is registered already. Only then
 // does it store the valid records, in order, BatchSize users per
 // CreateMany call, so each batch is stored whole or not at all.
@@ -218,7 +223,7 @@ func (s *ImportService) finish(ctx context.Context, r ImportReport, opts ImportO
 	}
 	attrs := []slog.Attr{
 		slog.Int("total", r.Total), slog.Int("imported", r.Imported),
-		slog.Int("skipped", r.Skipped), slog.Int("failed", r.Failed),
+		slog.Int("skipped", r.Skipped), slog.Int("failed", r.Failed), slog.Int("without_password", r.WithoutPassword),
 	}
 	if err != nil {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "user import stopped", append(attrs, slog.String("error", err.Error()))...)
@@ -273,7 +278,7 @@ func (s *ImportService) check(ctx context.Context, records []ImportRecord, repor
 }
 
 // validate applies the rules of a new account to one record, plus a
-// well-formed password hash. The candidate's email is set whenever the
+// well-formed password hash when it has one. The candidate's email is set whenever the
 // email itself is valid, so that duplicates are found among invalid
 // records too.
 func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.ValidationError) {
@@ -293,9 +298,13 @@ func (s *ImportService) validate(rec ImportRecord) (importCandidate, domain.Vali
 	}
 	nu.SetMetadata(rec.Metadata, rec.AppMetadata, &verr)
 	c.email, c.user, c.verified, c.disabled = nu.Email, nu, rec.EmailVerified, rec.Disabled
+	// No hash is an account without a password, as a sign-in through
+	// another provider or an email code makes one (and export writes it):
+	// it signs in by those, or sets a password through a reset.
 	if rec.PasswordHash == "" {
-		verr.Add(ImportFieldPasswordHash, "must not be empty")
-	} else if err := s.hasher.CheckEncoded(rec.PasswordHash); err != nil {
+		return c, sortedFields(verr)
+	}
+	if err := s.hasher.CheckEncoded(rec.PasswordHash); err != nil {
 		verr.Add(ImportFieldPasswordHash, err.Error())
 	} else {
 		c.hash = rec.PasswordHash
@@ -360,6 +369,11 @@ func (s *ImportService) storeBatch(ctx context.Context, batch []importCandidate,
 		err := s.users.CreateMany(ctx, users)
 		if err == nil {
 			s.created(ctx, users)
+			for _, c := range batch {
+				if c.hash == "" {
+					report.WithoutPassword++
+				}
+			}
 			return len(batch), dropped, nil
 		}
 		if !errors.Is(err, domain.ErrEmailTaken) {

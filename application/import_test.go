@@ -346,3 +346,45 @@ func TestImportUsers_records_audit_events(t *testing.T) {
 		}
 	}
 }
+
+// A record without a password hash is an account without a password, as
+// export writes one made by another provider or an email sign-up: it is
+// stored, counted apart, refuses every password, and sets one through a
+// reset link.
+func TestImportUsers_without_a_password(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	svc := newImportService(t, e.store.Users(), e)
+	recs := importRecords(4)
+	recs[1].PasswordHash = ""
+	recs[3].PasswordHash = ""
+	report, err := svc.ImportUsers(ctx, recs, application.ImportOptions{BatchSize: 3})
+	wantErr(t, err, nil)
+	if report.Imported != 4 || report.WithoutPassword != 2 || len(report.Invalid) != 0 {
+		t.Fatalf("report %+v, want 4 imported, 2 without a password", report)
+	}
+	u, err := e.store.Users().ByEmail(ctx, "user1@example.com")
+	wantErr(t, err, nil)
+	if u.PasswordHash != "" {
+		t.Fatalf("stored hash %q, want none", u.PasswordHash)
+	}
+	for _, pw := range []string{"password 1", "another password"} {
+		_, err = e.auth.Login(ctx, application.LoginInput{Email: "user1@example.com", Password: pw})
+		wantErr(t, err, domain.ErrInvalidCredentials)
+	}
+	wantErr(t, e.svc.Mail.RequestPasswordReset(ctx, "user1@example.com"), nil)
+	wantErr(t, e.svc.Mail.ResetPassword(ctx, linkToken(t, onlyMail(t, e.deliver(t), domain.MailResetPassword)),
+		"a brand new passphrase"), nil)
+	_, err = e.auth.Login(ctx, application.LoginInput{Email: "user1@example.com", Password: "a brand new passphrase"})
+	wantErr(t, err, nil)
+
+	// Refused records are not counted.
+	e2 := newEnv(t)
+	recs = importRecords(3)
+	recs[0].PasswordHash, recs[1].PasswordHash, recs[1].Email = "", "", "invalid"
+	report, err = newImportService(t, e2.store.Users(), e2).ImportUsers(ctx, recs, application.ImportOptions{SkipInvalid: true})
+	wantErr(t, err, nil)
+	if report.Imported != 2 || report.Skipped != 1 || report.WithoutPassword != 1 {
+		t.Fatalf("report %+v, want 2 imported, 1 skipped, 1 without a password", report)
+	}
+}

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/kit"
 )
 
 // providerBody is the provider representation; decoding with
@@ -312,28 +312,9 @@ func TestIdentityProviders_refusals(t *testing.T) {
 	}
 }
 
-// webhookRecorder keeps the webhook events it is sent.
-type webhookRecorder struct {
-	mu     sync.Mutex
-	events []domain.WebhookEvent
-}
-
-func (w *webhookRecorder) Send(_ context.Context, e domain.WebhookEvent) (domain.WebhookResult, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.events = append(w.events, e)
-	return domain.WebhookResult{Status: http.StatusNoContent}, nil
-}
-
-func (w *webhookRecorder) sent() []domain.WebhookEvent {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.events)
-}
-
 func TestIdentities_list_and_unlink(t *testing.T) {
 	t.Parallel()
-	hooks := &webhookRecorder{}
+	hooks := &kit.WebhookRecorder{}
 	s := newTestServer(t, withAudit(), func(c *serverConfig) { c.webhooks = hooks })
 	admin := s.adminToken()
 	ada, cust := s.customer("Ada", "ada@example.com")
@@ -393,7 +374,7 @@ func TestIdentities_list_and_unlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	var unlinked []string
-	for _, e := range hooks.sent() {
+	for _, e := range hooks.Sent() {
 		if e.Type == domain.WebhookIdentityUnlinked {
 			unlinked = append(unlinked, e.Data["userId"].(string)+" "+e.Data["provider"].(string))
 		}

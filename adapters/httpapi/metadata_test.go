@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/userd/userd/domain"
+	"github.com/userd/userd/test/kit"
 )
 
 // objectOfSize is a JSON object whose compact form is n bytes.
@@ -29,7 +30,7 @@ func wantErrorFields(t *testing.T, res response, fields ...string) {
 
 func TestUserMetadata_rules(t *testing.T) {
 	t.Parallel()
-	hooks := &webhookRecorder{}
+	hooks := &kit.WebhookRecorder{}
 	s := newTestServer(t, withAudit(), func(c *serverConfig) { c.webhooks = hooks })
 	admin := s.adminToken()
 	ada, tok := s.customer("Ada", "ada@example.com")
@@ -90,7 +91,7 @@ func TestUserMetadata_rules(t *testing.T) {
 	}
 	// One event a change, each naming the one field (delivered in any order).
 	var changed []string
-	for _, e := range hooks.sent() {
+	for _, e := range hooks.Sent() {
 		switch e.Type {
 		case domain.WebhookUserUpdated:
 			changed = append(changed, strings.Join(changedFields(t, e.Data["changed"]), ","))

@@ -41,7 +41,7 @@ func (p *Pages) routeAdmin() {
 	route("GET "+adminUsersPath, p.adminUsers)
 	user := adminUsersPath + "/{id}"
 	route("GET "+user, p.adminUser)
-	route("POST "+user, p.adminUpdateUser)
+	p.mux.HandleFunc("POST "+user, p.guardUpTo(a, maxUserFormBytes, p.adminUpdateUser))
 	route("POST "+user+"/disable", p.adminSetDisabled(true))
 	route("POST "+user+"/enable", p.adminSetDisabled(false))
 	route("POST "+user+"/verify-email", p.adminVerifyEmail)

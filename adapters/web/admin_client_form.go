@@ -156,12 +156,17 @@ func values(vs []string) []string {
 type areaView struct {
 	Page                   page
 	ID, Label, Hint, Value string
+	// Rows is the textarea's height in lines; 0 is 3.
+	Rows int
 }
 
 // TextArea describes a textarea of the page's form: its name is its id.
 func (pg page) TextArea(id, label, hint, value string) areaView {
 	return areaView{Page: pg, ID: id, Label: label, Hint: hint, Value: value}
 }
+
+// Tall sets the textarea's height in lines.
+func (a areaView) Tall(rows int) areaView { a.Rows = rows; return a }
 
 // choicesView is a fieldset of checkboxes or radio buttons, for the
 // "choices" partial: its inputs' name is its id.

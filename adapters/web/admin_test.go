@@ -94,7 +94,7 @@ func wantTiedError(t *testing.T, a answer, field, msg string) {
 	if !strings.Contains(a.Body, `id="`+field+`-error"`) || !strings.Contains(a.Body, msg) {
 		t.Errorf("no message %q for %s:\n%s", msg, field, a.Body)
 	}
-	tag := regexp.MustCompile(`<(input|select|fieldset)[^>]*\bid="` + regexp.QuoteMeta(field) + `"[^>]*>`).FindString(a.Body)
+	tag := regexp.MustCompile(`<(input|select|fieldset|textarea)[^>]*\bid="` + regexp.QuoteMeta(field) + `"[^>]*>`).FindString(a.Body)
 	if !regexp.MustCompile(`aria-describedby="[^"]*\b` + regexp.QuoteMeta(field) + `-error"`).MatchString(tag) {
 		t.Errorf("the field %s is not described by its error: %s", field, tag)
 	}

@@ -9,8 +9,16 @@ import (
 	"github.com/userd/userd/domain"
 )
 
-// fieldProfiles is the edit form's profiles (checkboxes).
-const fieldProfiles = domain.FieldProfiles
+// The edit form's fields besides name and email: the profiles
+// (checkboxes), and the metadata and appMetadata (textareas), each of
+// these with a hidden field holding the value the form was filled with
+// (metadataShown, appMetadataShown).
+const (
+	fieldProfiles    = domain.FieldProfiles
+	fieldMetadata    = domain.FieldMetadata
+	fieldAppMetadata = domain.FieldAppMetadata
+	shownSuffix      = "Shown"
+)
 
 // adminUserNotices are the notices of a user's page, one per action.
 var adminUserNotices = map[string]string{
@@ -100,7 +108,9 @@ func (p *Pages) userPage(r *http.Request, v visitor, form url.Values) (page, err
 	pg := newPage(adminArea, &v, tmplAdminUser, string(u.Email))
 	pg.Nav = adminUsersPath
 	if form == nil {
-		form = url.Values{fieldName: {u.Name}, fieldEmail: {string(u.Email)}, fieldProfiles: u.Profiles.Strings()}
+		form = url.Values{fieldName: {u.Name}, fieldEmail: {string(u.Email)}, fieldProfiles: u.Profiles.Strings(),
+			fieldMetadata: {prettyJSON(u.Metadata)}, fieldMetadata + shownSuffix: {u.Metadata.String()},
+			fieldAppMetadata: {prettyJSON(u.AppMetadata)}, fieldAppMetadata + shownSuffix: {u.AppMetadata.String()}}
 	}
 	form.Del(fieldCurrentPassword)
 	pg.Form = form
@@ -117,9 +127,10 @@ func (p *Pages) userPage(r *http.Request, v visitor, form url.Values) (page, err
 	return pg, nil
 }
 
-// adminUpdateUser saves the edit form: name, email and profiles, through
-// UserService.Update as PUT /api/users/{id} does. A refused change comes
-// back with its messages beside its fields and what was typed.
+// adminUpdateUser saves the edit form: name, email, profiles, metadata
+// and appMetadata, through UserService.Update as PUT /api/users/{id}
+// does. A refused change comes back with its messages beside its fields
+// and what was typed.
 func (p *Pages) adminUpdateUser(w http.ResponseWriter, r *http.Request, v visitor) {
 	form := r.PostForm
 	name, email := form.Get(fieldName), form.Get(fieldEmail)
@@ -129,7 +140,8 @@ func (p *Pages) adminUpdateUser(w http.ResponseWriter, r *http.Request, v visito
 	if profiles == nil {
 		profiles = []string{}
 	}
-	in := application.UpdateInput{Name: &name, Email: &email, Profiles: profiles}
+	in := application.UpdateInput{Name: &name, Email: &email, Profiles: profiles,
+		Metadata: editedMetadata(form, fieldMetadata), AppMetadata: editedMetadata(form, fieldAppMetadata)}
 	if pw := form.Get(fieldCurrentPassword); pw != "" {
 		in.CurrentPassword = &pw
 	}
@@ -145,6 +157,27 @@ func (p *Pages) adminUpdateUser(w http.ResponseWriter, r *http.Request, v visito
 		return
 	}
 	p.renderConsole(w, r, status, pg)
+}
+
+// editedMetadata is the form's metadata field to send to the use case,
+// nil when the form does not hold it or holds the value it was filled
+// with (the hidden field beside it), whatever its spacing: saving a name
+// then leaves the object alone, even if another admin or the API changed
+// it since the page was shown. Anything else is sent as typed, for the
+// use case to judge.
+func editedMetadata(form url.Values, field string) []byte {
+	typed, ok := form[field]
+	if !ok {
+		return nil
+	}
+	raw := []byte(typed[0])
+	if shown, ok := form[field+shownSuffix]; ok {
+		// Only to compare: the use case applies the field's own limit.
+		if m, msg := domain.ParseMetadata(raw, maxUserFormBytes); msg == "" && m.String() == shown[0] {
+			return nil
+		}
+	}
+	return raw
 }
 
 // updateRefused is the user's page again with the reason an update was

@@ -150,6 +150,7 @@ var fieldNames = map[string]string{
 	fieldEmail: "The email address", fieldPassword: "The password", fieldCode: "The code",
 	"name": "The name", "currentPassword": "The current password", "newPassword": "The new password",
 	"emailPrefix": "The search", "profiles": "The account", "type": "The event type",
+	"metadata": "The metadata", "appMetadata": "The app metadata",
 }
 
 // notAdminPage refuses the admin console to a non-admin.

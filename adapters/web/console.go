@@ -60,9 +60,14 @@ type pageHandler func(w http.ResponseWriter, r *http.Request, v visitor)
 // redirect to the area's sign-in page: nothing is done), and in the admin
 // area only for an admin (else 403). A POST's form is in r.PostForm.
 func (p *Pages) guard(a *area, h pageHandler) http.HandlerFunc {
+	return p.guardUpTo(a, maxFormBytes, h)
+}
+
+// guardUpTo is guard for a page whose form's body may be up to maxBytes.
+func (p *Pages) guardUpTo(a *area, maxBytes int64, h pageHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			if _, ok := p.readForm(w, r); !ok {
+			if _, ok := p.readFormUpTo(w, r, maxBytes); !ok {
 				return
 			}
 		}

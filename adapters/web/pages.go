@@ -126,22 +126,31 @@ const formContentType = "application/x-www-form-urlencoded"
 // that does not parse. Only the body counts: the token is never taken from
 // the query of a POST.
 func (p *Pages) readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	return p.readFormUpTo(w, r, maxFormBytes)
+}
+
+// readFormUpTo is readForm for a form whose body may be up to maxBytes.
+func (p *Pages) readFormUpTo(w http.ResponseWriter, r *http.Request, maxBytes int64) (url.Values, bool) {
 	if err := p.csrf.Check(r); err != nil {
 		p.render(w, r, http.StatusForbidden, statusPage(http.StatusForbidden))
 		return nil, false
 	}
-	return p.parseForm(w, r)
+	return p.parseFormUpTo(w, r, maxBytes)
 }
 
 // parseForm is readForm without the check of the origin, for the one
 // form that other sites may send (an app's end_session, which changes
 // nothing by itself).
 func (p *Pages) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	return p.parseFormUpTo(w, r, maxFormBytes)
+}
+
+func (p *Pages) parseFormUpTo(w http.ResponseWriter, r *http.Request, maxBytes int64) (url.Values, bool) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != formContentType {
 		p.render(w, r, http.StatusUnsupportedMediaType, statusPage(http.StatusUnsupportedMediaType))
 		return nil, false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
 	if err := r.ParseForm(); err != nil {
 		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
 			p.render(w, r, http.StatusRequestEntityTooLarge, statusPage(http.StatusRequestEntityTooLarge))

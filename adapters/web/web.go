@@ -41,6 +41,14 @@ const (
 // 128 characters (4 bytes each, percent-encoded three times over) fit well.
 const maxFormBytes = 8 << 10
 
+// maxUserFormBytes bounds the console's edit form of a user, which holds
+// its metadata and appMetadata (4 and 16 KiB compact): indented for
+// reading (2 spaces a level, up to 16 levels) and percent-encoded (3 bytes
+// for each quote, brace, colon and line break), they grow several times
+// over. Past this the form is a 413; within it, a value over its limit is
+// refused beside its field by the use case.
+const maxUserFormBytes = 256 << 10
+
 // Options tune the handler.
 type Options struct {
 	// Logger receives the errors nobody expected (a store that fails, a

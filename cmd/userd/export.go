@@ -35,7 +35,8 @@ tokens and identities at other providers are not exported: an imported user
 signs in with the password alone, until it enrols a factor again. The
 count of users with a second factor is said on standard error at the end,
 as is the count of users without a password (made by a sign-in through
-another provider or by email), which an import refuses. The ids and
+another provider or by email): an import makes them again without one, and
+they sign in by a password reset, an email code or their provider. The ids and
 creation times are not exported either: an import gives new ones.
 
 Users are read 500 at a time, so the export holds no more in memory. A
@@ -168,7 +169,8 @@ func exportSummary(r application.ExportReport) string {
 	s := fmt.Sprintf("users export: %d users exported", r.Users)
 	s += fmt.Sprintf("\nsecond factors and sessions are not exported: %d users had a second factor", r.WithSecondFactor)
 	if r.WithoutPassword > 0 {
-		s += fmt.Sprintf("\n%d users have no password (they signed in through another provider or by email): users import refuses their lines", r.WithoutPassword)
+		s += fmt.Sprintf("\n%d users have no password (they signed in through another provider or by email): "+
+			"users import makes them again without one; they sign in by reset, email code or a provider", r.WithoutPassword)
 	}
 	return s
 }

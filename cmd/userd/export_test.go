@@ -2,14 +2,17 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/fx/fxtest"
 
@@ -42,6 +45,9 @@ func TestUsersExport_then_import_signs_the_same_people_in(t *testing.T) {
 			`"emailVerified":true,"metadata":{"theme":"dark","n":[1,2]},"appMetadata":{"plan":"pro"}}`,
 		`{"name":"Bea","email":"bea@example.com","passwordHash":"` + argonHash(t) + `","profiles":["ROLE_ADMIN","ROLE_CUSTOMER"]}`,
 		`{"name":"Cy","email":"cy@example.com","passwordHash":"` + importHash() + `","profiles":["ROLE_CUSTOMER"],"disabled":true}`,
+		// No password, as a sign-in through another provider or by email
+		// makes an account.
+		`{"name":"Dee","email":"dee@example.com","profiles":["ROLE_CUSTOMER"],"emailVerified":true}`,
 	}, "\n") + "\n"
 	if code, out, errOut := runCLI(t, lines, "users", "import", "--format", "jsonl", "-"); code != exitOK {
 		t.Fatalf("import: %d %s %s", code, out, errOut)
@@ -53,16 +59,23 @@ func TestUsersExport_then_import_signs_the_same_people_in(t *testing.T) {
 	if code != exitOK || out != "" {
 		t.Fatalf("export: code %d, stdout %q, stderr %s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "users export: 3 users exported") ||
-		!strings.Contains(errOut, "second factors and sessions are not exported: 0 users had a second factor") {
+	if !strings.Contains(errOut, "users export: 4 users exported") ||
+		!strings.Contains(errOut, "second factors and sessions are not exported: 0 users had a second factor") ||
+		!strings.Contains(errOut, "1 users have no password (they signed in through another provider or by email): "+
+			"users import makes them again without one") {
 		t.Errorf("export's summary:\n%s", errOut)
 	}
 	checkMode(t, file)
-	checkExportLines(t, file, 3)
+	checkExportLines(t, file, 4)
 
 	second := importDB(t)
-	if code, out, errOut := runCLI(t, "", "users", "import", file); code != exitOK {
+	code, out, errOut = runCLI(t, "", "users", "import", file)
+	if code != exitOK {
 		t.Fatalf("import of the export: %d %s %s", code, out, errOut)
+	}
+	checkSummary(t, out, 4, 4, 0, 0)
+	if !strings.Contains(out, "1 without a password") {
+		t.Errorf("import's summary: %q", out)
 	}
 	after := map[domain.Email]domain.User{}
 	for _, u := range storedUsers(t, second) {
@@ -82,8 +95,13 @@ func TestUsersExport_then_import_signs_the_same_people_in(t *testing.T) {
 		t.Errorf("Ada's metadata %s", md)
 	}
 
-	addr := freeAddr(t)
-	app := fxtest.New(t, serverOptions(testConfig(t, map[string]string{"USERD_DB_DSN": second, "USERD_HTTP_ADDR": addr}), io.Discard))
+	if dee := after["dee@example.com"]; dee.PasswordHash != "" {
+		t.Errorf("Dee came back with a password hash %q", dee.PasswordHash)
+	}
+
+	addr, mailDir := freeAddr(t), t.TempDir()
+	app := fxtest.New(t, serverOptions(testConfig(t, map[string]string{"USERD_DB_DSN": second, "USERD_HTTP_ADDR": addr,
+		"USERD_MAIL_DIR": mailDir}), io.Discard))
 	app.RequireStart()
 	defer app.RequireStop()
 	for _, c := range []struct {
@@ -94,6 +112,7 @@ func TestUsersExport_then_import_signs_the_same_people_in(t *testing.T) {
 		{"bea@example.com", argonPassword, http.StatusOK},
 		{"bea@example.com", importPassword, http.StatusUnauthorized},
 		{"cy@example.com", importPassword, http.StatusForbidden}, // still disabled
+		{"dee@example.com", importPassword, http.StatusUnauthorized},
 	} {
 		status, metadata := signIn(t, addr, c.email, c.password)
 		if status != c.want {
@@ -103,6 +122,61 @@ func TestUsersExport_then_import_signs_the_same_people_in(t *testing.T) {
 			t.Errorf("Ada's metadata in the token response: %s", metadata)
 		}
 	}
+
+	// Dee sets a password through a reset link, and signs in with it.
+	const deePassword = "Dee's own new passphrase"
+	if status := postJSON(t, "http://"+addr+"/auth/password-reset", map[string]string{"email": "dee@example.com"}); status != http.StatusAccepted {
+		t.Fatalf("password reset request: %d", status)
+	}
+	token := resetToken(t, mailDir)
+	if status := postJSON(t, "http://"+addr+"/auth/password-reset/confirm",
+		map[string]string{"token": token, "password": deePassword}); status != http.StatusNoContent {
+		t.Fatalf("password reset: %d", status)
+	}
+	if status, _ := signIn(t, addr, "dee@example.com", deePassword); status != http.StatusOK {
+		t.Errorf("Dee's sign-in with the password set by the reset: %d", status)
+	}
+}
+
+// postJSON posts body as JSON and returns the status.
+func postJSON(t *testing.T, target string, body any) int {
+	t.Helper()
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(target, "application/json", bytes.NewReader(b)) //nolint:gosec,noctx // the test's own server
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// resetLink finds the token of a reset link in a message of USERD_MAIL_DIR
+// (quoted-printable or not).
+var resetLink = regexp.MustCompile(`reset-password\?token=([A-Za-z0-9_-]+)`)
+
+// resetToken waits for the reset message in dir and returns its token.
+func resetToken(t *testing.T, dir string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+		for _, f := range files {
+			raw, err := os.ReadFile(f) //nolint:gosec // G304: the test's own directory
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.NewReplacer("=\r\n", "", "=\n", "", "=3D", "=").Replace(string(raw))
+			if m := resetLink.FindStringSubmatch(text); m != nil {
+				return m[1]
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no reset message in %s", dir)
+	return ""
 }
 
 // signIn posts a password sign-in and returns the status and the user's

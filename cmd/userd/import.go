@@ -37,7 +37,11 @@ by '|' (or ';'). An argon2id hash holds commas: quote it in CSV. Password
 hashes are bcrypt ($2a$, $2b$, $2y$) or argon2id PHC strings
 ($argon2id$v=19$m=...,t=...,p=...$salt$hash), checked strictly; they are
 stored as given and replaced by an argon2id hash with the configured
-parameters at each user's first login. Emails are normalised as at
+parameters at each user's first login. A line without a password hash (an
+empty password_hash cell, no passwordHash key or "") makes an account
+without a password, as a sign-in through another provider or by email
+makes one (users export writes them so): it signs in by a password reset,
+an email code or its provider, and the summary counts them. Emails are normalised as at
 registration. Each imported user is a user.created event of the audit
 trail, with origin=import.
 
@@ -214,7 +218,8 @@ func lineErrorText(le application.ImportLineError, format string) string {
 }
 
 // importSummary is the last line of an import:
-// "users.csv: 10000 lines: 9998 imported, 2 skipped, 0 failed, in 1.2s".
+// "users.csv: 10000 lines: 9998 imported, 2 skipped, 0 failed, in 1.2s",
+// with how many of those imported have no password when some have none.
 func importSummary(file string, r application.ImportReport, opts application.ImportOptions, err error, elapsed time.Duration) string {
 	head := fmt.Sprintf("%s: %d lines: ", file, r.Total)
 	took := elapsed.Round(time.Millisecond)
@@ -224,6 +229,9 @@ func importSummary(file string, r application.ImportReport, opts application.Imp
 	s := head + fmt.Sprintf("%d imported, %d skipped, %d failed", r.Imported, r.Skipped, r.Failed)
 	if !opts.SkipInvalid && len(r.Invalid) > 0 {
 		s += fmt.Sprintf(", %d invalid", len(r.Invalid))
+	}
+	if r.WithoutPassword > 0 {
+		s += fmt.Sprintf(", %d without a password: they sign in by reset, email code or a provider", r.WithoutPassword)
 	}
 	return s + ", in " + took.String()
 }

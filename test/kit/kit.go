@@ -2,7 +2,8 @@
 // that a new flow does not copy it: requests and their answers over HTTP
 // (http.go), what an answer must be (want.go), the claims of an access
 // token (claims.go), the accounts every flow starts with (accounts.go),
-// samples of /metrics (metrics.go), waiting for a condition (wait.go),
+// samples of /metrics (metrics.go), waiting for a condition (wait.go), a
+// webhook receiver that keeps what it is sent (webhooks.go),
 // the tools and services a test needs, which skip it when missing or
 // fail it in CI (missing.go), and the application itself over memory
 // stores, for the suites that drive its services or its real router
