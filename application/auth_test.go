@@ -163,6 +163,39 @@ func TestRefresh_rotation(t *testing.T) {
 	}
 }
 
+// A refresh reads its account through the node's account cache: a change
+// made on this node is in the next refresh's answer at once, and an
+// account disabled or deleted since is refused, though the cache held it.
+func TestRefresh_after_changes_on_this_node(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, adminP := e.seed(t, "admin@example.com", domain.ProfileAdmin)
+	for _, change := range []string{"renamed", "disabled", "deleted"} {
+		u, _ := e.seed(t, change+"@example.com")
+		pair := login(t, e, change+"@example.com", seededPassword)
+		pair, err := e.auth.Refresh(ctx, pair.RefreshToken) // now cached
+		wantErr(t, err, nil)
+		switch change {
+		case "renamed":
+			_, err = e.users.Update(ctx, adminP, u.ID.String(), application.UpdateInput{Name: ptr("Renamed")})
+		case "disabled":
+			_, err = e.users.Update(ctx, adminP, u.ID.String(), application.UpdateInput{Disabled: ptr(true)})
+		case "deleted":
+			err = e.users.Delete(ctx, adminP, u.ID.String())
+		}
+		wantErr(t, err, nil)
+		next, err := e.auth.Refresh(ctx, pair.RefreshToken)
+		if change == "renamed" {
+			wantErr(t, err, nil)
+			if next.User.Name != "Renamed" {
+				t.Errorf("refresh after the rename answers the name %q", next.User.Name)
+			}
+			continue
+		}
+		wantErr(t, err, domain.ErrRefreshTokenInvalid)
+	}
+}
+
 func TestRefresh_repeat_within_grace_gets_same_successor(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -177,9 +177,18 @@ func (r *refreshRotation) repeat(ctx context.Context, rec domain.RefreshToken, f
 }
 
 // refreshedUser is the user of a session being refreshed: one deleted or
-// disabled since makes the token invalid.
+// disabled since makes the token invalid. It is read as a signed-in
+// caller's is, through the node's account cache (readCaller): what a
+// refresh must refuse at once does not rest on it, since every change
+// that must end a session (a disabled account, new profiles, email or
+// password) revokes the session's family in its own transaction, which
+// the token's lookup reads from the store; and a deleted account's
+// families go with it. What the cache can hold back, for up to a second
+// after a change made on another node, is the rest of the account the
+// new token and the claims hook see (its name, its metadata), as a read
+// in flight during the change would.
 func (s *AuthService) refreshedUser(ctx context.Context, family domain.RefreshFamily) (domain.User, error) {
-	user, err := s.users.ByID(ctx, family.UserID)
+	user, err := readCaller(ctx, s.users, family.UserID, func(u domain.User) bool { return !u.Disabled })
 	if errors.Is(err, domain.ErrUserNotFound) || (err == nil && user.Disabled) {
 		return domain.User{}, domain.ErrRefreshTokenInvalid
 	}

@@ -106,8 +106,10 @@ type DB struct {
 	// the other databases.
 	mysql *mysql.Config
 	// userByID is UserRepository.ByID outside a transaction;
-	// tokenByHash PersonalTokenStore.TokenByHash.
-	userByID, tokenByHash hotRead
+	// tokenByHash PersonalTokenStore.TokenByHash; refreshLookup
+	// RefreshTokenStore.Lookup; rotation, on PostgreSQL, the rotation of
+	// a refresh token, on the writer pool.
+	userByID, tokenByHash, refreshLookup, rotation hotStatement
 	// stmts are the writer's statements prepared for transactions that
 	// run outside GORM (the rotation of a refresh token on SQLite).
 	stmts *stmtCache
@@ -159,6 +161,8 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 	db.tracer = newDBTracer(opts.TracerProvider, driver)
 	db.userByID.query = userByIDQuery(db.dialect)
 	db.tokenByHash.query = tokenByHashQuery(db.dialect)
+	db.refreshLookup.query = refreshLookupQuery(db.dialect)
+	db.rotation.query = rotatePostgresPositional
 	return db, nil
 }
 
@@ -338,6 +342,8 @@ func (db *DB) Close() error {
 	}
 	db.userByID.close()
 	db.tokenByHash.close()
+	db.refreshLookup.close()
+	db.rotation.close()
 	db.stmts.close()
 	if db.read != db.gorm {
 		if sqlDB, err := db.read.DB(); err == nil {

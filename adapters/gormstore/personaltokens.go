@@ -150,7 +150,7 @@ func (s *PersonalTokenStore) Tokens(ctx context.Context, user domain.UserID, now
 var tokenByHashSelect = "SELECT t." + strings.Join(personalTokenColumns, ", t.") + ", u." + strings.Join(userColumns, ", u.") +
 	" FROM personal_tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = "
 
-// tokenByHashQuery is TokenByHash's statement on the read pool (hotRead):
+// tokenByHashQuery is TokenByHash's statement on the read pool (hotStatement):
 // every request with a token makes it, as every signed-in one makes
 // ByID's.
 func tokenByHashQuery(d dialect) string { return tokenByHashSelect + d.param(1) }

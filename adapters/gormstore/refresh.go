@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -71,22 +72,34 @@ type lookupRow struct {
 	FamilyAuthMicros    *int64
 }
 
-// Lookup implements ports.RefreshTokenStore. One joined query reads the
-// token and its family at the same instant. Its row is scanned by
-// database/sql, not GORM: GORM's reflective Scan was most of Lookup's CPU
-// (docs/performance.md, "The SQL store").
-func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
-	var row lookupRow
-	err := s.db.reader(ctx).Raw(`
-		SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
+// refreshLookupSelect is Lookup's query but its parameter: a token joined
+// with its family, in lookupRow's order (scanTargets).
+const refreshLookupSelect = `SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
 		       f.user_id, f.created_at, f.expires_at, f.revoked_at, f.amr, f.last_used_at, f.user_agent, f.ip,
 		       f.idle_timeout, f.client_id, f.scopes, f.auth_time
 		FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
-		WHERE t.token_hash = ?`, hash).Row().Scan(
-		&row.Hash, &row.FamilyID, &row.UserID, &row.IssuedMicros, &row.ExpiresMicros, &row.UsedMicros, &row.SuccessorHash,
-		&row.FamilyUserID, &row.FamilyCreatedMicros, &row.FamilyExpiresMicros, &row.FamilyRevokedMicros, &row.FamilyAMR,
-		&row.FamilyLastUsed, &row.FamilyUserAgent, &row.FamilyIP, &row.FamilyIdleMicros,
-		&row.FamilyClientID, &row.FamilyScopes, &row.FamilyAuthMicros)
+		WHERE t.token_hash = `
+
+// refreshLookupQuery is Lookup's statement on the read pool (hotStatement):
+// every refresh makes it.
+func refreshLookupQuery(d dialect) string { return refreshLookupSelect + d.param(1) }
+
+func (r *lookupRow) scanTargets() []any {
+	return []any{&r.Hash, &r.FamilyID, &r.UserID, &r.IssuedMicros, &r.ExpiresMicros, &r.UsedMicros, &r.SuccessorHash,
+		&r.FamilyUserID, &r.FamilyCreatedMicros, &r.FamilyExpiresMicros, &r.FamilyRevokedMicros, &r.FamilyAMR,
+		&r.FamilyLastUsed, &r.FamilyUserAgent, &r.FamilyIP, &r.FamilyIdleMicros,
+		&r.FamilyClientID, &r.FamilyScopes, &r.FamilyAuthMicros}
+}
+
+// Lookup implements ports.RefreshTokenStore. One joined query reads the
+// token and its family at the same instant. Its row is scanned by
+// database/sql, not GORM: GORM's reflective Scan was most of Lookup's CPU
+// (docs/performance.md, "The SQL store"); outside a transaction, where
+// every refresh makes it, the statement is prepared (hotStatement), since
+// GORM's building of a raw query was most of what was left.
+func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.RefreshToken, domain.RefreshFamily, error) {
+	var row lookupRow
+	err := s.readLookup(ctx, hash, row.scanTargets())
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", domain.ErrRefreshTokenInvalid)
 	}
@@ -121,6 +134,25 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 		SuccessorHash: row.SuccessorHash,
 	})
 	return tok, fam, nil
+}
+
+// readLookup scans the row of refreshLookupQuery into targets.
+func (s *RefreshTokenStore) readLookup(ctx context.Context, hash string, targets []any) (err error) {
+	if s.db.txOf(ctx) != nil {
+		// GORM writes each dialect's placeholder for ? itself.
+		return s.db.reader(ctx).Raw(refreshLookupSelect+"?", hash).Row().Scan(targets...)
+	}
+	ctx, span := s.db.tracer.start(ctx, s.db.refreshLookup.query)
+	defer func() { finish(span, err) }()
+	pool, err := s.db.read.DB()
+	if err != nil {
+		return err
+	}
+	stmt, err := s.db.refreshLookup.get(ctx, pool)
+	if err != nil {
+		return err
+	}
+	return stmt.QueryRowContext(ctx, hash).Scan(targets...)
 }
 
 // Rotate implements ports.RefreshTokenStore. It returns
@@ -199,21 +231,60 @@ WITH family AS (
 INSERT INTO refresh_tokens (token_hash, family_id, user_id, issued_at, expires_at)
 SELECT @successor, family_id, @user, @issued, @expires FROM used`
 
+// rotatePostgresPositional is rotatePostgresSQL with PostgreSQL's own
+// numbered parameters, for its prepared statement (hotStatement), in
+// rotatePostgresArgs' order.
+var rotatePostgresPositional = strings.NewReplacer("@family", "$1", "@user", "$2", "@used", "$3", "@at", "$4",
+	"@successor", "$5", "@issued", "$6", "@expires", "$7").Replace(rotatePostgresSQL)
+
+func rotatePostgresArgs(usedHash string, usedAt time.Time, successor domain.RefreshToken) []any {
+	return []any{successor.FamilyID, string(successor.UserID), usedHash, toMicros(usedAt), successor.Hash,
+		toMicros(successor.IssuedAt), toMicros(successor.ExpiresAt)}
+}
+
 func (s *RefreshTokenStore) rotatePostgres(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) error {
 	var rotated int64
-	err := s.db.statement(ctx, func(g *gorm.DB) error {
-		res := g.Exec(rotatePostgresSQL, map[string]any{
-			"family": successor.FamilyID, "user": string(successor.UserID), "used": usedHash,
-			"at": toMicros(usedAt), "successor": successor.Hash,
-			"issued": toMicros(successor.IssuedAt), "expires": toMicros(successor.ExpiresAt),
+	var err error
+	if s.db.txOf(ctx) == nil {
+		// Outside a transaction, where every refresh runs it: prepared, as
+		// Lookup's read, through database/sql; GORM's building of the
+		// named query was a fifth of a rotation's allocations.
+		rotated, err = s.rotatePrepared(ctx, rotatePostgresArgs(usedHash, usedAt, successor))
+	} else {
+		err = s.db.statement(ctx, func(g *gorm.DB) error {
+			res := g.Exec(rotatePostgresSQL, map[string]any{
+				"family": successor.FamilyID, "user": string(successor.UserID), "used": usedHash,
+				"at": toMicros(usedAt), "successor": successor.Hash,
+				"issued": toMicros(successor.IssuedAt), "expires": toMicros(successor.ExpiresAt),
+			})
+			rotated = res.RowsAffected
+			return res.Error
 		})
-		rotated = res.RowsAffected
-		return res.Error
-	})
+	}
 	if err != nil || rotated == 1 {
 		return err
 	}
 	return rotationRefused(s.db.writer(ctx).Raw(rotationStateSQL, usedHash).Row(), successor, usedAt)
+}
+
+// rotatePrepared runs rotatePostgresPositional on the writer pool and
+// returns the rows it inserted (1 when it rotated).
+func (s *RefreshTokenStore) rotatePrepared(ctx context.Context, args []any) (rotated int64, err error) {
+	ctx, span := s.db.tracer.start(ctx, s.db.rotation.query)
+	defer func() { finish(span, err) }()
+	pool, err := s.db.gorm.DB()
+	if err != nil {
+		return 0, err
+	}
+	stmt, err := s.db.rotation.get(ctx, pool)
+	if err != nil {
+		return 0, err
+	}
+	res, err := stmt.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // The statements of a rotation on SQLite, which has no UPDATE in a WITH:

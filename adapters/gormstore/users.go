@@ -105,7 +105,7 @@ func (r *UserRepository) anyEmailTaken(ctx context.Context, users []domain.User)
 	return false, nil
 }
 
-// userByIDQuery is ByID's statement on the read pool (hotRead): the
+// userByIDQuery is ByID's statement on the read pool (hotStatement): the
 // columns of userColumns, which ByID scans in that order.
 func userByIDQuery(d dialect) string {
 	return "SELECT " + strings.Join(userColumns, ", ") + " FROM users WHERE id = " + d.param(1)
@@ -113,7 +113,7 @@ func userByIDQuery(d dialect) string {
 
 // ByID implements ports.UserRepository. Outside a transaction, where
 // every signed-in request makes it, it runs a prepared statement through
-// database/sql (hotRead); inside one, through GORM on the transaction.
+// database/sql (hotStatement); inside one, through GORM on the transaction.
 func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.User, error) {
 	var row userRow
 	var err error

@@ -7,16 +7,17 @@ import (
 	"sync/atomic"
 )
 
-// hotRead is the prepared statement of a read made on nearly every
-// request, run through database/sql rather than GORM: for a signed-in
-// request's account lookup, GORM's statement building, callbacks and
-// reflective scan cost about as much CPU as SQLite's own work, and about
-// half of the lookup's allocations (docs/performance.md, "The SQL
-// store"). It is prepared on the read pool on first use
-// (database/sql prepares it again on each connection that runs it) and
-// closed with the pool. The query must be a constant with parameters
-// only: no value is ever put into its text.
-type hotRead struct {
+// hotStatement is the prepared statement of a read made on nearly every
+// request (or of a refresh's rotation), run through database/sql rather
+// than GORM: for a signed-in request's account lookup, GORM's statement
+// building, callbacks and reflective scan cost about as much CPU as
+// SQLite's own work, and about half of the lookup's allocations
+// (docs/performance.md, "The SQL store"). It is prepared on the pool it
+// runs on (the read pool for reads) on first use (database/sql prepares
+// it again on each connection that runs it) and closed with the pool.
+// The query must be a constant with parameters only: no value is ever
+// put into its text.
+type hotStatement struct {
 	query string
 	// stmt is read without the lock once prepared: the requests of a
 	// loaded server would otherwise queue on it.
@@ -26,7 +27,7 @@ type hotRead struct {
 
 // get returns the statement, prepared on pool the first time; a failed
 // preparation is tried again on the next call.
-func (h *hotRead) get(ctx context.Context, pool *sql.DB) (*sql.Stmt, error) {
+func (h *hotStatement) get(ctx context.Context, pool *sql.DB) (*sql.Stmt, error) {
 	if stmt := h.stmt.Load(); stmt != nil {
 		return stmt, nil
 	}
@@ -44,7 +45,7 @@ func (h *hotRead) get(ctx context.Context, pool *sql.DB) (*sql.Stmt, error) {
 }
 
 // close closes the statement, if prepared; the pool is closed after it.
-func (h *hotRead) close() {
+func (h *hotStatement) close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if stmt := h.stmt.Swap(nil); stmt != nil {
