@@ -99,6 +99,28 @@ func accountChangesOnEveryNode(t *testing.T, c *cluster) {
 	change(http.MethodPut, id, map[string]any{"profiles": []string{"ROLE_CUSTOMER"}})
 	within("demoted", time.Now(), refused(token))
 
+	// A refresh reads its account through the cache too, but the session
+	// it refreshes from the database: a disabled account's refresh is
+	// refused at once on every node, though a refresh cached the account
+	// there.
+	c.register(a, "refreshed@example.com")
+	refresh := c.login(a, "refreshed@example.com", userPassword).RefreshToken
+	for _, n := range others {
+		r := c.post(n, "/auth/refreshtoken", map[string]string{"refreshToken": refresh}, "")
+		var next kit.Tokens
+		if r.Status != http.StatusOK || json.Unmarshal(r.Body, &next) != nil {
+			t.Fatalf("refresh on node %d: %d %s", n, r.Status, r.Body)
+		}
+		refresh = next.RefreshToken
+	}
+	_, id = cached("refreshed@example.com")
+	change(http.MethodPut, id, map[string]any{"disabled": true})
+	for _, n := range others {
+		if r := c.post(n, "/auth/refreshtoken", map[string]string{"refreshToken": refresh}, ""); r.Status != http.StatusUnauthorized {
+			t.Errorf("refresh of a disabled account on node %d: %d, want 401 at once", n, r.Status)
+		}
+	}
+
 	// The reads above were served by the caches: the test is of them.
 	for _, n := range others {
 		if hits := cacheHits(t, c.urls[n]); hits == 0 {
