@@ -40,7 +40,7 @@ type webhookRecorder struct {
 	traces []string
 }
 
-func (w *webhookRecorder) Send(ctx context.Context, e domain.WebhookEvent) (domain.WebhookResult, error) {
+func (w *webhookRecorder) Send(ctx context.Context, _ domain.WebhookEvent) (domain.WebhookResult, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.traces = append(w.traces, traceOf(ctx))
