@@ -42,6 +42,9 @@ type Deps struct {
 	OutboxMetrics ports.OutboxMetrics
 	// PurgeMetrics, when set, counts the rows housekeeping deleted.
 	PurgeMetrics ports.PurgeMetrics
+	// Traces, when set (traces on), carry the trace of the request that
+	// queues an outbox message to its delivery; nil keeps none.
+	Traces ports.TraceContexts
 	// AccountCacheMetrics, when set, counts the account cache's hits,
 	// misses and evictions.
 	AccountCacheMetrics ports.AccountCacheMetrics
@@ -178,6 +181,7 @@ func New(deps Deps, cfg Config) (*Services, error) {
 	}
 	cfg = cfg.withDefaults()
 	deps.Stores = accountCaching(deps.Stores, cfg.AccountCacheSize, deps.AccountCacheMetrics)
+	deps.Stores = outboxTracing(deps.Stores, deps.Traces)
 	log := deps.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -315,7 +319,7 @@ func newServices(c core, deps Deps, cfg Config, sh shared) *Services {
 			enabled: cfg.EmailSignIn, signUp: cfg.EmailSignIn && cfg.EmailSignUp}},
 		Delivery: &DeliveryService{core: c, deliveryPorts: deliveryPorts{outbox: st.Outbox, mailer: deps.Mailer,
 			webhookSender: deps.Webhooks, outboxMetrics: deps.OutboxMetrics, users: st.Users, links: st.Links,
-			tx: st.Tx, mail: sh.mail, budget: cfg.MailBudget, wakeup: sh.delivery,
+			tx: st.Tx, mail: sh.mail, budget: cfg.MailBudget, wakeup: sh.delivery, traces: deps.Traces,
 			emailSignUp: cfg.EmailSignIn && cfg.EmailSignUp}},
 		MFA: &MFAService{core: c, mfaPorts: mfaPorts{users: st.Users, mfa: st.MFA, otp: deps.OTP, passkeys: st.Passkeys,
 			tokens: st.Tokens, tx: st.Tx, factors: sh.factors, webhooks: sh.webhooks, sessionEnds: sh.sessionEnds,

@@ -56,6 +56,8 @@ type deliveryPorts struct {
 	// emailSignUp mails a sign-in code to an email no account has too
 	// (Config.EmailSignUp), within a budget of its own per address.
 	emailSignUp bool
+	// traces, when set, resume the trace each message was queued in.
+	traces ports.TraceContexts
 }
 
 // Run sends what is due until ctx ends: a batch at a time, at once while
@@ -128,8 +130,10 @@ func (d *DeliveryService) giveBack(ctx context.Context, msgs ...domain.OutboxMes
 	}
 }
 
-// handle sends or answers one message and records the outcome.
+// handle sends or answers one message and records the outcome, within
+// the trace of the request that queued it (resume).
 func (d *DeliveryService) handle(ctx context.Context, m domain.OutboxMessage) {
+	ctx = d.resume(ctx, m)
 	var err error
 	switch m.Kind {
 	case domain.OutboxMail:

@@ -207,17 +207,20 @@ func testRelyingParty(t testing.TB) *webauthn.RelyingParty {
 	return rp
 }
 
-// fakeMailer keeps what it is given to send; fail, when set, decides the
-// answer to each message instead.
+// fakeMailer keeps what it is given to send, and the trace each send was
+// in (fakeTraces); fail, when set, decides the answer to each message
+// instead.
 type fakeMailer struct {
-	mu   sync.Mutex
-	sent []domain.Mail
-	fail func(domain.Mail) error
+	mu     sync.Mutex
+	sent   []domain.Mail
+	traces []string
+	fail   func(domain.Mail) error
 }
 
-func (m *fakeMailer) Send(_ context.Context, mail domain.Mail) error {
+func (m *fakeMailer) Send(ctx context.Context, mail domain.Mail) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.traces = append(m.traces, traceOf(ctx))
 	if m.fail != nil {
 		if err := m.fail(mail); err != nil {
 			return err

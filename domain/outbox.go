@@ -40,7 +40,20 @@ type OutboxMessage struct {
 	// LastError says why the last attempt failed, for operators; never a
 	// secret.
 	LastError string
+	// TraceContext is the trace of the request that queued the message,
+	// as text the tracing adapter wrote and reads back (ports.TraceContexts;
+	// a W3C traceparent, then its tracestate): the delivery joins that
+	// trace. Empty when traces are off or the message was queued outside
+	// any trace; at most MaxTraceContext bytes.
+	TraceContext string
 }
+
+// MaxTraceContext bounds OutboxMessage.TraceContext, the size of its
+// column: a traceparent (55 characters in version 00), a space and a
+// tracestate of up to 512 characters, what W3C Trace Context asks every
+// propagator to keep (§3.3.1.5) — 568, with room for a longer
+// traceparent of a later version.
+const MaxTraceContext = 600
 
 // OutboxID identifies an outbox message: 32 lowercase hex characters, 8
 // bytes of big-endian Unix microseconds and 8 random bytes, so that ids

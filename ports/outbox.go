@@ -32,3 +32,20 @@ type Outbox interface {
 	// (zero when none wait), for the metrics.
 	Backlog(ctx context.Context) (int, time.Time, error)
 }
+
+// TraceContexts carry a trace through the outbox, when traces are on: a
+// message keeps the trace context of the request that queued it
+// (domain.OutboxMessage.TraceContext) and its delivery, however much
+// later, resumes it, so that an operator goes from the request's trace to
+// the mail or webhook it caused. Whoever wires the application passes nil
+// when traces are off: nothing is then kept or resumed.
+type TraceContexts interface {
+	// Current returns the trace context of ctx as text to keep with a
+	// message, at most domain.MaxTraceContext bytes; "" when ctx is in
+	// no trace.
+	Current(ctx context.Context) string
+	// Resume returns ctx within the trace context tc (as Current
+	// returned it), for the work that delivers the message; ctx as it is
+	// when tc is empty or unreadable.
+	Resume(ctx context.Context, tc string) context.Context
+}

@@ -26,6 +26,8 @@ type outboxRow struct {
 	Attempts      int    `gorm:"column:attempts"`
 	LastError     string `gorm:"column:last_error"`
 	ClaimedMicros *int64 `gorm:"column:claimed_until"`
+	// TraceContext is NULL when the message keeps none (traces off).
+	TraceContext *string `gorm:"column:trace_context"`
 }
 
 func (outboxRow) TableName() string { return "outbox_messages" }
@@ -35,7 +37,7 @@ func (r outboxRow) key() string { return r.ID }
 
 // outboxColumns are the columns a claim returns, named (see keyColumns):
 // claimed_until is the store's own business.
-const outboxColumns = "id, kind, payload, secret, created_at, next_attempt_at, attempts, last_error"
+const outboxColumns = "id, kind, payload, secret, created_at, next_attempt_at, attempts, last_error, trace_context"
 
 // fromDomainOutboxMessage is the row of m, whose payload is stored as
 // payload (sealed when m is secret).
@@ -49,6 +51,7 @@ func fromDomainOutboxMessage(m domain.OutboxMessage, payload []byte) outboxRow {
 		NextMicros:    toMicros(m.NextAttemptAt),
 		Attempts:      m.Attempts,
 		LastError:     m.LastError,
+		TraceContext:  nullString(m.TraceContext),
 	}
 }
 
@@ -64,6 +67,7 @@ func toDomainOutboxMessage(r outboxRow, payload []byte) domain.OutboxMessage {
 		NextAttemptAt: fromMicros(r.NextMicros),
 		Attempts:      r.Attempts,
 		LastError:     r.LastError,
+		TraceContext:  fromNullString(r.TraceContext),
 	}
 }
 

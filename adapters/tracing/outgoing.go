@@ -99,7 +99,9 @@ func (m tracedMailer) Send(ctx context.Context, mail domain.Mail) error {
 }
 
 // startDelivery starts the span of one delivery of what ("mail",
-// "webhook") by the outbox.
+// "webhook") by the outbox: a child of the span of ctx, which the
+// delivery resumed from the message (TraceContexts) when the request
+// that queued it was traced, and a new trace otherwise.
 func startDelivery(ctx context.Context, tracer trace.Tracer, what string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	return tracer.Start(ctx, "outbox deliver "+what, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 }

@@ -59,6 +59,9 @@ func TestOff_wraps_nothing(t *testing.T) {
 	if tr.Transport(next) != next {
 		t.Error("Transport wraps while off")
 	}
+	if tr.TraceContexts() != nil {
+		t.Error("trace contexts kept while off")
+	}
 	if tr.WebhookSender(nil) != nil || tr.Mailer(nil) != nil {
 		t.Error("a nil sender became one")
 	}

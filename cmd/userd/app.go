@@ -168,6 +168,9 @@ type servicesParams struct {
 	CacheMetrics  ports.AccountCacheMetrics `optional:"true"`
 	Clock         ports.Clock
 	Log           *slog.Logger
+	// Tracing, when on, carries a request's trace to the delivery of
+	// the messages it queued.
+	Tracing *tracing.Tracing
 }
 
 func newServices(p servicesParams) (*application.Services, error) {
@@ -176,6 +179,7 @@ func newServices(p servicesParams) (*application.Services, error) {
 		OTP: p.OTP, RelyingParty: p.RelyingParty, Webhooks: p.Webhooks, OAuthTokens: p.OAuthTokens,
 		Upstream: p.Upstream, ClaimsHook: p.ClaimsHook, HookMetrics: p.HookMetrics, Metrics: p.Metrics, OutboxMetrics: p.OutboxMetrics,
 		PurgeMetrics: p.PurgeMetrics, AccountCacheMetrics: p.CacheMetrics, Clock: p.Clock, Log: p.Log,
+		Traces: p.Tracing.TraceContexts(),
 	}, application.Config{
 		OpenRegistration:         p.Config.OpenRegistration,
 		RequireCurrentPassword:   p.Config.RequireCurrentPassword,

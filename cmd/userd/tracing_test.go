@@ -280,8 +280,17 @@ func TestServer_exports_traces(t *testing.T) {
 		}
 	}
 
-	// The webhook's delivery is a span whose POST carried its traceparent.
+	// The webhook's delivery is a span of the sign-up's trace, the
+	// child of the request that queued the event (issue 30: the caller's
+	// traceparent passed on to webhooks), and its POST carried a
+	// traceparent of that trace.
 	delivery := one(t, byName, "outbox deliver webhook")
+	if got := hex.EncodeToString(delivery.span.GetTraceId()); got != callerTraceID {
+		t.Errorf("the webhook's delivery in trace %s, want the caller's %s", got, callerTraceID)
+	}
+	if string(delivery.span.GetParentSpanId()) != string(register.span.GetSpanId()) {
+		t.Errorf("the webhook's delivery under span %x, want the sign-up's %x", delivery.span.GetParentSpanId(), register.span.GetSpanId())
+	}
 	var post exported
 	for _, s := range byName["POST"] {
 		if string(s.span.GetParentSpanId()) == string(delivery.span.GetSpanId()) {
@@ -293,8 +302,8 @@ func TestServer_exports_traces(t *testing.T) {
 	}
 	want := "00-" + hex.EncodeToString(post.span.GetTraceId()) + "-" + hex.EncodeToString(post.span.GetSpanId()) + "-01"
 	hookMu.Lock()
-	if hookTraceparents[0] != want {
-		t.Errorf("the webhook's receiver got traceparent %q, want %q", hookTraceparents[0], want)
+	if hookTraceparents[0] != want || !strings.HasPrefix(hookTraceparents[0], "00-"+callerTraceID+"-") {
+		t.Errorf("the webhook's receiver got traceparent %q, want %q, in the caller's trace", hookTraceparents[0], want)
 	}
 	hookMu.Unlock()
 

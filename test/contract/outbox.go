@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,10 +42,10 @@ func checkMessage(t *testing.T, got, want domain.OutboxMessage) {
 	t.Helper()
 	if got.ID != want.ID || got.Kind != want.Kind || !bytes.Equal(got.Payload, want.Payload) || got.Secret != want.Secret ||
 		!sameTime(got.CreatedAt, want.CreatedAt) || !sameTime(got.NextAttemptAt, want.NextAttemptAt) ||
-		got.Attempts != want.Attempts || got.LastError != want.LastError {
-		t.Errorf("outbox message mismatch:\n got {%s %s %q secret:%v created:%s next:%s attempts:%d error:%q}\nwant {%s %s %q secret:%v created:%s next:%s attempts:%d error:%q}",
-			got.ID, got.Kind, got.Payload, got.Secret, got.CreatedAt.Format(time.RFC3339Nano), got.NextAttemptAt.Format(time.RFC3339Nano), got.Attempts, got.LastError,
-			want.ID, want.Kind, want.Payload, want.Secret, want.CreatedAt.Format(time.RFC3339Nano), want.NextAttemptAt.Format(time.RFC3339Nano), want.Attempts, want.LastError)
+		got.Attempts != want.Attempts || got.LastError != want.LastError || got.TraceContext != want.TraceContext {
+		t.Errorf("outbox message mismatch:\n got {%s %s %q secret:%v created:%s next:%s attempts:%d error:%q trace:%q}\nwant {%s %s %q secret:%v created:%s next:%s attempts:%d error:%q trace:%q}",
+			got.ID, got.Kind, got.Payload, got.Secret, got.CreatedAt.Format(time.RFC3339Nano), got.NextAttemptAt.Format(time.RFC3339Nano), got.Attempts, got.LastError, got.TraceContext,
+			want.ID, want.Kind, want.Payload, want.Secret, want.CreatedAt.Format(time.RFC3339Nano), want.NextAttemptAt.Format(time.RFC3339Nano), want.Attempts, want.LastError, want.TraceContext)
 	}
 }
 
@@ -205,6 +206,38 @@ func Outbox(t *testing.T, newStorage func(t *testing.T) OutboxStorage) {
 		if err := o.Retry(t.Context(), newMessage(at(0)).ID, next, 1, "x"); err != nil {
 			t.Errorf("Retry(a message gone) = %v, want nil", err)
 		}
+	})
+
+	// The trace context a message was queued in comes back as it went
+	// in, up to domain.MaxTraceContext bytes, through a retry; none is
+	// none.
+	t.Run("trace_context", func(t *testing.T) {
+		t.Parallel()
+		o := newOutbox(t)
+		traced, longest, none := newMessage(at(0)), newMessage(at(time.Second)), newMessage(at(2*time.Second))
+		traced.TraceContext = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"
+		longest.TraceContext = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00 a=" +
+			strings.Repeat("v", domain.MaxTraceContext-len("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00 a="))
+		longest.Secret = true
+		enqueue(t, o, traced, longest, none)
+		got := claim(t, o, at(time.Minute), time.Hour, 10)
+		if len(got) != 3 {
+			t.Fatalf("Claim = %v, want three messages", messageIDs(got))
+		}
+		for i, want := range []domain.OutboxMessage{traced, longest, none} {
+			checkMessage(t, got[i], want)
+		}
+		next := at(2 * time.Minute)
+		if err := o.Retry(t.Context(), traced.ID, next, 1, "503"); err != nil {
+			t.Fatalf("Retry: %v", err)
+		}
+		got = claim(t, o, next, time.Hour, 10)
+		want := traced
+		want.NextAttemptAt, want.Attempts, want.LastError = next, 1, "503"
+		if len(got) != 1 {
+			t.Fatalf("Claim after the retry = %v, want %s", messageIDs(got), traced.ID)
+		}
+		checkMessage(t, got[0], want)
 	})
 
 	t.Run("duplicate_id", func(t *testing.T) {
