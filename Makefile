@@ -149,8 +149,9 @@ purgeload:
 ## bin/userd, then runs userd and, with GOTRUE=/path/to/auth (built by hand,
 ## docs/performance.md), GoTrue, one at a time on the scratch database
 ## PEER_DSN (default USERD_TEST_POSTGRES_DSN) with 10,000 users; prints
-## req/s, p99, errors and peak RSS and the ratios against issue 17's goals
-## (about 3 minutes); needs wrk, psql, curl, openssl
+## req/s, p99, errors and RSS and the ratios against issues 17's and 30's
+## goals, read-many over 20,000 distinct tokens among them (about 6
+## minutes); needs wrk, psql, curl, openssl
 PEER_DSN ?= $(USERD_TEST_POSTGRES_DSN)
 GOTRUE   ?=
 peerload: build

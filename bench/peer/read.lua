@@ -1,15 +1,37 @@
 -- Read of the signed-in user: GET PEER_PATH with the access tokens of
--- PEER_ACCESS (one a line, of distinct users), taken in turn, each thread
--- starting elsewhere in the list. Every answer must be 200.
+-- PEER_ACCESS (one a line), taken in turn. Every answer must be 200.
+--
+-- By default each thread goes round the whole list, starting elsewhere in
+-- it. With PEER_SPLIT=1 (read-many) the threads share the list out
+-- instead, thread k taking lines k+1, k+1+T, k+1+2T, … (T threads) in
+-- order, round and round: no two threads present the same token, and
+-- between two uses of a token its thread has presented each other token
+-- of its part once while the other threads went on with theirs. Over
+-- 20,000 tokens and 2 threads that is at least 9,999 + 1 other distinct
+-- tokens (about 20,000 at one pace), so userd's verified-token cache, an
+-- LRU of 10,000, never hits; with 4 threads, so long as none runs at
+-- under a third of another's pace.
 local c = require("common")
 setup, done = c.setup, c.done
 
 local path = c.env("PEER_PATH")
-local tokens = c.lines(c.env("PEER_ACCESS"))
-local i
+local all = c.lines(c.env("PEER_ACCESS"))
+local split = os.getenv("PEER_SPLIT") == "1"
+local tokens, i
 
 function init()
-  i = (index or 0) * 97
+  if split then
+    local nthreads = tonumber(c.env("PEER_THREADS"))
+    tokens = {}
+    for n, t in ipairs(all) do
+      if (n - 1) % nthreads == (index or 0) then tokens[#tokens + 1] = t end
+    end
+    assert(#tokens > 0, "fewer tokens than threads")
+    i = 0
+  else
+    tokens = all
+    i = (index or 0) * 97
+  end
 end
 
 function request()

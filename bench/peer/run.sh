@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
 # Side by side with GoTrue (supabase/auth), the peer of issue 17, by wrk:
 # one service at a time on 127.0.0.1 and PostgreSQL, PEER_USERS users each,
-# four loads (read of the signed-in user, refresh with rotation, password
-# login, admin list of users), then one table with req/s, p99, errors, CPU
-# and RSS, and the ratios against the issues' goals (read >= 10x, refresh
+# five loads (read of the signed-in user, the same read over PEER_MANY
+# distinct tokens, refresh with rotation, password login, admin list of
+# users), then one table with req/s, p99, errors, CPU and RSS, and the
+# ratios against the issues' goals (read >= 10x, read-many >= 5x, refresh
 # >= 10x; RSS idle, after reads and after refreshes below the peer's).
+#
+# read-many (issue 30): after the refreshes, PEER_MANY_SESSIONS further
+# users (those after the pool) log in once each, and their sessions are
+# refreshed in turn, each refresh presenting the token the previous one
+# rotated to, until there are PEER_MANY distinct access tokens (mint.lua,
+# by wrk; not measured). wrk's threads then share the tokens out, each
+# going round its own part in order (read.lua with PEER_SPLIT=1), so that
+# a token comes back only after the others have all been read: userd's
+# verified-token cache (10,000) never hits. The runner checks the count of
+# distinct tokens and that the first minted outlive the load by 60 s.
 #
 #   bench/peer/run.sh USERD_BINARY POSTGRES_DSN [GOTRUE_BINARY]
 #
@@ -15,7 +26,9 @@
 # GOTRUE_MIGRATIONS, by default the migrations directory next to the binary.
 #
 # Settings (environment): PEER_USERS (10000), PEER_POOL (300 users logged in
-# beforehand, whose tokens the loads use), PEER_DURATION (10s),
+# beforehand, whose tokens the loads use), PEER_MANY (20000 tokens for
+# read-many), PEER_MANY_SESSIONS (500 sessions they come from: PEER_USERS
+# must cover PEER_POOL + PEER_MANY_SESSIONS), PEER_DURATION (10s, in s),
 # PEER_CONNECTIONS (32), PEER_THREADS (2), PEER_USERD_PORT (18180),
 # PEER_GOTRUE_PORT (18190), PEER_GOTRUE_IDLE_POOL (PEER_CONNECTIONS: see
 # run_gotrue), PEER_SETTLE (10s: the quiet after the pool's logins before
@@ -35,6 +48,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 users=${PEER_USERS:-10000}
 pool=${PEER_POOL:-300}
+many=${PEER_MANY:-20000}
+many_sessions=${PEER_MANY_SESSIONS:-500}
 duration=${PEER_DURATION:-10s}
 connections=${PEER_CONNECTIONS:-32}
 threads=${PEER_THREADS:-2}
@@ -44,6 +59,9 @@ settle=${PEER_SETTLE:-10s}
 services=${PEER_SERVICES:-userd gotrue}
 out=${PEER_OUT:-$(mktemp -d /tmp/peer-XXXXXX)}
 mkdir -p "$out"
+[[ $duration =~ ^[0-9]+s$ ]] || { echo "run.sh: PEER_DURATION must be seconds (10s), not $duration" >&2; exit 1; }
+((pool + many_sessions <= users && many_sessions >= threads && many >= many_sessions)) || {
+	echo "run.sh: want PEER_POOL + PEER_MANY_SESSIONS <= PEER_USERS, PEER_THREADS <= PEER_MANY_SESSIONS <= PEER_MANY" >&2; exit 1; }
 
 for tool in wrk psql curl openssl; do
 	command -v "$tool" >/dev/null || { echo "run.sh: $tool is missing (wrk: apt-get install wrk)" >&2; exit 1; }
@@ -84,7 +102,9 @@ stop_server() {
 	wait "$pid" 2>/dev/null || true
 	pid=
 }
+mint_pid=
 cleanup() {
+	[[ -z $mint_pid ]] || kill -TERM "$mint_pid" 2>/dev/null || true
 	stop_server
 	sql -c 'DROP SCHEMA IF EXISTS peer_userd CASCADE; DROP SCHEMA IF EXISTS auth CASCADE' 2>/dev/null || true
 }
@@ -114,20 +134,80 @@ rss() {
 	if [[ $2 == peak ]]; then echo "$1 $2 $(peak_rss_mb)"; else echo "$1 $2 $(rss_mb)"; fi >>"$out/rss"
 }
 
-# login_pool URL BODY_FMT ACCESS_KEY REFRESH_KEY: logs in peer1..peer$pool,
-# four at a time, and writes $dir/emails, $dir/access and $dir/refresh.
-login_pool() {
-	local url=$1 fmt=$2 akey=$3 rkey=$4
-	seq "$pool" | xargs -P4 -I{} sh -c '
+# login_users URL BODY_FMT ACCESS_KEY REFRESH_KEY FIRST COUNT FILE: logs in
+# peerFIRST.. (COUNT users), four at a time, and writes "email access
+# refresh" lines to FILE.
+login_users() {
+	local url=$1 fmt=$2 akey=$3 rkey=$4 first=$5 count=$6 file=$7
+	seq "$first" $((first + count - 1)) | xargs -P4 -I{} sh -c '
 		r=$(curl -sS --max-time 30 -H "Content-Type: application/json" -d "$(printf "$2" "peer{}@example.com" "$3")" "$1") || exit 1
 		a=$(printf "%s" "$r" | sed -n "s/.*\"$4\":\"\([^\"]*\)\".*/\1/p")
 		f=$(printf "%s" "$r" | sed -n "s/.*\"$5\":\"\([^\"]*\)\".*/\1/p")
 		[ -n "$a" ] && [ -n "$f" ] || { echo "login of peer{}: $(printf "%s" "$r" | head -c 200)" >&2; exit 1; }
-		printf "peer{}@example.com %s %s\n" "$a" "$f"' _ "$url" "$fmt" "$password" "$akey" "$rkey" >"$dir/pool"
+		printf "peer{}@example.com %s %s\n" "$a" "$f"' _ "$url" "$fmt" "$password" "$akey" "$rkey" >"$file"
+	[[ $(wc -l <"$file") -eq $count ]] || { echo "run.sh: logins failed (peer$first and the $((count - 1)) after)" >&2; exit 1; }
+}
+
+# login_pool URL BODY_FMT ACCESS_KEY REFRESH_KEY: logs in peer1..peer$pool
+# and writes $dir/emails, $dir/access and $dir/refresh.
+login_pool() {
+	login_users "$@" 1 "$pool" "$dir/pool"
 	awk '{print $1}' "$dir/pool" >"$dir/emails"
 	awk '{print $2}' "$dir/pool" >"$dir/access"
 	awk '{print $3}' "$dir/pool" >"$dir/refresh"
-	[[ $(wc -l <"$dir/pool") -eq $pool ]] || { echo "run.sh: the pool's logins failed" >&2; exit 1; }
+}
+
+# jwt_exp TOKEN: the exp claim of a JWT.
+jwt_exp() {
+	local p=${1#*.}
+	p=${p%%.*}
+	p=$(printf '%s' "$p" | tr -- '-_' '+/')
+	while ((${#p} % 4)); do p+='='; done
+	printf '%s\n' "$(printf '%s' "$p" | openssl base64 -d -A)" | sed -n 's/.*"exp":\([0-9]*\).*/\1/p'
+}
+
+# mint_many SERVICE LOGIN_URL BODY_FMT ACCESS_KEY REFRESH_KEY REFRESH_PATH
+# IDLE_PATH BASE: logs in the $many_sessions users after the pool, then
+# refreshes their sessions in turn (mint.lua) until $dir/many holds $many
+# distinct access tokens; fails if it does not, or if the first of them
+# would expire within the load and a minute.
+mint_many() {
+	local service=$1 url=$2 fmt=$3 akey=$4 rkey=$5 rpath=$6 idle=$7 base=$8
+	local t0=$SECONDS
+	login_users "$url" "$fmt" "$akey" "$rkey" $((pool + 1)) "$many_sessions" "$dir/many-sessions"
+	awk '{print $3}' "$dir/many-sessions" >"$dir/many-refresh"
+	local per=$(((many + many_sessions - 1) / many_sessions)) prefix=$dir/mint t1=$SECONDS k
+	rm -f "$prefix".*
+	env LUA_PATH="$here/?.lua;;" PEER_THREADS="$threads" PEER_PATH="$rpath" PEER_IDLE_PATH="$idle" \
+		PEER_ACCESS_KEY="$akey" PEER_KEY="$rkey" PEER_REFRESH="$dir/many-refresh" PEER_PER="$per" \
+		PEER_MINT_OUT="$prefix" \
+		wrk -t"$threads" -c"$connections" -d600s --timeout 30s -s "$here/mint.lua" "$base" >"$dir/wrk-mint.txt" 2>&1 &
+	mint_pid=$!
+	# wrk sleeps its whole -d unless interrupted: end it once every thread
+	# has its tokens (each wrote its .done), or when it ends by itself.
+	while kill -0 "$mint_pid" 2>/dev/null; do
+		for ((k = 0; k < threads; k++)); do [[ -e $prefix.$k.done ]] || break; done
+		((k < threads)) || { kill -INT "$mint_pid" 2>/dev/null || true; break; }
+		sleep 0.2
+	done
+	wait "$mint_pid" || true
+	mint_pid=
+	sed -n '/unexpected answers/,$p' "$dir/wrk-mint.txt" >&2
+	grep -q '^PEER .* errors=0 socket_errors=0$' "$dir/wrk-mint.txt" ||
+		{ echo "run.sh: $service: the minting refreshes had errors (see $dir/wrk-mint.txt)" >&2; exit 1; }
+	local distinct
+	distinct=$(for ((k = 0; k < threads; k++)); do cat "$prefix.$k"; done | awk '!seen[$0]++' | tee "$dir/many-all" | wc -l)
+	((distinct >= many)) || { echo "run.sh: $service: minted $distinct distinct access tokens of $many (see $dir/wrk-mint.txt)" >&2; exit 1; }
+	head -n "$many" "$dir/many-all" >"$dir/many"
+	local first exp secs=${duration%s}
+	first=$(for ((k = 0; k < threads; k++)); do head -1 "$prefix.$k"; done)
+	exp=$(for t in $first; do jwt_exp "$t"; done | sort -n | head -1)
+	[[ -n $exp ]] || { echo "run.sh: $service: no exp claim in a minted token" >&2; exit 1; }
+	((exp - $(date +%s) > secs + 60)) || {
+		echo "run.sh: $service: the first minted tokens expire $((exp - $(date +%s))) s from now, within the ${secs} s load and a minute" >&2; exit 1; }
+	echo "$service: $many_sessions sessions logged in in $((t1 - t0)) s; $distinct distinct access tokens minted in $((SECONDS - t1)) s by" \
+		"$(awk '/^MINT / {for (i = 2; i <= NF; i++) {split($i, kv, "="); n[kv[1]] += kv[2]}} END {printf "%d refreshes (%d answers repeated a token)", n["refreshes"], n["repeated"]}' "$dir/wrk-mint.txt");" \
+		"the first expire in $((exp - $(date +%s))) s" >&2
 }
 
 # load SERVICE NAME SCRIPT URL [VAR=VALUE...]: one wrk run; appends a row
@@ -187,6 +267,9 @@ run_userd() {
 	rss userd reads
 	load userd refresh refresh.lua "$base" PEER_PATH=/auth/refreshtoken PEER_KEY=refreshToken PEER_REFRESH="$dir/refresh"
 	rss userd refreshes
+	mint_many userd "$base/auth/login" '{"email":"%s","password":"%s"}' accessToken refreshToken \
+		/auth/refreshtoken /healthz "$base"
+	load userd read-many read.lua "$base" PEER_PATH=/api/users/me PEER_ACCESS="$dir/many" PEER_SPLIT=1
 	load userd login login.lua "$base" PEER_PATH=/auth/login PEER_PASSWORD="$password" PEER_EMAILS="$dir/emails"
 	load userd list list.lua "$base" PEER_PATH='/api/users?limit=50' PEER_TOKEN="$admin"
 	rss userd peak
@@ -262,6 +345,9 @@ EOF
 	rss gotrue reads
 	load gotrue refresh refresh.lua "$base" PEER_PATH='/token?grant_type=refresh_token' PEER_KEY=refresh_token PEER_REFRESH="$dir/refresh"
 	rss gotrue refreshes
+	mint_many gotrue "$base/token?grant_type=password" '{"email":"%s","password":"%s"}' access_token refresh_token \
+		'/token?grant_type=refresh_token' /health "$base"
+	load gotrue read-many read.lua "$base" PEER_PATH=/user PEER_ACCESS="$dir/many" PEER_SPLIT=1
 	load gotrue login login.lua "$base" PEER_PATH='/token?grant_type=password' PEER_PASSWORD="$password" PEER_EMAILS="$dir/emails"
 	load gotrue list list.lua "$base" PEER_PATH='/admin/users?page=1&per_page=50' PEER_TOKEN="$admin"
 	rss gotrue peak
@@ -275,16 +361,16 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$threads -c$c
 [[ $services != *userd* ]] || run_userd
 [[ -z $gotrue_bin || $services != *gotrue* ]] || run_gotrue
 
-awk -v ok_read=10 -v ok_refresh=10 '
+awk -v ok_read=10 -v ok_many=5 -v ok_refresh=10 '
 FNR == NR { rss[$1, $2] = $3; next }
 { rps[$1, $2] = $3; p99[$1, $2] = $4; err[$1, $2] = $5; cpu[$1, $2] = $6; seen[$1] = 1 }
 END {
-	printf "%-8s %-8s %10s %10s %7s %6s\n", "service", "load", "req/s", "p99 ms", "errors", "CPU%"
-	n = split("userd gotrue", svc, " "); m = split("read refresh login list", ld, " ")
+	printf "%-8s %-9s %10s %10s %7s %6s\n", "service", "load", "req/s", "p99 ms", "errors", "CPU%"
+	n = split("userd gotrue", svc, " "); m = split("read read-many refresh login list", ld, " ")
 	for (i = 1; i <= n; i++) if (seen[svc[i]]) {
 		for (j = 1; j <= m; j++) {
 			k = svc[i] SUBSEP ld[j]
-			printf "%-8s %-8s %10.1f %10.2f %7d %6d%s\n", svc[i], ld[j], rps[k], p99[k], err[k], cpu[k], err[k] ? "  errors: not a result" : ""
+			printf "%-8s %-9s %10.1f %10.2f %7d %6d%s\n", svc[i], ld[j], rps[k], p99[k], err[k], cpu[k], err[k] ? "  errors: not a result" : ""
 		}
 		printf "%-8s RSS MB: idle %d, after reads %d, after refreshes %d, peak %d\n", svc[i],
 			rss[svc[i], "idle"], rss[svc[i], "reads"], rss[svc[i], "refreshes"], rss[svc[i], "peak"]
@@ -293,8 +379,8 @@ END {
 	print ""
 	for (j = 1; j <= m; j++) {
 		r = rps["gotrue", ld[j]] ? rps["userd", ld[j]] / rps["gotrue", ld[j]] : 0
-		goal = ld[j] == "read" ? ok_read : ld[j] == "refresh" ? ok_refresh : 0
-		printf "%-8s userd/gotrue %6.1fx%s\n", ld[j], r, goal ? sprintf("  goal >= %dx: %s", goal, r >= goal ? "met" : "MISSED") : ""
+		goal = ld[j] == "read" ? ok_read : ld[j] == "read-many" ? ok_many : ld[j] == "refresh" ? ok_refresh : 0
+		printf "%-9s userd/gotrue %6.1fx%s\n", ld[j], r, goal ? sprintf("  goal >= %dx: %s", goal, r >= goal ? "met" : "MISSED") : ""
 	}
 	q = split("idle reads refreshes peak", ph, " ")
 	for (j = 1; j <= q; j++) {
