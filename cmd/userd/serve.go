@@ -51,6 +51,7 @@ func (r *root) serve(ctx context.Context) error {
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
+		defer startGCTuner(gcHeadroom, defaultGCPercent, maxTunedGCPercent)()
 	}
 	return withApp(ctx, cfg, serverOptions(cfg, r.stderr), func(ctx context.Context) error {
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
