@@ -25,13 +25,12 @@ const (
 )
 
 // tunedGCPercent is the GOGC that allows headroom bytes of garbage over
-// live bytes of live heap, within [minPct, maxPct].
-func tunedGCPercent(live, headroom uint64, minPct, maxPct int) int {
-	if live == 0 {
-		return maxPct
+// live bytes of live heap, within [defaultGCPercent, maxTunedGCPercent].
+func tunedGCPercent(live, headroom uint64) int {
+	if live == 0 || headroom*100/live >= maxTunedGCPercent {
+		return maxTunedGCPercent
 	}
-	pct := int(min(headroom*100/live, uint64(maxPct)))
-	return max(pct, minPct)
+	return max(int(headroom*100/live), defaultGCPercent) //nolint:gosec // G115: below maxTunedGCPercent, checked above
 }
 
 // gcTuner sets GOGC after every collection, from the live heap it left.
@@ -39,11 +38,10 @@ func tunedGCPercent(live, headroom uint64, minPct, maxPct int) int {
 // it is set on dies in the next cycle, its finalizer runs after it, tunes
 // and sets another on a new object.
 type gcTuner struct {
-	headroom       uint64
-	minPct, maxPct int
-	current        int
-	stopped        atomic.Bool
-	live           []metrics.Sample
+	headroom uint64
+	current  int
+	stopped  atomic.Bool
+	live     []metrics.Sample
 }
 
 // sentinel is the object whose death tells a cycle ended. It holds a
@@ -51,12 +49,12 @@ type gcTuner struct {
 // tiny allocator, which would keep it alive past its cycle.
 type sentinel struct{ _ *int }
 
-// startGCTuner starts tuning from the current GC percent; the returned
-// stop ends it (the GC percent stays as last set).
-func startGCTuner(headroom uint64, minPct, maxPct int) (stop func()) {
-	t := &gcTuner{headroom: headroom, minPct: minPct, maxPct: maxPct,
-		live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-	t.current = debug.SetGCPercent(minPct)
+// startGCTuner starts tuning for headroom bytes of garbage, from the
+// current GC percent; the returned stop ends it (the GC percent stays as
+// last set).
+func startGCTuner(headroom uint64) (stop func()) {
+	t := &gcTuner{headroom: headroom, live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	t.current = debug.SetGCPercent(defaultGCPercent)
 	debug.SetGCPercent(t.current)
 	t.arm()
 	return func() { t.stopped.Store(true) }
@@ -79,7 +77,7 @@ func (t *gcTuner) tune() {
 	if t.live[0].Value.Kind() != metrics.KindUint64 {
 		return
 	}
-	pct := tunedGCPercent(t.live[0].Value.Uint64(), t.headroom, t.minPct, t.maxPct)
+	pct := tunedGCPercent(t.live[0].Value.Uint64(), t.headroom)
 	if d := pct - t.current; d >= 5 || d <= -5 {
 		debug.SetGCPercent(pct)
 		t.current = pct

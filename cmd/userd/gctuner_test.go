@@ -24,7 +24,7 @@ func TestTunedGCPercent(t *testing.T) {
 		{10 * mib, 80},        //
 		{uint64(1) << 40, 25}, // absurdly large: the floor
 	} {
-		if got := tunedGCPercent(tc.live, gcHeadroom, defaultGCPercent, maxTunedGCPercent); got != tc.want {
+		if got := tunedGCPercent(tc.live, gcHeadroom); got != tc.want {
 			t.Errorf("live %d MiB: GOGC %d, want %d", tc.live/mib, got, tc.want)
 		}
 	}
@@ -40,7 +40,7 @@ func TestGCTuner_sets_the_percent_after_a_cycle(t *testing.T) {
 	for i := range ballast {
 		ballast[i] = new([1 << 20]byte)
 	}
-	stop := startGCTuner(gcHeadroom, defaultGCPercent, maxTunedGCPercent)
+	stop := startGCTuner(gcHeadroom)
 	defer stop()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

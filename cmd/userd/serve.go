@@ -51,7 +51,7 @@ func (r *root) serve(ctx context.Context) error {
 	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
-		defer startGCTuner(gcHeadroom, defaultGCPercent, maxTunedGCPercent)()
+		defer startGCTuner(gcHeadroom)()
 	}
 	return withApp(ctx, cfg, serverOptions(cfg, r.stderr), func(ctx context.Context) error {
 		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
