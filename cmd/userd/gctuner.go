@@ -14,7 +14,7 @@ import (
 // allowed 3 MiB of garbage between two cycles: the authenticated read
 // (10 KB of garbage each) ran a cycle every 300 requests, and the
 // collector took a fifth of the server's CPU (docs/performance.md,
-// "Memory (issue 30)"). The tuner lets gcHeadroom of garbage pile up
+// "Speed, second pass (issue 30)"). The tuner lets gcHeadroom of garbage pile up
 // instead, whatever the live heap, within [defaultGCPercent,
 // maxTunedGCPercent]: 8 MiB over a 12 MiB heap (GOGC 66), and still 25
 // once the hash slots are in. The soft memory limit (defaultMemoryLimit)
