@@ -105,18 +105,6 @@ func (s *ProviderService) activeUser(ctx context.Context, id domain.UserID) (dom
 	return u, err
 }
 
-// refreshedUser is activeUser for a refresh, read through the node's
-// account cache as AuthService.refreshedUser's is, and for the same
-// reason: a change that must end the session revokes its family in its
-// own transaction, which the refresh token's lookup reads from the store.
-func (s *ProviderService) refreshedUser(ctx context.Context, id domain.UserID) (domain.User, error) {
-	u, err := readCaller(ctx, s.users, id, func(u domain.User) bool { return !u.Disabled })
-	if errors.Is(err, domain.ErrUserNotFound) || (err == nil && u.Disabled) {
-		return domain.User{}, invalidGrant("the user cannot sign in")
-	}
-	return u, err
-}
-
 // openClientSession opens the session a code's exchange grants the
 // client: a refresh family with the client and scopes, signed in when and
 // how the browser's session was. Without offline access its first token
@@ -206,7 +194,11 @@ func (s *ProviderService) Refresh(ctx context.Context, client domain.OAuthClient
 		return scopeErr == nil
 	}, func(ctx context.Context, f domain.RefreshFamily) error {
 		var err error
-		if user, err = s.refreshedUser(ctx, f.UserID); err != nil {
+		user, err = refreshedUser(ctx, s.users, f.UserID)
+		if errors.Is(err, domain.ErrRefreshTokenInvalid) {
+			return invalidGrant("the user cannot sign in")
+		}
+		if err != nil {
 			return err
 		}
 		claims, err = s.hookClaims(ctx, domain.ClaimsGrantRefreshToken, client, user, f.ID, f.AMR, granted)

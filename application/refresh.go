@@ -42,7 +42,7 @@ func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, e
 	r, err := s.refresh.rotate(ctx, token, func(f domain.RefreshFamily) bool { return !f.ForClient() },
 		func(ctx context.Context, f domain.RefreshFamily) error {
 			var err error
-			if user, err = s.refreshedUser(ctx, f); err != nil {
+			if user, err = refreshedUser(ctx, s.users, f.UserID); err != nil {
 				return err
 			}
 			claims, err = s.hook.forUser(ctx, domain.ClaimsGrantRefresh, user, f.ID, f.AMR, "", nil)
@@ -187,8 +187,11 @@ func (r *refreshRotation) repeat(ctx context.Context, rec domain.RefreshToken, f
 // after a change made on another node, is the rest of the account the
 // new token and the claims hook see (its name, its metadata), as a read
 // in flight during the change would.
-func (s *AuthService) refreshedUser(ctx context.Context, family domain.RefreshFamily) (domain.User, error) {
-	user, err := readCaller(ctx, s.users, family.UserID, func(u domain.User) bool { return !u.Disabled })
+//
+// Both refreshes (this one and the provider's refresh_token grant) read
+// their account with it.
+func refreshedUser(ctx context.Context, users ports.UserRepository, id domain.UserID) (domain.User, error) {
+	user, err := readCaller(ctx, users, id, func(u domain.User) bool { return !u.Disabled })
 	if errors.Is(err, domain.ErrUserNotFound) || (err == nil && user.Disabled) {
 		return domain.User{}, domain.ErrRefreshTokenInvalid
 	}
