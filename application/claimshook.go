@@ -26,12 +26,16 @@ type claimsHook struct {
 	log      *slog.Logger
 }
 
+// asks reports whether a hook is set: without one, forUser and forClient
+// answer no claims at once.
+func (h *claimsHook) asks() bool { return h != nil && h.hook != nil }
+
 // forUser asks for the claims of a token of user's session sid signed in
 // by amr; client and scopes are the OpenID client's, empty for userd's
 // own tokens.
 func (h *claimsHook) forUser(ctx context.Context, grant string, user domain.User, sid string, amr domain.AMR,
 	client domain.OAuthClientID, scopes []domain.OAuthScope) (domain.HookClaims, error) {
-	if h == nil || h.hook == nil {
+	if !h.asks() {
 		return domain.HookClaims{}, nil
 	}
 	return h.ask(ctx, domain.ClaimsRequest{UserID: user.ID, User: userRepresentation(user), SessionID: sid,
@@ -40,7 +44,7 @@ func (h *claimsHook) forUser(ctx context.Context, grant string, user domain.User
 
 // forClient asks for the claims of a client_credentials token.
 func (h *claimsHook) forClient(ctx context.Context, client domain.OAuthClientID, scopes []domain.OAuthScope) (domain.HookClaims, error) {
-	if h == nil || h.hook == nil {
+	if !h.asks() {
 		return domain.HookClaims{}, nil
 	}
 	return h.ask(ctx, domain.ClaimsRequest{ClientID: client, Scopes: scopes, Grant: domain.ClaimsGrantClientCredentials})

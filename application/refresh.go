@@ -39,15 +39,20 @@ func (s *AuthService) Refresh(ctx context.Context, token string) (_ TokenPair, e
 		user   domain.User
 		claims domain.HookClaims
 	)
-	r, err := s.refresh.rotate(ctx, token, func(f domain.RefreshFamily) bool { return !f.ForClient() },
-		func(ctx context.Context, f domain.RefreshFamily) error {
-			var err error
-			if user, err = refreshedUser(ctx, s.users, f.UserID); err != nil {
-				return err
-			}
-			claims, err = s.hook.forUser(ctx, domain.ClaimsGrantRefresh, user, f.ID, f.AMR, "", nil)
+	prepare := func(ctx context.Context, f domain.RefreshFamily) error {
+		var err error
+		if user, err = refreshedUser(ctx, s.users, f.UserID); err != nil {
 			return err
-		})
+		}
+		claims, err = s.hook.forUser(ctx, domain.ClaimsGrantRefresh, user, f.ID, f.AMR, "", nil)
+		return err
+	}
+	var r rotated
+	if s.hook.asks() {
+		r, err = s.refresh.rotate(ctx, token, ownSession, prepare)
+	} else {
+		r, err = s.refresh.rotateOwn(ctx, token, prepare)
+	}
 	if r.repeat {
 		outcome = ports.RefreshGraceRepeat
 	}
@@ -97,7 +102,46 @@ func (r *refreshRotation) rotate(ctx context.Context, token string, admits func(
 	if err != nil {
 		return rotated{}, err
 	}
-	now := r.clock.Now()
+	return r.judge(ctx, token, hash, rec, family, r.clock.Now(), admits, prepare)
+}
+
+// ownSession admits the sessions of the app's own, not an OpenID client's.
+func ownSession(f domain.RefreshFamily) bool { return !f.ForClient() }
+
+// rotateOwn is rotate for a token of a session of the app's own
+// (ownSession) when prepare may run after the rotation (no claims hook
+// to ask before it): the store looks the token up and rotates it in one
+// step (ports.RefreshTokenStore.RotateOwn). A token it did not rotate
+// (used, expired, ended, a client's, or taken by a concurrent request) is
+// judged from what it read, as rotate judges a token it looked up.
+func (r *refreshRotation) rotateOwn(ctx context.Context, token string,
+	prepare func(context.Context, domain.RefreshFamily) error) (rotated, error) {
+	if !r.codec.WellFormed(token) {
+		return rotated{}, domain.ErrRefreshTokenInvalid
+	}
+	hash, successor, now := r.codec.Hash(token), r.codec.Successor(token), r.clock.Now()
+	next := domain.RefreshToken{Hash: r.codec.Hash(successor), IssuedAt: now, ExpiresAt: now.Add(r.refreshTTL)}
+	rec, family, done, err := r.tokens.RotateOwn(ctx, hash, now, next)
+	if err != nil {
+		return rotated{}, err
+	}
+	if !done {
+		return r.judge(ctx, token, hash, rec, family, now, ownSession, prepare)
+	}
+	// The store checked what judge would (domain.RefreshToken.RotatableOwn).
+	// prepare failing now (the account disabled meanwhile, or the store
+	// failing to read it) leaves the token used, as an answer lost on its
+	// way does: a retry within the grace window gets the same successor.
+	if err := prepare(ctx, family); err != nil {
+		return rotated{}, err
+	}
+	return rotated{family: family, token: successor, expiresAt: minTime(next.ExpiresAt, family.ExpiresAt)}, nil
+}
+
+// judge decides what a token read as rec, in family, is worth at now:
+// rotate's steps after its lookup.
+func (r *refreshRotation) judge(ctx context.Context, token, hash string, rec domain.RefreshToken, family domain.RefreshFamily,
+	now time.Time, admits func(domain.RefreshFamily) bool, prepare func(context.Context, domain.RefreshFamily) error) (rotated, error) {
 	if !admits(family) || !family.Active(now) {
 		return rotated{}, domain.ErrRefreshTokenInvalid
 	}

@@ -116,6 +116,14 @@ func (f RefreshFamily) Active(now time.Time) bool {
 		(f.IdleTimeout <= 0 || now.Before(f.LastUsedAt.Add(f.IdleTimeout)))
 }
 
+// RotatableOwn reports whether t may be exchanged at now for a successor
+// in a session of the app's own: t is unused and unexpired, and its
+// family f is granted to no client and active at now. It is what
+// ports.RefreshTokenStore.RotateOwn checks in the store.
+func (t RefreshToken) RotatableOwn(f RefreshFamily, now time.Time) bool {
+	return t.UsedAt == nil && now.Before(t.ExpiresAt) && !f.ForClient() && f.Active(now)
+}
+
 // RefreshToken is the stored record of one refresh token. The token itself is
 // never stored: Hash is its SHA-256.
 type RefreshToken struct {

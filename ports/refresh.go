@@ -33,6 +33,19 @@ type RefreshTokenStore interface {
 	// calls for one token never both report true. A rotation sets the
 	// family's LastUsedAt to usedAt.
 	Rotate(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (bool, error)
+	// RotateOwn is Lookup and Rotate in one step, for a session of the
+	// app's own: it looks up the token usedHash and, when
+	// domain.RefreshToken.RotatableOwn holds for it at usedAt, rotates it
+	// as Rotate does, to successor put in the token's family and user,
+	// expiring at the earlier of successor.ExpiresAt and the family's end.
+	// It returns the token and its family as they were read before the
+	// rotation, and whether it rotated; when it did not, it wrote nothing,
+	// and the caller judges the token from what it returned, as after a
+	// Lookup (knowing a concurrent call may have rotated or revoked it
+	// since). It returns domain.ErrRefreshTokenInvalid when no token has
+	// the hash. Two concurrent calls (or a call and a Rotate) for one
+	// token never both rotate it.
+	RotateOwn(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (domain.RefreshToken, domain.RefreshFamily, bool, error)
 	// RevokeFamily ends the family at the given time. Revoking an unknown or
 	// revoked family is not an error.
 	RevokeFamily(ctx context.Context, familyID string, at time.Time) error

@@ -107,9 +107,9 @@ type DB struct {
 	mysql *mysql.Config
 	// userByID is UserRepository.ByID outside a transaction;
 	// tokenByHash PersonalTokenStore.TokenByHash; refreshLookup
-	// RefreshTokenStore.Lookup; rotation, on PostgreSQL, the rotation of
-	// a refresh token, on the writer pool.
-	userByID, tokenByHash, refreshLookup, rotation hotStatement
+	// RefreshTokenStore.Lookup; rotation and rotateOwn, on PostgreSQL,
+	// RefreshTokenStore.Rotate and RotateOwn, on the writer pool.
+	userByID, tokenByHash, refreshLookup, rotation, rotateOwn hotStatement
 	// stmts are the writer's statements prepared for transactions that
 	// run outside GORM (the rotation of a refresh token on SQLite).
 	stmts *stmtCache
@@ -163,6 +163,7 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 	db.tokenByHash.query = tokenByHashQuery(db.dialect)
 	db.refreshLookup.query = refreshLookupQuery(db.dialect)
 	db.rotation.query = rotatePostgresPositional
+	db.rotateOwn.query = rotateOwnPostgresSQL
 	return db, nil
 }
 
@@ -344,6 +345,7 @@ func (db *DB) Close() error {
 	db.tokenByHash.close()
 	db.refreshLookup.close()
 	db.rotation.close()
+	db.rotateOwn.close()
 	db.stmts.close()
 	if db.read != db.gorm {
 		if sqlDB, err := db.read.DB(); err == nil {

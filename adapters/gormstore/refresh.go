@@ -105,32 +105,41 @@ func (s *RefreshTokenStore) Lookup(ctx context.Context, hash string) (domain.Ref
 	if err != nil {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, storeError("look up refresh token", err)
 	}
-	fam, err := toDomainRefreshFamily(refreshFamilyRow{
-		ID:             row.FamilyID,
-		UserID:         row.FamilyUserID,
-		CreatedMicros:  row.FamilyCreatedMicros,
-		ExpiresMicros:  row.FamilyExpiresMicros,
-		RevokedMicros:  row.FamilyRevokedMicros,
-		AMR:            row.FamilyAMR,
-		LastUsedMicros: row.FamilyLastUsed,
-		UserAgent:      row.FamilyUserAgent,
-		IP:             row.FamilyIP,
-		IdleMicros:     row.FamilyIdleMicros,
-		ClientID:       row.FamilyClientID,
-		Scopes:         row.FamilyScopes,
-		AuthMicros:     row.FamilyAuthMicros,
-	})
+	tok, fam, err := row.toDomain()
 	if err != nil {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, fmt.Errorf("look up refresh token: %w", err)
 	}
+	return tok, fam, nil
+}
+
+// toDomain is the token and the family of a scanned row.
+func (r *lookupRow) toDomain() (domain.RefreshToken, domain.RefreshFamily, error) {
+	fam, err := toDomainRefreshFamily(refreshFamilyRow{
+		ID:             r.FamilyID,
+		UserID:         r.FamilyUserID,
+		CreatedMicros:  r.FamilyCreatedMicros,
+		ExpiresMicros:  r.FamilyExpiresMicros,
+		RevokedMicros:  r.FamilyRevokedMicros,
+		AMR:            r.FamilyAMR,
+		LastUsedMicros: r.FamilyLastUsed,
+		UserAgent:      r.FamilyUserAgent,
+		IP:             r.FamilyIP,
+		IdleMicros:     r.FamilyIdleMicros,
+		ClientID:       r.FamilyClientID,
+		Scopes:         r.FamilyScopes,
+		AuthMicros:     r.FamilyAuthMicros,
+	})
+	if err != nil {
+		return domain.RefreshToken{}, domain.RefreshFamily{}, err
+	}
 	tok := toDomainRefreshToken(refreshTokenRow{
-		Hash:          row.Hash,
-		FamilyID:      row.FamilyID,
-		UserID:        row.UserID,
-		IssuedMicros:  row.IssuedMicros,
-		ExpiresMicros: row.ExpiresMicros,
-		UsedMicros:    row.UsedMicros,
-		SuccessorHash: row.SuccessorHash,
+		Hash:          r.Hash,
+		FamilyID:      r.FamilyID,
+		UserID:        r.UserID,
+		IssuedMicros:  r.IssuedMicros,
+		ExpiresMicros: r.ExpiresMicros,
+		UsedMicros:    r.UsedMicros,
+		SuccessorHash: r.SuccessorHash,
 	})
 	return tok, fam, nil
 }

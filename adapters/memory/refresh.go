@@ -90,17 +90,51 @@ func (r *RefreshTokenStore) Rotate(ctx context.Context, usedHash string, usedAt 
 	if used.UsedAt != nil {
 		return false, nil
 	}
+	if err := s.rotate(used, usedAt, successor); err != nil {
+		return false, fmt.Errorf("rotate refresh token: %w", err)
+	}
+	return true, nil
+}
+
+// RotateOwn implements ports.RefreshTokenStore.
+func (r *RefreshTokenStore) RotateOwn(ctx context.Context, usedHash string, usedAt time.Time,
+	successor domain.RefreshToken) (domain.RefreshToken, domain.RefreshFamily, bool, error) {
+	s := r.s
+	defer s.lock(ctx)()
+	used, ok := s.tokens[usedHash]
+	if !ok {
+		return domain.RefreshToken{}, domain.RefreshFamily{}, false,
+			fmt.Errorf("rotate refresh token: %w", domain.ErrRefreshTokenInvalid)
+	}
+	tok, fam := copyToken(used), copyFamily(s.families[used.FamilyID])
+	if !tok.RotatableOwn(fam, normTime(usedAt)) {
+		return tok, fam, false, nil
+	}
+	successor.FamilyID, successor.UserID = fam.ID, fam.UserID
+	if fam.ExpiresAt.Before(successor.ExpiresAt) {
+		successor.ExpiresAt = fam.ExpiresAt
+	}
+	if err := s.rotate(used, usedAt, successor); err != nil {
+		return domain.RefreshToken{}, domain.RefreshFamily{}, false, fmt.Errorf("rotate refresh token: %w", err)
+	}
+	return tok, fam, true, nil
+}
+
+// rotate marks used as used at usedAt with successor as its successor,
+// stores successor and sets the family's last use; the caller holds the
+// lock and has checked that used may be rotated.
+func (s *Store) rotate(used domain.RefreshToken, usedAt time.Time, successor domain.RefreshToken) error {
 	if _, ok := s.tokens[successor.Hash]; ok {
-		return false, fmt.Errorf("rotate refresh token: successor %w", errDuplicate)
+		return fmt.Errorf("successor %w", errDuplicate)
 	}
 	used.UsedAt = normTimePtr(&usedAt)
 	used.SuccessorHash = successor.Hash
-	s.tokens[usedHash] = used
+	s.tokens[used.Hash] = used
 	fam := s.families[used.FamilyID]
 	fam.LastUsedAt = normTime(usedAt)
 	s.families[used.FamilyID] = fam
 	s.tokens[successor.Hash] = copyToken(successor)
-	return true, nil
+	return nil
 }
 
 // RevokeFamily implements ports.RefreshTokenStore. A family keeps the time

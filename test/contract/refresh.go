@@ -369,6 +369,7 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 	refreshSessions(t, newStores)
 	refreshLapse(t, newStores)
 	refreshClients(t, newStores)
+	refreshOwn(t, newStores)
 
 	t.Run("delete_user_ends_families", func(t *testing.T) {
 		t.Parallel()
