@@ -162,7 +162,7 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 	db.userByID.query = userByIDQuery(db.dialect)
 	db.tokenByHash.query = tokenByHashQuery(db.dialect)
 	db.refreshLookup.query = refreshLookupQuery(db.dialect)
-	db.rotation.query = rotatePostgresPositional
+	db.rotation.query = rotatePostgresSQL
 	db.rotateOwn.query = rotateOwnPostgresSQL
 	return db, nil
 }

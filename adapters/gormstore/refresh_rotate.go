@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -72,28 +71,25 @@ func (r refreshFamilyRow) activeAt(at int64) bool {
 // a family revoked meanwhile, is not matched. The family is locked
 // before the token (used needs family's rows), as in RevokeFamily;
 // touched updates the row family locked, which its own transaction may.
-// family is familyActiveSQL at the rotation's time.
+// family is familyActiveSQL at the rotation's time. Parameters, in
+// rotatePostgresArgs' order: $1 the family, $2 the user, $3 the used
+// token's hash, $4 the time of use, $5 the successor's hash, $6 and $7
+// its issue and end.
 const rotatePostgresSQL = `
 WITH family AS (
-	SELECT id FROM refresh_families WHERE id = @family AND revoked_at IS NULL
-	  AND expires_at > @at AND (idle_timeout = 0 OR last_used_at + idle_timeout > @at)
+	SELECT id FROM refresh_families WHERE id = $1 AND revoked_at IS NULL
+	  AND expires_at > $4 AND (idle_timeout = 0 OR last_used_at + idle_timeout > $4)
 	FOR UPDATE
 ), used AS (
-	UPDATE refresh_tokens SET used_at = @at, successor_hash = @successor
-	WHERE token_hash = @used AND used_at IS NULL AND family_id = @family AND user_id = @user
+	UPDATE refresh_tokens SET used_at = $4, successor_hash = $5
+	WHERE token_hash = $3 AND used_at IS NULL AND family_id = $1 AND user_id = $2
 	  AND EXISTS (SELECT 1 FROM family)
 	RETURNING family_id
 ), touched AS (
-	UPDATE refresh_families SET last_used_at = @at WHERE id IN (SELECT family_id FROM used)
+	UPDATE refresh_families SET last_used_at = $4 WHERE id IN (SELECT family_id FROM used)
 )
 INSERT INTO refresh_tokens (token_hash, family_id, user_id, issued_at, expires_at)
-SELECT @successor, family_id, @user, @issued, @expires FROM used`
-
-// rotatePostgresPositional is rotatePostgresSQL with PostgreSQL's own
-// numbered parameters, for its prepared statement (hotStatement), in
-// rotatePostgresArgs' order.
-var rotatePostgresPositional = strings.NewReplacer("@family", "$1", "@user", "$2", "@used", "$3", "@at", "$4",
-	"@successor", "$5", "@issued", "$6", "@expires", "$7").Replace(rotatePostgresSQL)
+SELECT $5, family_id, $2, $6, $7 FROM used`
 
 func rotatePostgresArgs(usedHash string, usedAt time.Time, successor domain.RefreshToken) []any {
 	return []any{successor.FamilyID, string(successor.UserID), usedHash, toMicros(usedAt), successor.Hash,
@@ -103,20 +99,27 @@ func rotatePostgresArgs(usedHash string, usedAt time.Time, successor domain.Refr
 func (s *RefreshTokenStore) rotatePostgres(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) error {
 	var rotated int64
 	var err error
+	args := rotatePostgresArgs(usedHash, usedAt, successor)
 	if s.db.txOf(ctx) == nil {
-		// Outside a transaction, where every refresh runs it: prepared, as
-		// Lookup's read, through database/sql; GORM's building of the
-		// named query was a fifth of a rotation's allocations.
-		rotated, err = s.rotatePrepared(ctx, rotatePostgresArgs(usedHash, usedAt, successor))
+		// Outside a transaction, where the provider's refreshes run it:
+		// prepared, as Lookup's read, through database/sql; GORM's
+		// building of the query was a fifth of a rotation's allocations.
+		rotated, err = s.rotatePrepared(ctx, args)
 	} else {
+		// In the caller's transaction, in a savepoint of it, on the
+		// transaction's own connection.
 		err = s.db.statement(ctx, func(g *gorm.DB) error {
-			res := g.Exec(rotatePostgresSQL, map[string]any{
-				"family": successor.FamilyID, "user": string(successor.UserID), "used": usedHash,
-				"at": toMicros(usedAt), "successor": successor.Hash,
-				"issued": toMicros(successor.IssuedAt), "expires": toMicros(successor.ExpiresAt),
-			})
-			rotated = res.RowsAffected
-			return res.Error
+			tx, ok := g.Statement.ConnPool.(*sql.Tx)
+			if !ok {
+				return fmt.Errorf("rotation outside a transaction (%T)", g.Statement.ConnPool)
+			}
+			sctx, span := s.db.tracer.start(ctx, rotatePostgresSQL)
+			res, err := tx.ExecContext(sctx, rotatePostgresSQL, args...)
+			if err == nil {
+				rotated, err = res.RowsAffected()
+			}
+			finish(span, err)
+			return err
 		})
 	}
 	if err != nil || rotated == 1 {
@@ -125,7 +128,7 @@ func (s *RefreshTokenStore) rotatePostgres(ctx context.Context, usedHash string,
 	return rotationRefused(s.db.writer(ctx).Raw(rotationStateSQL, usedHash).Row(), successor, usedAt)
 }
 
-// rotatePrepared runs rotatePostgresPositional on the writer pool and
+// rotatePrepared runs rotatePostgresSQL on the writer pool and
 // returns the rows it inserted (1 when it rotated).
 func (s *RefreshTokenStore) rotatePrepared(ctx context.Context, args []any) (rotated int64, err error) {
 	ctx, span := s.db.tracer.start(ctx, s.db.rotation.query)
