@@ -13,6 +13,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,6 +55,22 @@ type Metrics struct {
 	hookCalls     *prometheus.CounterVec
 	hookDuration  prometheus.Histogram
 	accountCache  accountCacheCounters
+	// series holds a requestSeries by requestKey: a request's two series
+	// found once, not by hashing their labels at every request (about 2 %
+	// of a signed-in read's CPU). The keys are as bounded as the labels.
+	series sync.Map
+}
+
+// requestKey is a request's route, method and status, as labelled.
+type requestKey struct {
+	route, method string
+	status        int
+}
+
+// requestSeries are the series ObserveRequest adds a request to.
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 var (
@@ -190,9 +207,20 @@ func (m *Metrics) ObserveRequest(route, method string, status int, elapsed time.
 	if route == "" {
 		route = UnmatchedRoute
 	}
-	method = normalizeMethod(method)
-	m.requests.WithLabelValues(route, method, statusLabel(status)).Inc()
-	m.duration.WithLabelValues(route, method).Observe(elapsed.Seconds())
+	if status < 100 || status > 599 {
+		status = 0 // statusLabel's "other"
+	}
+	key := requestKey{route, normalizeMethod(method), status}
+	s, ok := m.series.Load(key)
+	if !ok {
+		s, _ = m.series.LoadOrStore(key, &requestSeries{
+			count:    m.requests.WithLabelValues(key.route, key.method, statusLabel(status)),
+			duration: m.duration.WithLabelValues(key.route, key.method),
+		})
+	}
+	rs := s.(*requestSeries)
+	rs.count.Inc()
+	rs.duration.Observe(elapsed.Seconds())
 }
 
 // normalizeMethod keeps the standard methods and folds anything else (a

@@ -108,11 +108,14 @@ func TestObserveRequest_bounds_its_labels(t *testing.T) {
 	m.ObserveRequest("", "GET", 404, time.Millisecond)
 	m.ObserveRequest("", "FROBNICATE", 405, time.Millisecond)
 	m.ObserveRequest("", "BREW", 405, time.Millisecond)
+	m.ObserveRequest("/api/users/:id", "GET", 999, time.Millisecond)
+	m.ObserveRequest("/api/users/:id", "GET", 42, time.Millisecond)
 
 	want := `
 # HELP userd_http_requests_total HTTP requests answered, by route pattern, method and status.
 # TYPE userd_http_requests_total counter
 userd_http_requests_total{method="GET",route="/api/users/:id",status="200"} 2
+userd_http_requests_total{method="GET",route="/api/users/:id",status="other"} 2
 userd_http_requests_total{method="GET",route="unmatched",status="404"} 2
 userd_http_requests_total{method="other",route="unmatched",status="405"} 2
 `
