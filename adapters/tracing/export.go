@@ -43,12 +43,18 @@ type slab struct {
 	spans    []tracepb.Span
 	spanPtrs []*tracepb.Span
 	statuses []tracepb.Status
-	kvs      []commonpb.KeyValue
-	kvPtrs   []*commonpb.KeyValue
-	values   []commonpb.AnyValue
-	strs     []commonpb.AnyValue_StringValue
-	ints     []commonpb.AnyValue_IntValue
+	// ids are the trace, span and parent span ids, which the messages
+	// hold as slices: of a local array, each would be an allocation.
+	ids    [][3]idBytes
+	kvs    []commonpb.KeyValue
+	kvPtrs []*commonpb.KeyValue
+	values []commonpb.AnyValue
+	strs   []commonpb.AnyValue_StringValue
+	ints   []commonpb.AnyValue_IntValue
 }
+
+// idBytes holds a trace id, or a span id in its first 8 bytes.
+type idBytes [16]byte
 
 func newExporter(client otlptrace.Client) *exporter { return &exporter{client: client} }
 
@@ -88,6 +94,7 @@ func (s *slab) clear() {
 	clear(s.spans)
 	clear(s.spanPtrs)
 	clear(s.statuses)
+	clear(s.ids)
 	clear(s.kvs)
 	clear(s.kvPtrs)
 	clear(s.values)
@@ -110,6 +117,7 @@ func (s *slab) convert(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 		nattrs += len(sd.Attributes())
 	}
 	s.spans, s.spanPtrs, s.statuses = grow(s.spans, len(spans)), grow(s.spanPtrs, len(spans)), grow(s.statuses, len(spans))
+	s.ids = grow(s.ids, len(spans))
 	s.kvs, s.kvPtrs, s.values = grow(s.kvs, nattrs), grow(s.kvPtrs, nattrs), grow(s.values, nattrs)
 	s.strs, s.ints = grow(s.strs, nattrs), grow(s.ints, nattrs)
 
@@ -154,7 +162,11 @@ func (s *slab) convert(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 // the slab's on.
 func (s *slab) span(i int, sd sdktrace.ReadOnlySpan, kv *int) *tracepb.Span {
 	sc, parent := sd.SpanContext(), sd.Parent()
-	tid, sid := sc.TraceID(), sc.SpanID()
+	ids := &s.ids[i]
+	tid, sid, psid := sc.TraceID(), sc.SpanID(), parent.SpanID()
+	copy(ids[0][:], tid[:])
+	copy(ids[1][:], sid[:])
+	copy(ids[2][:], psid[:])
 	st := sd.Status()
 	s.statuses[i] = tracepb.Status{Code: statusCode(st.Code), Message: st.Description}
 	attrs := sd.Attributes()
@@ -167,8 +179,8 @@ func (s *slab) span(i int, sd sdktrace.ReadOnlySpan, kv *int) *tracepb.Span {
 		*kv += len(attrs)
 	}
 	s.spans[i] = tracepb.Span{
-		TraceId:                tid[:],
-		SpanId:                 sid[:],
+		TraceId:                ids[0][:len(tid)],
+		SpanId:                 ids[1][:len(sid)],
 		TraceState:             sc.TraceState().String(),
 		Status:                 &s.statuses[i],
 		StartTimeUnixNano:      unixNano(sd.StartTime().UnixNano()),
@@ -183,8 +195,8 @@ func (s *slab) span(i int, sd sdktrace.ReadOnlySpan, kv *int) *tracepb.Span {
 		DroppedLinksCount:      clampUint32(sd.DroppedLinks()),
 		Flags:                  spanFlags(sc.TraceFlags(), parent),
 	}
-	if psid := parent.SpanID(); psid.IsValid() {
-		s.spans[i].ParentSpanId = psid[:]
+	if psid.IsValid() {
+		s.spans[i].ParentSpanId = ids[2][:len(psid)]
 	}
 	return &s.spans[i]
 }

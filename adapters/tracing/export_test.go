@@ -154,3 +154,47 @@ func TestExporter_upload_error(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkExport prices the export of a batch of 512 spans like a
+// read's (four attributes), to a receiver that drops it: ours against
+// otlptrace's exporter, both over otlptracehttp's client.
+// go test ./adapters/tracing -run '^$' -bench Export -benchmem
+func BenchmarkExport(b *testing.B) {
+	drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer drop.Close()
+	res := resource.NewSchemaless(attribute.String("service.name", "userd"))
+	var ss tracetest.SpanStubs
+	for i := range 512 {
+		ss = append(ss, tracetest.SpanStub{
+			Name:        "GET /api/users/me",
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1, byte(i)}, SpanID: trace.SpanID{2, byte(i)}, TraceFlags: trace.FlagsSampled}),
+			SpanKind:    trace.SpanKindServer,
+			StartTime:   time.Unix(100, 0), EndTime: time.Unix(100, 50000),
+			Attributes: []attribute.KeyValue{attribute.String("http.request.method", "GET"), attribute.String("http.route", "/api/users/me"),
+				attribute.Int("http.response.status_code", 200), attribute.String("userd.request_id", "5f0c6c1e9a0b4c7d")},
+			Resource: res, InstrumentationScope: instrumentation.Scope{Name: "github.com/userd/userd/adapters/httpapi"},
+		})
+	}
+	batch := ss.Snapshots()
+	ctx := context.Background()
+	official, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(drop.URL+"/v1/traces"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		exp  sdktrace.SpanExporter
+	}{{"otlptrace", official}, {"ours", newExporter(otlptracehttp.NewClient(otlptracehttp.WithEndpointURL(drop.URL + "/v1/traces")))}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := tc.exp.ExportSpans(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
