@@ -34,6 +34,8 @@ type exporter struct {
 	// processor makes one at a time anyway.
 	mu   sync.Mutex
 	slab slab
+	// stop stops the client once: otlptracehttp's panics on a second.
+	stop sync.Once
 }
 
 // slab holds the messages of one export: each array is sized for the
@@ -80,7 +82,11 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 }
 
 // Shutdown implements sdktrace.SpanExporter.
-func (e *exporter) Shutdown(ctx context.Context) error { return e.client.Stop(ctx) }
+func (e *exporter) Shutdown(ctx context.Context) error {
+	var err error
+	e.stop.Do(func() { err = e.client.Stop(ctx) })
+	return err
+}
 
 // grow returns s with length n, reusing its array when it is long enough.
 func grow[T any](s []T, n int) []T {
