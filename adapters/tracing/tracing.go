@@ -103,8 +103,11 @@ func New(ctx context.Context, opts Options) (*Tracing, error) {
 	if err != nil || !on {
 		return &Tracing{}, err
 	}
-	exporter, err := otlptracehttp.New(ctx)
-	if err != nil {
+	// otlptracehttp's client (which reads OTEL_EXPORTER_OTLP_*) behind
+	// an exporter of ours that converts the spans with fewer allocations
+	// (export.go).
+	exporter := newExporter(otlptracehttp.NewClient())
+	if err := exporter.Start(ctx); err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
 	res, err := resource.New(ctx,

@@ -34,6 +34,8 @@ const (
 type twinServer struct {
 	host string
 	pid  int
+	// metricsBase serves the twin's profiles when s had them (--profile).
+	metricsBase string
 	// receiver takes the traced twin's spans; nil for the untraced one.
 	receiver *dropReceiver
 	stop     func()
@@ -108,12 +110,15 @@ func startTwinOf(ctx context.Context, binary string, s *server, sc string) (*twi
 		closeRec()
 		return nil, err
 	}
-	return &twinServer{host: u.Host, pid: twin.pid(), receiver: rec, stop: func() { twin.stop(); closeRec() }}, nil
+	return &twinServer{host: u.Host, pid: twin.pid(), metricsBase: twin.metricsBase, receiver: rec,
+		stop: func() { twin.stop(); closeRec() }}, nil
 }
 
 // startTwin starts a second `binary serve` with s's settings and
-// database, on a port of its own, without the metrics listener, with
-// extra variables added.
+// database, on a port of its own, with extra variables added; its
+// metrics listener and profiles, when s has them, on a port of its own
+// too (--profile: the twins' reads are what the traces' cost is read
+// from).
 func (s *server) startTwin(ctx context.Context, binary, name string, extra []string) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
@@ -127,6 +132,14 @@ func (s *server) startTwin(ctx context.Context, binary, name string, extra []str
 			!strings.HasPrefix(kv, "USERD_PPROF=") {
 			env = append(env, kv)
 		}
+	}
+	if s.metricsBase != "" {
+		metricsAddr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		twin.metricsBase = "http://" + metricsAddr
+		env = append(env, "USERD_METRICS_ADDR="+metricsAddr, "USERD_PPROF=true")
 	}
 	env = append(append(env, "USERD_HTTP_ADDR="+addr), extra...)
 	if err := twin.launch(binary, env); err != nil {
@@ -181,7 +194,12 @@ func (t *target) measureTwin(ctx context.Context, cfg *config, srv *backendServe
 	}
 	mon := newProcMon(twin.pid)
 	defer mon.close()
-	p := measure(ctx, cfg, sc, backend, conc, t.readStepOn(twin.host), mon, nil)
+	var prof *profiler
+	if cfg.profile != "" && twin.metricsBase != "" {
+		prof = &profiler{dir: cfg.profile, base: twin.metricsBase, backend: backend, logf: logf,
+			concurrency: profileConcurrency(cfg.concurrency)}
+	}
+	p := measure(ctx, cfg, sc, backend, conc, t.readStepOn(twin.host), mon, prof)
 	if twin.receiver != nil {
 		logf("%s: %s: the receiver has dropped %d exports, %d bytes", backend, sc,
 			twin.receiver.exports.Load(), twin.receiver.octets.Load())
