@@ -164,57 +164,11 @@ func RefreshTokenStore(t *testing.T, newStores func(t *testing.T) (ports.UserRep
 
 	t.Run("rotate_concurrent", func(t *testing.T) {
 		t.Parallel()
-		ctx := t.Context()
 		users, store := newStores(t)
 		u := newUser(at(0))
 		mustCreate(t, users, u)
 		_, first := storedFamily(t, store, u.ID, at(0))
-
-		const workers = 10
-		type result struct {
-			ok   bool
-			err  error
-			succ domain.RefreshToken
-		}
-		results := make([]result, workers)
-		var wg sync.WaitGroup
-		for i := range workers {
-			wg.Go(func() {
-				usedAt := at(time.Hour + time.Duration(i)*time.Microsecond)
-				succ := successorOf(first, usedAt)
-				ok, err := store.Rotate(ctx, first.Hash, usedAt, succ)
-				results[i] = result{ok, err, succ}
-			})
-		}
-		wg.Wait()
-		var winners []domain.RefreshToken
-		for _, r := range results {
-			if r.err != nil {
-				t.Errorf("Rotate: %v", r.err)
-			}
-			if r.ok {
-				winners = append(winners, r.succ)
-			}
-		}
-		if len(winners) != 1 {
-			t.Fatalf("%d concurrent rotations of one token succeeded, want exactly 1", len(winners))
-		}
-		tok, _, err := store.Lookup(ctx, first.Hash)
-		if err != nil {
-			t.Fatalf("Lookup: %v", err)
-		}
-		if tok.SuccessorHash != winners[0].Hash {
-			t.Errorf("successor = %s, want the winner's %s", tok.SuccessorHash, winners[0].Hash)
-		}
-		for _, r := range results {
-			_, _, err := store.Lookup(ctx, r.succ.Hash)
-			if r.ok && err != nil {
-				t.Errorf("Lookup(winning successor): %v", err)
-			}
-			if !r.ok && !errors.Is(err, domain.ErrRefreshTokenInvalid) {
-				t.Errorf("Lookup(losing successor) error = %v, want ErrRefreshTokenInvalid", err)
-			}
-		}
+		raceRotations(t, store, first, 10, func(int) bool { return false })
 	})
 
 	t.Run("revoke_family", func(t *testing.T) {

@@ -155,15 +155,15 @@ func refreshOwn(t *testing.T, newStores func(t *testing.T) (ports.UserRepository
 		warm.Wait()
 		for range rounds {
 			_, first := storedFamily(t, store, u.ID, at(0))
-			raceRotations(t, store, first, workers)
+			raceRotations(t, store, first, workers, func(i int) bool { return i%2 == 0 })
 		}
 	})
 }
 
-// raceRotations has workers rotate first at once, half by RotateOwn and
-// half by Rotate, and checks that exactly one did, and that first's
-// successor is the winner's.
-func raceRotations(t *testing.T, store ports.RefreshTokenStore, first domain.RefreshToken, workers int) {
+// raceRotations has workers rotate first at once, worker i by RotateOwn
+// when own(i) and by Rotate otherwise, and checks that exactly one did,
+// that first's successor is the winner's, and that no loser's was stored.
+func raceRotations(t *testing.T, store ports.RefreshTokenStore, first domain.RefreshToken, workers int, own func(int) bool) {
 	t.Helper()
 	ctx := t.Context()
 	won := make([]bool, workers)
@@ -176,7 +176,7 @@ func raceRotations(t *testing.T, store ports.RefreshTokenStore, first domain.Ref
 		wg.Go(func() {
 			<-start
 			var err error
-			if i%2 == 0 {
+			if own(i) {
 				_, _, won[i], err = store.RotateOwn(ctx, first.Hash, usedAt, succ[i])
 			} else {
 				won[i], err = store.Rotate(ctx, first.Hash, usedAt, succ[i])
