@@ -12,9 +12,10 @@ import (
 
 // RotateOwn implements ports.RefreshTokenStore. On PostgreSQL, outside a
 // transaction (where every refresh of the app's own runs it), it is one
-// prepared statement, rotateOwnPostgresSQL: one round trip and one
-// statement's start-up instead of Lookup's and Rotate's two
-// (docs/performance.md, "Speed, second pass"). Elsewhere it is Lookup,
+// prepared statement, rotateOwnPostgresSQL: one round trip instead of
+// Lookup's and Rotate's two, which took a sixth off userd's CPU a
+// refresh, though not PostgreSQL's (docs/performance.md, "Speed, third
+// pass"), and a round trip off its latency. Elsewhere it is Lookup,
 // then Rotate when the token may be rotated: Rotate checks again, in its
 // own transaction, what may have changed since the read (the token's use,
 // the family's state), and the rest (the token's expiry, its family and
