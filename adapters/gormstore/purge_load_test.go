@@ -151,9 +151,12 @@ func runLoad(t *testing.T, store *RefreshTokenStore, user domain.UserID, workers
 // refreshes' p99 with that of the same load without the purge, measured
 // first, over as long. The issue's goal is under twice as long; `make
 // purgeload` runs it with a million sessions and prints the figures
-// (docs/performance.md). With the small N of `make test` the purge takes
-// a fraction of a second, too short for a stable p99 on a shared
-// machine: the bound is checked loosely there.
+// (docs/performance.md), and checks the goal. With the small N of `make
+// test` it checks what does not hang on timing (every expired session
+// purged, every refresh under the purge a success) and logs the figures:
+// a purge of a few seconds under a shared 2-core machine's other tests
+// moved the p99 ratio from 1.4 to 3.4 between runs, and timing goals
+// belong to the load harness, not the suite.
 func TestPurgeUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a load test")
@@ -224,9 +227,6 @@ func TestPurgeUnderLoad(t *testing.T) {
 				base.p50, base.p99, base.ops, loadDuring.p50, loadDuring.p99, loadDuring.ops, ratio)
 			if os.Getenv("USERD_PURGE_LOAD_N") != "" && ratio >= 2 {
 				t.Errorf("p99 during the purge is %.2f× the p99 without it; the goal is under 2×", ratio)
-			}
-			if loadDuring.p99 > 2*base.p99+50*time.Millisecond {
-				t.Errorf("p99 during the purge %s, without it %s", loadDuring.p99, base.p99)
 			}
 		})
 	}
