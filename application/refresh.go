@@ -97,12 +97,21 @@ func (r *refreshRotation) rotate(ctx context.Context, token string, admits func(
 	if !r.codec.WellFormed(token) {
 		return rotated{}, domain.ErrRefreshTokenInvalid
 	}
-	hash := r.codec.Hash(token)
-	rec, family, err := r.tokens.Lookup(ctx, hash)
+	ex := r.exchangeOf(token)
+	rec, family, err := r.tokens.Lookup(ctx, ex.hash)
 	if err != nil {
 		return rotated{}, err
 	}
-	return r.judge(ctx, token, hash, rec, family, r.clock.Now(), admits, prepare)
+	return r.judge(ctx, ex, rec, family, r.clock.Now(), admits, prepare)
+}
+
+// exchange is what a refresh token is exchanged by: its hash, its
+// successor and the successor's hash, each computed once.
+type exchange struct{ hash, successor, successorHash string }
+
+func (r *refreshRotation) exchangeOf(token string) exchange {
+	successor := r.codec.Successor(token)
+	return exchange{hash: r.codec.Hash(token), successor: successor, successorHash: r.codec.Hash(successor)}
 }
 
 // ownSession admits the sessions of the app's own, not an OpenID client's.
@@ -119,14 +128,14 @@ func (r *refreshRotation) rotateOwn(ctx context.Context, token string,
 	if !r.codec.WellFormed(token) {
 		return rotated{}, domain.ErrRefreshTokenInvalid
 	}
-	hash, successor, now := r.codec.Hash(token), r.codec.Successor(token), r.clock.Now()
-	next := domain.RefreshToken{Hash: r.codec.Hash(successor), IssuedAt: now, ExpiresAt: now.Add(r.refreshTTL)}
-	rec, family, done, err := r.tokens.RotateOwn(ctx, hash, now, next)
+	ex, now := r.exchangeOf(token), r.clock.Now()
+	next := domain.RefreshToken{Hash: ex.successorHash, IssuedAt: now, ExpiresAt: now.Add(r.refreshTTL)}
+	rec, family, done, err := r.tokens.RotateOwn(ctx, ex.hash, now, next)
 	if err != nil {
 		return rotated{}, err
 	}
 	if !done {
-		return r.judge(ctx, token, hash, rec, family, now, ownSession, prepare)
+		return r.judge(ctx, ex, rec, family, now, ownSession, prepare)
 	}
 	// The store checked what judge would (domain.RefreshToken.RotatableOwn).
 	// prepare failing now (the account disabled meanwhile, or the store
@@ -135,18 +144,16 @@ func (r *refreshRotation) rotateOwn(ctx context.Context, token string,
 	if err := prepare(ctx, family); err != nil {
 		return rotated{}, err
 	}
-	return rotated{family: family, token: successor, expiresAt: minTime(next.ExpiresAt, family.ExpiresAt)}, nil
+	return rotated{family: family, token: ex.successor, expiresAt: minTime(next.ExpiresAt, family.ExpiresAt)}, nil
 }
 
 // judge decides what a token read as rec, in family, is worth at now:
 // rotate's steps after its lookup.
-func (r *refreshRotation) judge(ctx context.Context, token, hash string, rec domain.RefreshToken, family domain.RefreshFamily,
+func (r *refreshRotation) judge(ctx context.Context, ex exchange, rec domain.RefreshToken, family domain.RefreshFamily,
 	now time.Time, admits func(domain.RefreshFamily) bool, prepare func(context.Context, domain.RefreshFamily) error) (rotated, error) {
 	if !admits(family) || !family.Active(now) {
 		return rotated{}, domain.ErrRefreshTokenInvalid
 	}
-	successor := r.codec.Successor(token)
-	successorHash := r.codec.Hash(successor)
 	// A used token is judged as a repeat whatever its own expiry: one that
 	// was rotated and has since expired is stolen as surely as one that
 	// has not, and its family lives on in the successor. Only an unused
@@ -161,13 +168,13 @@ func (r *refreshRotation) judge(ctx context.Context, token, hash string, rec dom
 		}
 		prepared = true
 		next := domain.RefreshToken{
-			Hash:      successorHash,
+			Hash:      ex.successorHash,
 			FamilyID:  family.ID,
 			UserID:    family.UserID,
 			IssuedAt:  now,
 			ExpiresAt: minTime(now.Add(r.refreshTTL), family.ExpiresAt),
 		}
-		consumed, err := r.tokens.Rotate(ctx, hash, now, next)
+		consumed, err := r.tokens.Rotate(ctx, ex.hash, now, next)
 		if errors.Is(err, domain.ErrRefreshFamilyRevoked) || errors.Is(err, domain.ErrRefreshFamilyLapsed) {
 			return rotated{}, domain.ErrRefreshTokenInvalid
 		}
@@ -175,15 +182,15 @@ func (r *refreshRotation) judge(ctx context.Context, token, hash string, rec dom
 			return rotated{}, fmt.Errorf("rotate refresh token: %w", err)
 		}
 		if consumed {
-			return rotated{family: family, token: successor, expiresAt: next.ExpiresAt}, nil
+			return rotated{family: family, token: ex.successor, expiresAt: next.ExpiresAt}, nil
 		}
 		// A concurrent request consumed it first: judge it as a repeat.
-		if rec, family, err = r.tokens.Lookup(ctx, hash); err != nil {
+		if rec, family, err = r.tokens.Lookup(ctx, ex.hash); err != nil {
 			return rotated{}, err
 		}
 	}
 	// A used token: success from here on is a repeat within the grace window.
-	res, err := r.repeat(ctx, rec, family, successor, successorHash, now)
+	res, err := r.repeat(ctx, rec, family, ex.successor, ex.successorHash, now)
 	res.repeat = true
 	if err == nil && !prepared {
 		err = prepare(ctx, res.family)
