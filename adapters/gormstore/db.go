@@ -162,8 +162,8 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 	db.userByID.query = userByIDQuery(db.dialect)
 	db.tokenByHash.query = tokenByHashQuery(db.dialect)
 	db.refreshLookup.query = refreshLookupQuery(db.dialect)
-	db.rotation.query = rotatePostgresSQL
-	db.rotateOwn.query = rotateOwnPostgresSQL
+	db.rotation.query, db.rotation.writer = rotatePostgresSQL, true
+	db.rotateOwn.query, db.rotateOwn.writer = rotateOwnPostgresSQL, true
 	return db, nil
 }
 

@@ -19,6 +19,9 @@ import (
 // put into its text.
 type hotStatement struct {
 	query string
+	// writer is true for a statement that writes, which runs on the
+	// writer pool; a read runs on the read pool.
+	writer bool
 	// stmt is read without the lock once prepared: the requests of a
 	// loaded server would otherwise queue on it.
 	stmt atomic.Pointer[sql.Stmt]
@@ -51,4 +54,45 @@ func (h *hotStatement) close() {
 	if stmt := h.stmt.Swap(nil); stmt != nil {
 		_ = stmt.Close() // the pool's Close that follows reports what matters
 	}
+}
+
+// queryRow runs h (outside any transaction) with args and scans its one
+// row into targets, in a span of its own when traces are on.
+func (db *DB) queryRow(ctx context.Context, h *hotStatement, targets []any, args ...any) error {
+	return db.runPrepared(ctx, h, func(ctx context.Context, stmt *sql.Stmt) error {
+		return stmt.QueryRowContext(ctx, args...).Scan(targets...)
+	})
+}
+
+// execPrepared runs h (outside any transaction) with args and returns the
+// rows it affected, in a span of its own when traces are on.
+func (db *DB) execPrepared(ctx context.Context, h *hotStatement, args ...any) (affected int64, err error) {
+	err = db.runPrepared(ctx, h, func(ctx context.Context, stmt *sql.Stmt) error {
+		res, err := stmt.ExecContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		affected, err = res.RowsAffected()
+		return err
+	})
+	return affected, err
+}
+
+// runPrepared runs h, prepared on its pool, by run, in a span.
+func (db *DB) runPrepared(ctx context.Context, h *hotStatement, run func(context.Context, *sql.Stmt) error) (err error) {
+	ctx, span := db.tracer.start(ctx, h.query)
+	defer func() { finish(span, err) }()
+	on := db.read
+	if h.writer {
+		on = db.gorm
+	}
+	pool, err := on.DB()
+	if err != nil {
+		return err
+	}
+	stmt, err := h.get(ctx, pool)
+	if err != nil {
+		return err
+	}
+	return run(ctx, stmt)
 }

@@ -179,22 +179,12 @@ func (s *PersonalTokenStore) TokenByHash(ctx context.Context, hash string) (doma
 }
 
 // readTokenByHash scans the row of tokenByHashQuery into targets.
-func (s *PersonalTokenStore) readTokenByHash(ctx context.Context, hash string, targets []any) (err error) {
+func (s *PersonalTokenStore) readTokenByHash(ctx context.Context, hash string, targets []any) error {
 	if s.db.txOf(ctx) != nil {
 		// GORM writes each dialect's placeholder for ? itself.
 		return s.db.reader(ctx).Raw(tokenByHashSelect+"?", hash).Row().Scan(targets...)
 	}
-	ctx, span := s.db.tracer.start(ctx, s.db.tokenByHash.query)
-	defer func() { finish(span, err) }()
-	pool, err := s.db.read.DB()
-	if err != nil {
-		return err
-	}
-	stmt, err := s.db.tokenByHash.get(ctx, pool)
-	if err != nil {
-		return err
-	}
-	return stmt.QueryRowContext(ctx, hash).Scan(targets...)
+	return s.db.queryRow(ctx, &s.db.tokenByHash, targets, hash)
 }
 
 // RevokeToken implements ports.PersonalTokenStore in one conditional

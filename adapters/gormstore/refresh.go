@@ -145,22 +145,12 @@ func (r *lookupRow) toDomain() (domain.RefreshToken, domain.RefreshFamily, error
 }
 
 // readLookup scans the row of refreshLookupQuery into targets.
-func (s *RefreshTokenStore) readLookup(ctx context.Context, hash string, targets []any) (err error) {
+func (s *RefreshTokenStore) readLookup(ctx context.Context, hash string, targets []any) error {
 	if s.db.txOf(ctx) != nil {
 		// GORM writes each dialect's placeholder for ? itself.
 		return s.db.reader(ctx).Raw(refreshLookupSelect+"?", hash).Row().Scan(targets...)
 	}
-	ctx, span := s.db.tracer.start(ctx, s.db.refreshLookup.query)
-	defer func() { finish(span, err) }()
-	pool, err := s.db.read.DB()
-	if err != nil {
-		return err
-	}
-	stmt, err := s.db.refreshLookup.get(ctx, pool)
-	if err != nil {
-		return err
-	}
-	return stmt.QueryRowContext(ctx, hash).Scan(targets...)
+	return s.db.queryRow(ctx, &s.db.refreshLookup, targets, hash)
 }
 
 // RevokeFamily implements ports.RefreshTokenStore. A family keeps the time

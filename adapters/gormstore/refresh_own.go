@@ -81,7 +81,7 @@ SELECT found.*, EXISTS (SELECT 1 FROM stored) FROM found`
 func (s *RefreshTokenStore) rotateOwnPostgres(ctx context.Context, usedHash string, usedAt time.Time,
 	successor domain.RefreshToken) (tok domain.RefreshToken, fam domain.RefreshFamily, rotated bool, err error) {
 	var row lookupRow
-	err = s.rotateOwnPrepared(ctx, append(row.scanTargets(), &rotated),
+	err = s.db.queryRow(ctx, &s.db.rotateOwn, append(row.scanTargets(), &rotated),
 		usedHash, toMicros(usedAt), successor.Hash, toMicros(successor.IssuedAt), toMicros(successor.ExpiresAt))
 	if errors.Is(err, sql.ErrNoRows) {
 		return tok, fam, false, fmt.Errorf("rotate refresh token: %w", domain.ErrRefreshTokenInvalid)
@@ -95,20 +95,4 @@ func (s *RefreshTokenStore) rotateOwnPostgres(ctx context.Context, usedHash stri
 		return tok, fam, false, fmt.Errorf("rotate refresh token: %w", err)
 	}
 	return tok, fam, rotated, nil
-}
-
-// rotateOwnPrepared runs rotateOwnPostgresSQL on the writer pool and
-// scans its row into targets.
-func (s *RefreshTokenStore) rotateOwnPrepared(ctx context.Context, targets []any, args ...any) (err error) {
-	ctx, span := s.db.tracer.start(ctx, s.db.rotateOwn.query)
-	defer func() { finish(span, err) }()
-	pool, err := s.db.gorm.DB()
-	if err != nil {
-		return err
-	}
-	stmt, err := s.db.rotateOwn.get(ctx, pool)
-	if err != nil {
-		return err
-	}
-	return stmt.QueryRowContext(ctx, args...).Scan(targets...)
 }

@@ -104,7 +104,7 @@ func (s *RefreshTokenStore) rotatePostgres(ctx context.Context, usedHash string,
 		// Outside a transaction, where the provider's refreshes run it:
 		// prepared, as Lookup's read, through database/sql; GORM's
 		// building of the query was a fifth of a rotation's allocations.
-		rotated, err = s.rotatePrepared(ctx, args)
+		rotated, err = s.db.execPrepared(ctx, &s.db.rotation, args...)
 	} else {
 		// In the caller's transaction, in a savepoint of it, on the
 		// transaction's own connection.
@@ -126,26 +126,6 @@ func (s *RefreshTokenStore) rotatePostgres(ctx context.Context, usedHash string,
 		return err
 	}
 	return rotationRefused(s.db.writer(ctx).Raw(rotationStateSQL, usedHash).Row(), successor, usedAt)
-}
-
-// rotatePrepared runs rotatePostgresSQL on the writer pool and
-// returns the rows it inserted (1 when it rotated).
-func (s *RefreshTokenStore) rotatePrepared(ctx context.Context, args []any) (rotated int64, err error) {
-	ctx, span := s.db.tracer.start(ctx, s.db.rotation.query)
-	defer func() { finish(span, err) }()
-	pool, err := s.db.gorm.DB()
-	if err != nil {
-		return 0, err
-	}
-	stmt, err := s.db.rotation.get(ctx, pool)
-	if err != nil {
-		return 0, err
-	}
-	res, err := stmt.ExecContext(ctx, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
 }
 
 // The statements of a rotation on SQLite, which has no UPDATE in a WITH:

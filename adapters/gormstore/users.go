@@ -118,7 +118,7 @@ func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.Use
 	var row userRow
 	var err error
 	if r.db.txOf(ctx) == nil {
-		err = r.byIDOnReadPool(ctx, id, &row)
+		err = r.db.queryRow(ctx, &r.db.userByID, row.scanTargets(), string(id))
 	} else {
 		err = r.db.reader(ctx).Select(userColumns).Where("id = ?", string(id)).Take(&row).Error
 	}
@@ -129,21 +129,6 @@ func (r *UserRepository) ByID(ctx context.Context, id domain.UserID) (domain.Use
 		return domain.User{}, storeError("user by id", err)
 	}
 	return toDomainUser(row), nil
-}
-
-// byIDOnReadPool reads the row of id into row with the prepared statement.
-func (r *UserRepository) byIDOnReadPool(ctx context.Context, id domain.UserID, row *userRow) (err error) {
-	ctx, span := r.db.tracer.start(ctx, r.db.userByID.query)
-	defer func() { finish(span, err) }()
-	pool, err := r.db.read.DB()
-	if err != nil {
-		return err
-	}
-	stmt, err := r.db.userByID.get(ctx, pool)
-	if err != nil {
-		return err
-	}
-	return stmt.QueryRowContext(ctx, string(id)).Scan(row.scanTargets()...)
 }
 
 // ByEmail implements ports.UserRepository.
