@@ -198,9 +198,11 @@ func New(p Params, opts ...Option) *Hasher {
 		o(h)
 	}
 	h.blocks = argon2.NewPool(cap(h.slots), p.Memory)
-	// The blocks are dropped to the collector; FreeOSMemory then returns
-	// their pages at once rather than at the scavenger's pace, which
-	// would keep them counted in RSS for many seconds.
+	// The blocks are unmapped when dropped (in the heap where the system
+	// maps nothing: internal/argon2's arena). FreeOSMemory then returns
+	// at once, rather than at the scavenger's pace, what the burst of
+	// hashes left in the heap besides (and those heap blocks), which
+	// would otherwise stay counted in RSS for many seconds.
 	h.blocks.ReleaseWhenIdle(h.idleRelease, debug.FreeOSMemory)
 	return h
 }

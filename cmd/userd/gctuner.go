@@ -7,17 +7,16 @@ import (
 	"sync/atomic"
 )
 
-// The collector's tuning while serving, when GOGC is not set. GOGC=25
-// (defaultGCPercent) keeps RSS down while argon2id's blocks (19 MiB a
-// hash slot, reused and so live) are in the heap; but on a server that
-// hashes nothing for a while the live heap is about 12 MiB, so 25 %
-// allowed 3 MiB of garbage between two cycles: the authenticated read
-// (10 KB of garbage each) ran a cycle every 300 requests, and the
-// collector took a fifth of the server's CPU (docs/performance.md,
-// "Speed, second pass (issue 30)"). The tuner lets gcHeadroom of garbage pile up
-// instead, whatever the live heap, within [defaultGCPercent,
-// maxTunedGCPercent]: 8 MiB over a 12 MiB heap (GOGC 66), and still 25
-// once the hash slots are in. The soft memory limit (defaultMemoryLimit)
+// The collector's tuning while serving, when GOGC is not set. A fixed
+// GOGC=25 (defaultGCPercent) allowed an idle server's 12 MiB live heap
+// 3 MiB of garbage between two cycles: the authenticated read (10 KB of
+// garbage each) ran a cycle every 300 requests, and the collector took a
+// fifth of the server's CPU (docs/performance.md, "Speed, second pass
+// (issue 30)"). The tuner lets gcHeadroom of garbage pile up instead,
+// whatever the live heap, within [defaultGCPercent, maxTunedGCPercent]:
+// 8 MiB over a 12 MiB heap (GOGC 66), 25 over 32 MiB and more (full
+// caches). The argon2id blocks of the hash slots are outside the heap
+// and count for neither. The soft memory limit (defaultMemoryLimit)
 // stays above it all.
 const (
 	gcHeadroom        = 8 << 20

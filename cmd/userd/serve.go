@@ -11,21 +11,22 @@ import (
 )
 
 // defaultMemoryLimit is the Go runtime's soft memory limit when GOMEMLIMIT
-// is not set. Each password hash allocates 19 MiB that is garbage a moment
-// later; with only the default GOGC the heap target doubles that churn, and
-// RSS under logins sits far above what is live. Near the limit the
-// collector runs sooner instead (docs/performance.md, "What the tuning
-// changed"). It is soft: a larger live heap is never refused, only
-// collected more eagerly.
+// is not set. Near the limit the collector runs sooner rather than let
+// garbage pile up to the heap target (docs/performance.md, "What the
+// tuning changed"). It is soft: a larger live heap is never refused, only
+// collected more eagerly. It bounds the Go runtime's memory only: the
+// password hasher's argon2id blocks (19 MiB a hash slot) are mapped
+// outside the heap, so that a machine of many CPUs, and so of many slots,
+// does not pass it with them alone.
 const defaultMemoryLimit = 96 << 20
 
 // defaultGCPercent is the collector's GOGC when the GOGC variable is not
-// set. The argon2id memory of the hasher (19 MiB a hash slot) is reused
-// from hash to hash and so counts as live heap; with GOGC's default of
-// 100 the collector let as much garbage again pile up before a cycle.
-// Those blocks hold no pointers, so a cycle costs what the small live heap
-// costs: at 25 the mixed load's peak RSS fell and its req/s did not
-// (docs/performance.md, "Login and memory").
+// set, and the floor of the tuner (gctuner.go). It was chosen when the
+// hasher's argon2id blocks were in the heap, where GOGC's default of 100
+// let as much garbage again as they held pile up before a cycle: at 25
+// the mixed load's peak RSS fell and its req/s did not (docs/performance.md,
+// "Login and memory"). The blocks are mapped outside the heap now; the
+// floor still bounds the garbage over a large live heap (full caches).
 const defaultGCPercent = 25
 
 func (r *root) serveCommand() *cobra.Command {

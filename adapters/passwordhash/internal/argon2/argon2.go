@@ -4,9 +4,10 @@
 
 // Package argon2 is golang.org/x/crypto/argon2 v0.58.0's Argon2id (its
 // files argon2.go, blake2b.go and blamka_*, BSD-licensed: LICENSE), changed
-// in one respect: the memory of a derivation is taken from a Pool, a free
+// in two respects: the memory of a derivation is taken from a Pool, a free
 // list, and given back after it, instead of 19 MiB (at userd's cost) made
-// per call and left to the garbage collector. userd hashes on every login;
+// per call and left to the garbage collector; and that memory is mapped
+// outside the Go heap where the system allows (arena). userd hashes on every login;
 // with the upstream package each hash was 19 MiB of garbage that kept the
 // heap and the RSS near the soft memory limit and made the kernel fault
 // and zero fresh pages for the next hash (see adapters/passwordhash and
@@ -38,7 +39,7 @@ const (
 // Pool is a free list of derivation memory, for derivations up to a
 // given memory cost. It is safe for concurrent use.
 type Pool struct {
-	free chan []block
+	free chan arena
 	// maxBlocks is the largest memory, in 1 KiB blocks, that the pool
 	// keeps: a derivation of a larger cost (a stored hash made elsewhere)
 	// allocates its memory and drops it after, so that the memory held
@@ -69,7 +70,8 @@ func (p *Pool) Release() bool {
 	dropped := false
 	for {
 		select {
-		case <-p.free:
+		case a := <-p.free:
+			a.drop()
 			dropped = true
 		default:
 			return dropped
@@ -102,7 +104,7 @@ func (p *Pool) releaseIdle() {
 // each of at most maxMemory KiB: n is how many derivations may run at
 // once, maxMemory the memory cost new hashes are made with.
 func NewPool(n int, maxMemory uint32) *Pool {
-	return &Pool{free: make(chan []block, max(n, 1)), maxBlocks: maxMemory}
+	return &Pool{free: make(chan arena, max(n, 1)), maxBlocks: maxMemory}
 }
 
 // IDKey derives a key from the password, salt, and cost parameters using
@@ -132,8 +134,9 @@ func (p *Pool) deriveKey(mode int, password, salt, secret, data []byte, time, me
 	if memory < 2*syncPoints*uint32(threads) {
 		memory = 2 * syncPoints * uint32(threads)
 	}
-	B := p.take(memory)
-	defer p.give(B)
+	a := p.take(memory)
+	defer p.give(a)
+	B := a.blocks[:memory]
 	initBlocks(B, &h0, memory, uint32(threads))
 	processBlocks(B, time, memory, uint32(threads), mode)
 	return extractKey(B, memory, uint32(threads), keyLen)
@@ -310,36 +313,39 @@ func phi(rand, m, s uint64, lane, lanes uint32) uint32 {
 	return lane*lanes + uint32((s+m-(p+1))%uint64(lanes))
 }
 
-// take returns memory blocks for one derivation, reused when a free one
-// is large enough. Their contents are left as they are.
-func (p *Pool) take(memory uint32) []block {
+// take returns the memory of one derivation of memory blocks, reused
+// when a free one is large enough. Their contents are left as they are.
+func (p *Pool) take(memory uint32) arena {
 	if memory > p.maxBlocks {
 		// Never kept (see give): taking a free one would only drop it.
-		return make([]block, memory)
+		return newArena(memory)
 	}
 	for {
 		select {
-		case B := <-p.free:
-			if uint32(cap(B)) >= memory {
-				return B[:memory]
+		case a := <-p.free:
+			if uint32(len(a.blocks)) >= memory {
+				return a
 			}
 			// Made for a smaller cost (a hash made elsewhere, being
-			// checked): let the garbage collector have it.
+			// checked): dropped.
+			a.drop()
 		default:
-			return make([]block, memory)
+			return newArena(memory)
 		}
 	}
 }
 
-// give hands B back for the next derivation, or drops it when it is
+// give hands a back for the next derivation, or drops it when it is
 // larger than the pool keeps or the free list is full.
-func (p *Pool) give(B []block) {
-	if uint32(cap(B)) > p.maxBlocks {
+func (p *Pool) give(a arena) {
+	if uint32(len(a.blocks)) > p.maxBlocks {
+		a.drop()
 		return
 	}
 	select {
-	case p.free <- B[:cap(B)]:
+	case p.free <- a:
 		p.armRelease()
 	default:
+		a.drop()
 	}
 }

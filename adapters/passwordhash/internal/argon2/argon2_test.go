@@ -118,20 +118,20 @@ func TestPoolKeepsNothingLarger(t *testing.T) {
 // kept drains the pool and returns the size of each buffer it held, then
 // puts them back.
 func (p *Pool) kept() []int {
-	var bufs [][]block
+	var bufs []arena
 	for {
 		select {
-		case B := <-p.free:
-			bufs = append(bufs, B)
+		case a := <-p.free:
+			bufs = append(bufs, a)
 			continue
 		default:
 		}
 		break
 	}
 	sizes := make([]int, len(bufs))
-	for i, B := range bufs {
-		sizes[i] = cap(B)
-		p.free <- B
+	for i, a := range bufs {
+		sizes[i] = len(a.blocks)
+		p.free <- a
 	}
 	return sizes
 }
@@ -197,5 +197,33 @@ func TestPoolWithoutIdleReleaseKeeps(t *testing.T) {
 	}
 	if pool.Release() {
 		t.Fatal("a second Release found memory to drop")
+	}
+}
+
+// TestIDKeyBlocksOutsideHeap: where the system maps memory, a
+// derivation's blocks are not the Go heap's, not even the first time,
+// and the pool's are unmapped when it drops them (a use after that would
+// fault, which the derivation after Release would find).
+func TestIDKeyBlocksOutsideHeap(t *testing.T) {
+	if a, ok := mapArena(8); !ok {
+		t.Skipf("%s/%s maps no memory: the blocks are in the heap", runtime.GOOS, runtime.GOARCH)
+	} else {
+		a.drop()
+	}
+	password, salt := []byte("correct horse battery staple"), []byte("0123456789abcdef")
+	pool := NewPool(1, 4096)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := pool.IDKey(password, salt, 1, 4096, 1, 32)
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Errorf("the first derivation allocated %d bytes of Go heap, want under 64 KiB (its 4 MiB of blocks mapped)", n)
+	}
+	if !pool.Release() {
+		t.Fatal("Release found nothing to drop after a derivation")
+	}
+	if again := pool.IDKey(password, salt, 1, 4096, 1, 32); !bytes.Equal(again, got) ||
+		!bytes.Equal(got, upstream.IDKey(password, salt, 1, 4096, 1, 32)) {
+		t.Fatal("derivations around a Release differ, or differ from x/crypto's")
 	}
 }
