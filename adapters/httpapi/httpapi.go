@@ -200,6 +200,8 @@ type handler struct {
 	metrics RequestObserver
 	keySet  KeySet
 	browser *browser
+	// tracer makes each request's span; nil when traces are off.
+	tracer *tracer
 }
 
 type systemClock struct{}
@@ -240,10 +242,8 @@ func newEngine(svc *application.Services, opts Options) *gin.Engine {
 	// header checks, then (for /auth/*) the per-IP rate limit, then
 	// authentication. CORS comes before everything that may refuse a
 	// request, so that a listed origin's page can read every refusal; a
-	// preflight ends there (browser.go).
-	if t := newTracer(opts); t != nil {
-		e.Use(t.serve)
-	}
+	// preflight ends there (browser.go). The request's span, when traces
+	// are on, is begun by requestID, the outermost.
 	e.Use(h.requestID, h.accessLog, h.recoverPanic, h.cors, h.crossOrigin, h.bufferBody, h.admit, h.deadline)
 	e.NoRoute(h.noRoute)
 	e.NoMethod(h.noMethod)
@@ -272,7 +272,7 @@ func newHandler(svc *application.Services, opts Options) *handler {
 	h := &handler{mail: svc.Mail, emailSignIn: svc.EmailSignIn, users: svc.Users, auth: svc.Auth, audit: svc.Audit, health: opts.Health,
 		mfa: svc.MFA, passkeys: svc.Passkeys, sessions: svc.Sessions, tokens: svc.Tokens, clients: svc.OAuthClients,
 		providers: svc.IdentityProviders, federation: svc.Federation,
-		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes}
+		clock: opts.Clock, log: opts.Logger, maxBody: opts.MaxBodyBytes, tracer: newTracer(opts)}
 	if h.clock == nil {
 		h.clock = systemClock{}
 	}

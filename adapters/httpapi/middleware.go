@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/userd/userd/adapters/httpapi/ratelimit"
 	"github.com/userd/userd/domain"
@@ -72,6 +73,17 @@ var (
 // The id and the client's IP go into the context as domain.RequestMeta,
 // where the application's audit trail reads them.
 func (h *handler) requestID(c *gin.Context) {
+	ctx := c.Request.Context()
+	if h.tracer != nil {
+		// Begun here, first, so that the access log, the request id's and
+		// every later line of the request are written within the span and
+		// carry its trace id (LogHandler); and in the one new context the
+		// request gets below (each WithContext copies the request).
+		var span trace.Span
+		var st *spanStart
+		ctx, span, st = h.tracer.begin(ctx, c)
+		defer h.tracer.end(c, span, st)
+	}
 	id := c.GetHeader("X-Request-Id")
 	if !saneRequestID(id) {
 		id = newRequestID()
@@ -97,7 +109,7 @@ func (h *handler) requestID(c *gin.Context) {
 	meta.Lang = acceptLanguage(c.Request)
 	// Kept as a session shows it; only a sign-in reads it.
 	meta.UserAgent = domain.SessionUserAgent(c.Request.UserAgent())
-	c.Request = c.Request.WithContext(domain.WithRequestMeta(c.Request.Context(), meta))
+	c.Request = c.Request.WithContext(domain.WithRequestMeta(ctx, meta))
 	c.Next()
 }
 

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"net/http"
 	"sync"
 
 	"github.com/gin-gonic/gin"
@@ -11,17 +13,22 @@ import (
 )
 
 // tracer makes the span of each request, when Options.TracerProvider is
-// set. It is the outermost middleware, so that the access log, the
-// request id's and every later line of the request are written within
-// the span, and carry its trace id (LogHandler).
+// set: requestID, the outermost middleware, begins and ends it.
 type tracer struct {
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
+	// fields are the request headers the propagator reads (traceparent,
+	// tracestate, baggage), canonical: a request with none of them, the
+	// common case, is not handed to Extract, which would look each up.
+	fields []string
 	// starts holds a spanStart by route (method and template): built once
 	// for each, so that a request's span costs no name nor options of its
 	// own (the routes are a fixed set, and an unmatched request's is its
 	// method alone).
 	starts sync.Map
+	// attrs holds the slices a span's attributes are set from, which the
+	// SDK copies: reused, they are not a request's garbage.
+	attrs sync.Pool
 }
 
 // spanStart is how a route's spans begin and what they record of the
@@ -35,8 +42,8 @@ type spanStart struct {
 // routeKey is the key of starts.
 type routeKey struct{ method, route string }
 
-// newTracer returns nil without a provider: the chain then has no tracing
-// middleware at all, and a request allocates nothing for it.
+// newTracer returns nil without a provider: the chain then traces
+// nothing, and a request allocates nothing for it.
 func newTracer(opts Options) *tracer {
 	if opts.TracerProvider == nil {
 		return nil
@@ -45,7 +52,12 @@ func newTracer(opts Options) *tracer {
 	if p == nil {
 		p = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
-	return &tracer{tracer: opts.TracerProvider.Tracer(tracerName), propagator: p}
+	t := &tracer{tracer: opts.TracerProvider.Tracer(tracerName), propagator: p}
+	for _, f := range p.Fields() {
+		t.fields = append(t.fields, http.CanonicalHeaderKey(f))
+	}
+	t.attrs.New = func() any { s := make([]attribute.KeyValue, 0, 4); return &s }
+	return t
 }
 
 // tracerName is the instrumentation scope of the HTTP spans.
@@ -68,18 +80,26 @@ func (t *tracer) start(method, route string) *spanStart {
 	return st.(*spanStart)
 }
 
-// serve opens the server span of the request: a child of the caller's
-// traceparent when there is one, named by the method and the route
-// template (gin's FullPath, "GET /api/users/:id"), never the path with
-// its ids. It records the route, the method and the status; not the
-// path, the query string (?email=), a header or the client's address.
-func (t *tracer) serve(c *gin.Context) {
-	ctx := t.propagator.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header))
+// begin opens the server span of the request in ctx: a child of the
+// caller's traceparent when there is one, named by the method and the
+// route template (gin's FullPath, "GET /api/users/:id"), never the path
+// with its ids. end takes the span and its spanStart.
+func (t *tracer) begin(ctx context.Context, c *gin.Context) (context.Context, trace.Span, *spanStart) {
+	for _, f := range t.fields {
+		if _, ok := c.Request.Header[f]; ok {
+			ctx = t.propagator.Extract(ctx, propagation.HeaderCarrier(c.Request.Header))
+			break
+		}
+	}
 	st := t.start(c.Request.Method, c.FullPath())
 	ctx, span := t.tracer.Start(ctx, st.name, st.opts...)
-	defer span.End()
-	c.Request = c.Request.WithContext(ctx)
-	c.Next()
+	return ctx, span, st
+}
+
+// end closes the span begun for c once the request is answered. It
+// records the route, the method, the status and the request id; not the
+// path, the query string (?email=), a header or the client's address.
+func (t *tracer) end(c *gin.Context, span trace.Span, st *spanStart) {
 	status := c.Writer.Status()
 	// The attributes are all set here, in one call: the SDK copies those
 	// of the start options into the span, then grows its copy at each
@@ -87,15 +107,19 @@ func (t *tracer) serve(c *gin.Context) {
 	// where this makes two (BenchmarkRead_traces). The method and the
 	// route are known at the start, but only a sampler reads attributes
 	// there, and none of those OTEL_TRACES_SAMPLER can name does.
-	attrs := make([]attribute.KeyValue, len(st.attrs), len(st.attrs)+2)
-	copy(attrs, st.attrs)
+	buf := t.attrs.Get().(*[]attribute.KeyValue)
+	attrs := append((*buf)[:0], st.attrs...)
 	attrs = append(attrs, attribute.Int("http.response.status_code", status))
 	if id := RequestID(c.Request.Context()); id != "" {
 		attrs = append(attrs, attribute.String("userd.request_id", id))
 	}
 	span.SetAttributes(attrs...)
+	clear(attrs) // the pool keeps no request's strings
+	*buf = attrs[:0]
+	t.attrs.Put(buf)
 	// A 4xx is the client's doing, not a fault of the server's span.
 	if status >= 500 {
 		span.SetStatus(codes.Error, "")
 	}
+	span.End()
 }
