@@ -18,7 +18,7 @@ func mapArena(n uint32) (arena, bool) {
 	}
 	// The memory is not the Go heap's: it holds no Go pointer (a block
 	// is uint64s) and is never seen by the collector.
-	blocks := unsafe.Slice((*block)(unsafe.Pointer(unsafe.SliceData(mapping))), n)
+	blocks := unsafe.Slice((*block)(unsafe.Pointer(unsafe.SliceData(mapping))), n) //nolint:gosec // G103: n blocks are exactly the mapping's bytes, page aligned
 	return arena{blocks: blocks, mapping: mapping}, true
 }
 
