@@ -16,21 +16,26 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// exporter is otlptrace's Exporter with the conversion of the spans to
-// their protobuf messages done over arrays it keeps from one batch to the
-// next. otlptrace's converts each span into about 17 allocations of its
-// own (the span, its status, and for each attribute a KeyValue, an
-// AnyValue and its oneof): with every request sampled, over a fifth of
-// the objects the server allocated in the traced read (docs/performance.md,
-// "Traces"). What goes on the wire is the same (TestExporter_same_export);
-// the client, otlptracehttp's, still reads every OTEL_EXPORTER_OTLP_*
-// variable, and sends, retries and times out as it did.
+// exporter is otlptrace's Exporter with the spans encoded by hand into
+// buffers it keeps from one batch to the next (export_wire.go).
+// otlptrace's converts each span into about 17 allocations of its own
+// (the span, its status, and for each attribute a KeyValue, an AnyValue
+// and its oneof), which the client's proto.Marshal then walks by
+// reflection: with every request sampled, over a fifth of the objects
+// the server allocated in the traced read and, with the conversion done
+// over kept arrays, still a twentieth of its CPU (docs/performance.md,
+// "Traces"). What goes on the wire decodes to the same messages
+// (TestExporter_same_export); the client, otlptracehttp's, still reads
+// every OTEL_EXPORTER_OTLP_* variable, and sends, retries and times out
+// as it did.
 type exporter struct {
 	client otlptrace.Client
 
-	// mu keeps two exports from sharing the arrays; the batch span
+	// mu keeps two exports from sharing the buffers; the batch span
 	// processor makes one at a time anyway.
 	mu   sync.Mutex
 	slab slab
@@ -38,25 +43,15 @@ type exporter struct {
 	stop sync.Once
 }
 
-// slab holds the messages of one export: each array is sized for the
-// batch before any pointer into it is taken, and cleared after the
-// upload, so that no span outlives its export through it.
+// slab holds the encoded spans of one export, a buffer for each group of
+// spans of one resource and scope, and the scratch one span is encoded in
+// before its length is known. The buffers are emptied after the upload
+// and kept: an export is as large as the batch, whose size is bounded
+// (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).
 type slab struct {
-	spans    []tracepb.Span
-	spanPtrs []*tracepb.Span
-	statuses []tracepb.Status
-	// ids are the trace, span and parent span ids, which the messages
-	// hold as slices: of a local array, each would be an allocation.
-	ids    [][3]idBytes
-	kvs    []commonpb.KeyValue
-	kvPtrs []*commonpb.KeyValue
-	values []commonpb.AnyValue
-	strs   []commonpb.AnyValue_StringValue
-	ints   []commonpb.AnyValue_IntValue
+	groups [][]byte
+	span   []byte
 }
-
-// idBytes holds a trace id, or a span id in its first 8 bytes.
-type idBytes [16]byte
 
 func newExporter(client otlptrace.Client) *exporter { return &exporter{client: client} }
 
@@ -88,27 +83,14 @@ func (e *exporter) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// grow returns s with length n, reusing its array when it is long enough.
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
 func (s *slab) clear() {
-	clear(s.spans)
-	clear(s.spanPtrs)
-	clear(s.statuses)
-	clear(s.ids)
-	clear(s.kvs)
-	clear(s.kvPtrs)
-	clear(s.values)
-	clear(s.strs)
-	clear(s.ints)
+	for i := range s.groups {
+		s.groups[i] = s.groups[i][:0]
+	}
 }
 
-// group is the spans of one resource and scope, as OTLP nests them.
+// group is the spans of one resource and scope, as OTLP nests them; the
+// slab's buffer of the same index holds them.
 type group struct {
 	res   attribute.Distinct
 	scope instrumentation.Scope
@@ -116,22 +98,15 @@ type group struct {
 }
 
 // convert returns the messages of spans, grouped by resource, then by
-// scope, in the order they first appear.
+// scope, in the order they first appear. Each ScopeSpans carries its
+// spans already encoded, as the bytes of its repeated field 2 (spans) in
+// its unknown fields, which proto.Marshal writes as they are: the
+// receiver reads them as the spans they are.
 func (s *slab) convert(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
-	nattrs := 0
-	for _, sd := range spans {
-		nattrs += len(sd.Attributes())
-	}
-	s.spans, s.spanPtrs, s.statuses = grow(s.spans, len(spans)), grow(s.spanPtrs, len(spans)), grow(s.statuses, len(spans))
-	s.ids = grow(s.ids, len(spans))
-	s.kvs, s.kvPtrs, s.values = grow(s.kvs, nattrs), grow(s.kvPtrs, nattrs), grow(s.values, nattrs)
-	s.strs, s.ints = grow(s.strs, nattrs), grow(s.ints, nattrs)
-
 	var rss []*tracepb.ResourceSpans
 	var resources []attribute.Distinct
 	var groups []group
-	kv := 0
-	for i, sd := range spans {
+	for _, sd := range spans {
 		res, scope := sd.Resource().Equivalent(), sd.InstrumentationScope()
 		g := -1
 		for j := range groups {
@@ -144,6 +119,9 @@ func (s *slab) convert(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 			ss := &tracepb.ScopeSpans{Scope: scopeOf(scope), SchemaUrl: scope.SchemaURL}
 			groups = append(groups, group{res: res, scope: scope, ss: ss})
 			g = len(groups) - 1
+			if g == len(s.groups) {
+				s.groups = append(s.groups, nil)
+			}
 			r := -1
 			for j := range resources {
 				if resources[j] == res {
@@ -158,71 +136,13 @@ func (s *slab) convert(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
 			}
 			rss[r].ScopeSpans = append(rss[r].ScopeSpans, ss)
 		}
-		s.spanPtrs[i] = s.span(i, sd, &kv)
-		groups[g].ss.Spans = append(groups[g].ss.Spans, s.spanPtrs[i])
+		s.span = appendSpan(s.span[:0], sd)
+		s.groups[g] = protowire.AppendBytes(protowire.AppendTag(s.groups[g], scopeSpansSpans, protowire.BytesType), s.span)
+	}
+	for g := range groups {
+		groups[g].ss.ProtoReflect().SetUnknown(protoreflect.RawFields(s.groups[g]))
 	}
 	return rss
-}
-
-// span fills the i-th span's message, its attributes from the kv-th of
-// the slab's on.
-func (s *slab) span(i int, sd sdktrace.ReadOnlySpan, kv *int) *tracepb.Span {
-	sc, parent := sd.SpanContext(), sd.Parent()
-	ids := &s.ids[i]
-	tid, sid, psid := sc.TraceID(), sc.SpanID(), parent.SpanID()
-	copy(ids[0][:], tid[:])
-	copy(ids[1][:], sid[:])
-	copy(ids[2][:], psid[:])
-	st := sd.Status()
-	s.statuses[i] = tracepb.Status{Code: statusCode(st.Code), Message: st.Description}
-	attrs := sd.Attributes()
-	var kvs []*commonpb.KeyValue
-	if len(attrs) > 0 {
-		kvs = s.kvPtrs[*kv : *kv+len(attrs) : *kv+len(attrs)]
-		for j, a := range attrs {
-			kvs[j] = s.keyValue(*kv+j, a)
-		}
-		*kv += len(attrs)
-	}
-	s.spans[i] = tracepb.Span{
-		TraceId:                ids[0][:len(tid)],
-		SpanId:                 ids[1][:len(sid)],
-		TraceState:             sc.TraceState().String(),
-		Status:                 &s.statuses[i],
-		StartTimeUnixNano:      unixNano(sd.StartTime().UnixNano()),
-		EndTimeUnixNano:        unixNano(sd.EndTime().UnixNano()),
-		Links:                  links(sd.Links()),
-		Kind:                   spanKind(sd.SpanKind()),
-		Name:                   sd.Name(),
-		Attributes:             kvs,
-		Events:                 events(sd.Events()),
-		DroppedAttributesCount: clampUint32(sd.DroppedAttributes()),
-		DroppedEventsCount:     clampUint32(sd.DroppedEvents()),
-		DroppedLinksCount:      clampUint32(sd.DroppedLinks()),
-		Flags:                  spanFlags(sc.TraceFlags(), parent),
-	}
-	if psid.IsValid() {
-		s.spans[i].ParentSpanId = ids[2][:len(psid)]
-	}
-	return &s.spans[i]
-}
-
-// keyValue fills the slab's n-th attribute: a string or an integer (what
-// userd's spans hold) from the slab's arrays, any other from the heap.
-func (s *slab) keyValue(n int, a attribute.KeyValue) *commonpb.KeyValue {
-	switch a.Value.Type() {
-	case attribute.STRING:
-		s.strs[n] = commonpb.AnyValue_StringValue{StringValue: a.Value.AsString()}
-		s.values[n] = commonpb.AnyValue{Value: &s.strs[n]}
-	case attribute.INT64:
-		s.ints[n] = commonpb.AnyValue_IntValue{IntValue: a.Value.AsInt64()}
-		s.values[n] = commonpb.AnyValue{Value: &s.ints[n]}
-	default:
-		s.values[n] = commonpb.AnyValue{Value: anyValue(a.Value).Value}
-	}
-	s.kvs[n] = commonpb.KeyValue{Key: string(a.Key), Value: &s.values[n]}
-	s.kvPtrs[n] = &s.kvs[n]
-	return s.kvPtrs[n]
 }
 
 func unixNano(ns int64) uint64 { return uint64(max(0, ns)) } //nolint:gosec // G115: not negative

@@ -200,3 +200,50 @@ func BenchmarkExport(b *testing.B) {
 		})
 	}
 }
+
+// A string that is not UTF-8 (a span name, an attribute's key or value,
+// a status) goes out with U+FFFD in place of its bad bytes: protobuf
+// strings must be UTF-8, and otlptrace's exporter fails the whole batch
+// on marshalling one, where ours keeps the other spans and this one.
+func TestExporter_invalid_utf8(t *testing.T) {
+	t.Parallel()
+	rec := &receiver{}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	exp := newExporter(otlptracehttp.NewClient(otlptracehttp.WithEndpointURL(srv.URL + "/v1/traces")))
+	spans := stubs(2)
+	bad := tracetest.SpanStubFromReadOnlySpan(spans[1])
+	bad.Name = "bad /a\xffb"
+	bad.Attributes = []attribute.KeyValue{attribute.String("k\xfe", "v\xfd"), attribute.Int("n", -3)}
+	bad.Events, bad.Links = nil, nil
+	bad.Status = sdktrace.Status{Code: codes.Error, Description: "x\xc3"}
+	if err := exp.ExportSpans(context.Background(), []sdktrace.ReadOnlySpan{spans[0], bad.Snapshot()}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := rec.requests(t)
+	if len(reqs) != 1 {
+		t.Fatalf("%d exports, want 1", len(reqs))
+	}
+	var got *tracepb.Span
+	n := 0
+	for _, rs := range reqs[0].ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				n++
+				if strings.HasPrefix(s.Name, "bad ") {
+					got = s
+				}
+			}
+		}
+	}
+	if n != 2 || got == nil {
+		t.Fatalf("%d spans exported, want both, the bad one among them: %v", n, reqs[0])
+	}
+	if got.Name != "bad /a\uFFFDb" || got.Status.GetMessage() != "x\uFFFD" || got.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("name %q, status %v", got.Name, got.Status)
+	}
+	if len(got.Attributes) != 2 || got.Attributes[0].Key != "k\uFFFD" || got.Attributes[0].Value.GetStringValue() != "v\uFFFD" ||
+		got.Attributes[1].Value.GetIntValue() != -3 {
+		t.Errorf("attributes %v", got.Attributes)
+	}
+}
