@@ -128,6 +128,15 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 peak_rss_mb() { awk '/^VmHWM:/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
 rss_mb() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
 
+# cold BINARY: drops the page cache of BINARY (which nothing runs now), so
+# that each service starts as after a reboot, reading its binary anew.
+# A binary just written (by a build, `make peerload`'s among them) sits in
+# the page cache as the writer left it, in large folios that a process's
+# faults map whole: userd started from one idled with twice the file
+# pages (RssFile 16 MiB against 7, docs/performance.md "Speed, fourth
+# pass"), the RSS figures then told when the binary was built.
+cold() { dd if="$1" iflag=nocache count=0 status=none; }
+
 # rss SERVICE PHASE: appends the server's RSS now (or, for the phase
 # "peak", its high-water mark) to $out/rss.
 rss() {
@@ -251,6 +260,7 @@ run_userd() {
 	# defaults; the pool's logins below rehash the 300 accounts the loads use.
 	USERD_ARGON2_MEMORY_KIB=65536 "$userd_bin" users import --batch-size 5000 "$dir/users.csv" >"$dir/import.log" 2>&1 ||
 		{ echo "run.sh: userd users import failed:" >&2; tail -5 "$dir/import.log" >&2; exit 1; }
+	cold "$userd_bin"
 	"$userd_bin" serve >"$log" 2>&1 &
 	pid=$!
 	wait_ready "http://127.0.0.1:$userd_port/readyz"
@@ -328,6 +338,7 @@ SELECT id::text, id, jsonb_build_object('sub', id::text, 'email', email, 'email_
 FROM users;
 ANALYZE users; ANALYZE identities;
 EOF
+	cold "$gotrue_bin"
 	(cd "$dir" && exec env "${env[@]}" "$gotrue_bin" serve) >"$log" 2>&1 &
 	pid=$!
 	wait_ready "$base/health"
