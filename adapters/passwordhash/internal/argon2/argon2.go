@@ -7,11 +7,11 @@
 // in two respects: the memory of a derivation is taken from a Pool, a free
 // list, and given back after it, instead of 19 MiB (at userd's cost) made
 // per call and left to the garbage collector; and that memory is mapped
-// outside the Go heap where the system allows (arena). userd hashes on every login;
-// with the upstream package each hash was 19 MiB of garbage that kept the
-// heap and the RSS near the soft memory limit and made the kernel fault
-// and zero fresh pages for the next hash (see adapters/passwordhash and
-// docs/performance.md for the measurements). A reused buffer holds the
+// outside the Go heap where the system allows (arena). userd hashes on
+// every login; with the upstream package each hash was 19 MiB of garbage
+// that kept the heap and the RSS near the soft memory limit and made the
+// kernel fault and zero fresh pages for the next hash (see
+// adapters/passwordhash and docs/performance.md for the measurements). A reused buffer holds the
 // previous derivation's blocks, so the first pass writes each block with
 // processBlock instead of upstream's processBlockXOR into zeroed memory
 // (Argon2 v1.3 XORs only from the second pass on: RFC 9106, section 3.2).
