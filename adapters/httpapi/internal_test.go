@@ -92,3 +92,13 @@ func BenchmarkIsB64Token(b *testing.B) {
 		}
 	}
 }
+
+// Without a tracer provider (traces off) the chain has no tracer at all:
+// requestID begins no span and puts nothing in the request's context
+// (TestTraces_off_allocate_nothing_per_request prices it).
+func TestNewTracer_off_without_provider(t *testing.T) {
+	t.Parallel()
+	if tr := newTracer(Options{}); tr != nil {
+		t.Fatalf("newTracer without a provider = %+v, want nil", tr)
+	}
+}
