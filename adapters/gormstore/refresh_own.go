@@ -50,9 +50,14 @@ func (s *RefreshTokenStore) RotateOwn(ctx context.Context, usedHash string, used
 // token, and its end cut to the family's. As there, a token a concurrent
 // rotation used after found's snapshot is not matched by used, which
 // PostgreSQL checks on the newest version of the row it waited for: this
-// one then rotates nothing, and returns found as it was. Parameters: $1
-// the used token's hash, $2 the time of use (microseconds), $3 the
-// successor's hash, $4 and $5 its issue and end.
+// one then rotates nothing, and returns found as it was. family and
+// touched name their family by a scalar subquery, not a join with found
+// or used, so that PostgreSQL reads it by its key whatever it knows of
+// the table: joined, before the table's first ANALYZE, it read every
+// family not revoked and kept the one
+// (TestRotateOwnPostgres_reads_one_family). Parameters: $1 the used
+// token's hash, $2 the time of use (microseconds), $3 the successor's
+// hash, $4 and $5 its issue and end.
 const rotateOwnPostgresSQL = `
 WITH found AS (
 	SELECT t.token_hash, t.family_id, t.user_id, t.issued_at, t.expires_at, t.used_at, t.successor_hash,
@@ -61,16 +66,16 @@ WITH found AS (
 	FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
 	WHERE t.token_hash = $1
 ), family AS (
-	SELECT f.id FROM refresh_families f JOIN found ON f.id = found.family_id
-	WHERE found.used_at IS NULL AND found.expires_at > $2 AND found.client_id IS NULL
-	  AND f.revoked_at IS NULL AND f.expires_at > $2 AND (f.idle_timeout = 0 OR f.last_used_at + f.idle_timeout > $2)
-	FOR UPDATE OF f
+	SELECT id FROM refresh_families
+	WHERE id = (SELECT family_id FROM found WHERE used_at IS NULL AND expires_at > $2 AND client_id IS NULL)
+	  AND revoked_at IS NULL AND expires_at > $2 AND (idle_timeout = 0 OR last_used_at + idle_timeout > $2)
+	FOR UPDATE
 ), used AS (
 	UPDATE refresh_tokens SET used_at = $2, successor_hash = $3
 	WHERE token_hash = $1 AND used_at IS NULL AND EXISTS (SELECT 1 FROM family)
 	RETURNING family_id, user_id
 ), touched AS (
-	UPDATE refresh_families SET last_used_at = $2 WHERE id IN (SELECT family_id FROM used)
+	UPDATE refresh_families SET last_used_at = $2 WHERE id = (SELECT family_id FROM used)
 ), stored AS (
 	INSERT INTO refresh_tokens (token_hash, family_id, user_id, issued_at, expires_at)
 	SELECT $3, used.family_id, used.user_id, $4, LEAST($5, found.family_expires_at) FROM used, found
