@@ -35,7 +35,7 @@ func (h *handler) confirmEmail(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.writeJSON(c, http.StatusOK, toUserResponse(u))
+	h.writeUser(c, http.StatusOK, u)
 }
 
 // requestPasswordReset answers POST /auth/password-reset: 202, always.

@@ -50,7 +50,7 @@ func (h *handler) me(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.writeJSON(c, http.StatusOK, toUserResponse(u))
+	h.writeUser(c, http.StatusOK, u)
 }
 
 func (h *handler) getUser(c *gin.Context) {
@@ -59,7 +59,7 @@ func (h *handler) getUser(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.writeJSON(c, http.StatusOK, toUserResponse(u))
+	h.writeUser(c, http.StatusOK, u)
 }
 
 // createUser answers POST /api/users, open to anonymous callers while
@@ -76,7 +76,7 @@ func (h *handler) createUser(c *gin.Context) {
 		return
 	}
 	c.Header("Location", "/api/users/"+u.ID.String())
-	h.writeJSON(c, http.StatusCreated, toUserResponse(u))
+	h.writeUser(c, http.StatusCreated, u)
 }
 
 func (h *handler) updateUser(c *gin.Context) {
@@ -96,7 +96,7 @@ func (h *handler) updateUser(c *gin.Context) {
 		h.fail(c, err)
 		return
 	}
-	h.writeJSON(c, http.StatusOK, toUserResponse(u))
+	h.writeUser(c, http.StatusOK, u)
 }
 
 func (h *handler) deleteUser(c *gin.Context) {
