@@ -93,7 +93,7 @@ func (c *verifiedCache) remove(token string) {
 // went from 1,120 ns and 656 bytes to 810 ns and 80 bytes without the
 // copy. Sum256 only reads its input: nothing writes through the slice.
 func tokenKey(token string) [sha256.Size]byte {
-	return sha256.Sum256(unsafe.Slice(unsafe.StringData(token), len(token)))
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(token), len(token))) //nolint:gosec // G103: read-only view of the string, not kept
 }
 
 // purge forgets every token.
