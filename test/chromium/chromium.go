@@ -225,9 +225,15 @@ func Evaluate[T any](t testing.TB, b *Browser, expr string, opts ...chromedp.Eva
 
 // evaluate is Evaluate with errors, tried again while the page's
 // execution context is being replaced.
-func evaluate[T any](ctx context.Context, expr string, opts ...chromedp.EvaluateOption) (v T, err error) {
+func evaluate[T any](ctx context.Context, expr string, opts ...chromedp.EvaluateOption) (T, error) {
+	return runAcrossNavigation(ctx, chromedp.Evaluate[T](expr, opts...))
+}
+
+// runAcrossNavigation runs action, tried again while the page it met is
+// being replaced by the next (contextReplaced).
+func runAcrossNavigation[T any](ctx context.Context, action chromedp.Action[T]) (v T, err error) {
 	for range 5 {
-		v, err = chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
+		v, err = chromedp.Run(ctx, action)
 		if err == nil || !contextReplaced(err) || ctx.Err() != nil {
 			break
 		}
@@ -239,7 +245,10 @@ func evaluate[T any](ctx context.Context, expr string, opts ...chromedp.Evaluate
 
 // contextReplaced tells whether err is that of an evaluation in an
 // execution context that a navigation destroyed, or that met the
-// navigation under way (a page that moves on by itself, meta refresh).
+// navigation under way (a page that moves on by itself, meta refresh),
+// or of a query whose node went with the document that held it ("No
+// node with given id found": a Text just after a redirect's last hop,
+// seen once in CI).
 func contextReplaced(err error) bool {
 	var ex *chromedp.ExceptionError
 	if errors.As(err, &ex) {
@@ -248,7 +257,8 @@ func contextReplaced(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "Cannot find context with specified id") ||
 		strings.Contains(msg, "Execution context was destroyed") ||
-		strings.Contains(msg, "Inspected target navigated or closed")
+		strings.Contains(msg, "Inspected target navigated or closed") ||
+		strings.Contains(msg, "No node with given id found")
 }
 
 // abbreviate shortens a script for an error message.
@@ -270,7 +280,13 @@ func (b *Browser) Eval(t testing.TB, expr string) string {
 // shown (innerText).
 func (b *Browser) Text(t testing.TB, css string) string {
 	t.Helper()
-	return Run(t, b, chromedp.Text(chromedp.CSS(css)))
+	ctx, cancel := context.WithTimeout(b.ctx, StepTimeout)
+	defer cancel()
+	text, err := runAcrossNavigation(ctx, chromedp.Text(chromedp.CSS(css)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }
 
 // WaitText waits until the first element of the CSS selector css has
