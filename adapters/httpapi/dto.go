@@ -166,7 +166,14 @@ func toUserResponses(users []domain.User) []userResponse {
 // formatTime renders RFC 3339 in UTC with whole seconds: stores differ in
 // the precision they keep, and clients need no more.
 func formatTime(t time.Time) string {
-	return t.UTC().Format(time.RFC3339)
+	var buf [32]byte // "2006-01-02T15:04:05Z" and room for a longer year
+	return string(appendTime(buf[:0], t))
+}
+
+// appendTime appends formatTime's rendering of t to dst (for
+// appendUserJSON, which writes the answer's bytes itself).
+func appendTime(dst []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(dst, time.RFC3339)
 }
 
 type tokenResponse struct {

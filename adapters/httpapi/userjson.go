@@ -3,7 +3,6 @@ package httpapi
 import (
 	"strconv"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -63,9 +62,9 @@ func appendUserJSON(dst []byte, u domain.User) []byte {
 	dst = append(dst, `,"appMetadata":`...)
 	dst = appendRawJSON(dst, u.AppMetadata.String())
 	dst = append(dst, `,"createdAt":"`...)
-	dst = u.CreatedAt.UTC().AppendFormat(dst, time.RFC3339)
+	dst = appendTime(dst, u.CreatedAt)
 	dst = append(dst, `","updatedAt":"`...)
-	dst = u.UpdatedAt.UTC().AppendFormat(dst, time.RFC3339)
+	dst = appendTime(dst, u.UpdatedAt)
 	return append(dst, `"}`...)
 }
 
