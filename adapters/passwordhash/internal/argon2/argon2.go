@@ -11,10 +11,11 @@
 // every login; with the upstream package each hash was 19 MiB of garbage
 // that kept the heap and the RSS near the soft memory limit and made the
 // kernel fault and zero fresh pages for the next hash (see
-// adapters/passwordhash and docs/performance.md for the measurements). A reused buffer holds the
-// previous derivation's blocks, so the first pass writes each block with
-// processBlock instead of upstream's processBlockXOR into zeroed memory
-// (Argon2 v1.3 XORs only from the second pass on: RFC 9106, section 3.2).
+// adapters/passwordhash and docs/performance.md for the measurements). A
+// reused buffer holds the previous derivation's blocks, so the first pass
+// writes each block with processBlock instead of upstream's
+// processBlockXOR into zeroed memory (Argon2 v1.3 XORs only from the
+// second pass on: RFC 9106, section 3.2).
 // The tests check every output against x/crypto's on random inputs and
 // parameters, with dirty buffers, and against RFC 9106's test vector.
 package argon2
