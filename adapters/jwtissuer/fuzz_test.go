@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/userd/userd/adapters/clock"
 )
@@ -110,6 +114,69 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted claims outside their validity: %q", payload)
 		case c.ExpiresAt.Sub(c.IssuedAt.Time) > iss.opts.TTL+iss.opts.Leeway:
 			t.Fatalf("accepted claims that live longer than the TTL: %q", payload)
+		}
+	})
+}
+
+// FuzzParseOwn holds parseOwn to parseJWT, golang-jwt's parse, on
+// tokens built from arbitrary header and claims JSON, genuinely signed
+// or not. The seeds carry the very header a key of ours writes, which
+// parseOwn reads; the fuzzer varies the claims and the signature around
+// it. A token parseOwn accepts, parseJWT accepts with the same claims
+// and kid; one parseOwn refuses, parseJWT refuses for its signature.
+//
+//	go test -run '^$' -fuzz FuzzParseOwn -fuzztime 20s ./adapters/jwtissuer
+func FuzzParseOwn(f *testing.F) {
+	var issuers []*Issuer
+	for _, alg := range allAlgorithms {
+		issuers = append(issuers, startIssuer(f, newFakeKeyStore(), clock.NewManual(t0), optsFor(alg)))
+	}
+	js := func(v any) []byte {
+		b, err := json.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	for n, iss := range issuers {
+		own, err := base64.RawURLEncoding.DecodeString(signer(iss).header)
+		if err != nil {
+			f.Fatal(err)
+		}
+		alg := uint8(n)
+		f.Add(alg, own, js(validClaims()), []byte(nil), true)
+		f.Add(alg, own, js(validClaims()), []byte("not a signature"), false)
+		expired := claimsAt(t0.Add(-time.Hour))
+		f.Add(alg, own, js(expired), []byte(nil), true)
+		f.Add(alg, own, []byte(`{"exp":"1","nbf":null}`), []byte(nil), true)
+		f.Add(alg, own, []byte(`{"sub":"x","profiles":["ROLE_USER"],"EXP":1e300}`), []byte(nil), true)
+		f.Add(alg, append(own, ' '), js(validClaims()), []byte(nil), true)
+	}
+	f.Fuzz(func(t *testing.T, alg uint8, header, payload, sig []byte, sign bool) {
+		iss := issuers[int(alg)%len(issuers)]
+		signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
+		if sign {
+			s, err := iss.alg.method.Sign(signing, signer(iss).sign)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig = s
+		}
+		token := signing + "." + base64.RawURLEncoding.EncodeToString(sig)
+		own, ownKID, decided, ownErr := iss.parseOwn(token, iss.clock.Now())
+		if !decided {
+			return
+		}
+		lib, libKID, libErr := iss.parseJWT(context.Background(), token)
+		switch {
+		case ownErr == nil && libErr != nil:
+			t.Fatalf("parseOwn accepted what golang-jwt refuses (%v): header %q claims %q", libErr, header, payload)
+		case ownErr == nil && (!reflect.DeepEqual(own, lib) || ownKID != libKID):
+			t.Fatalf("parseOwn read %+v (kid %q), golang-jwt %+v (kid %q)", own, ownKID, lib, libKID)
+		case ownErr != nil && !errors.Is(libErr, jwt.ErrTokenSignatureInvalid):
+			t.Fatalf("parseOwn refused the signature (%v), golang-jwt says %v", ownErr, libErr)
+		case ownErr != nil && !errors.Is(ownErr, jwt.ErrTokenSignatureInvalid):
+			t.Fatalf("parseOwn refused with %v", ownErr)
 		}
 	})
 }

@@ -21,6 +21,9 @@ type Issuer struct {
 	opts   Options
 	alg    algorithm
 	parser *jwt.Parser
+	// validator checks the claims as parser does (the same options), for
+	// the tokens parseOwn reads without the parser.
+	validator *jwt.Validator
 	// static is set when the access-token key is Options.HMACSecret: the
 	// store is never read for it.
 	static bool
@@ -59,6 +62,22 @@ func New(store ports.KeyStore, clock ports.Clock, opts Options) (*Issuer, error)
 	if err != nil {
 		return nil, err
 	}
+	parserOpts := []jwt.ParserOption{
+		// Only the configured algorithm: no "none", no HMAC keyed with a
+		// public key, no switching between our own algorithms.
+		jwt.WithValidMethods([]string{opts.Algorithm}),
+		jwt.WithExpirationRequired(),
+		jwt.WithNotBeforeRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithIssuer(opts.Issuer),
+		jwt.WithAudience(opts.Audience),
+		jwt.WithLeeway(opts.Leeway),
+		jwt.WithTimeFunc(clock.Now),
+		// Canonical base64url only: otherwise the unused low bits of a
+		// segment's last character can be changed, and one token has
+		// many spellings that all verify.
+		jwt.WithStrictDecoding(),
+	}
 	return &Issuer{
 		store:    store,
 		clock:    clock,
@@ -68,21 +87,7 @@ func New(store ports.KeyStore, clock ports.Clock, opts Options) (*Issuer, error)
 		verified: newVerifiedCache(),
 		// A bucket of one: the first miss reloads at once.
 		missReloads: rate.NewLimiter(rate.Every(missReloadInterval), 1),
-		parser: jwt.NewParser(
-			// Only the configured algorithm: no "none", no HMAC keyed
-			// with a public key, no switching between our own algorithms.
-			jwt.WithValidMethods([]string{opts.Algorithm}),
-			jwt.WithExpirationRequired(),
-			jwt.WithNotBeforeRequired(),
-			jwt.WithIssuedAt(),
-			jwt.WithIssuer(opts.Issuer),
-			jwt.WithAudience(opts.Audience),
-			jwt.WithLeeway(opts.Leeway),
-			jwt.WithTimeFunc(clock.Now),
-			// Canonical base64url only: otherwise the unused low bits of
-			// a segment's last character can be changed, and one token
-			// has many spellings that all verify.
-			jwt.WithStrictDecoding(),
-		),
+		parser:      jwt.NewParser(parserOpts...),
+		validator:   jwt.NewValidator(parserOpts...),
 	}, nil
 }

@@ -36,6 +36,9 @@ type verificationKey struct {
 	// once: Issue would otherwise marshal the same JSON for every token.
 	// Empty for a key of the OpenID provider.
 	header string
+	// signature checks the signature of a token under header (parseOwn);
+	// zero for a key of the OpenID provider.
+	signature signatureCheck
 }
 
 func (k verificationKey) retired(now time.Time) bool {
@@ -48,6 +51,21 @@ func (k verificationKey) retired(now time.Time) bool {
 type keySet struct {
 	byKID   map[string]verificationKey
 	ordered []verificationKey // by activation, oldest first
+}
+
+// byHeader returns the access-token key whose encoded header is header;
+// false for none, and on a nil set (before Start). A set holds a few
+// keys: the one signing, the next, those not yet retired.
+func (ks *keySet) byHeader(header string) (verificationKey, bool) {
+	if ks == nil || header == "" {
+		return verificationKey{}, false
+	}
+	for _, k := range ks.ordered {
+		if k.header == header {
+			return k, true
+		}
+	}
+	return verificationKey{}, false
 }
 
 // signer returns the key that signs at now.
@@ -323,6 +341,7 @@ func (i *Issuer) readKeys(ctx context.Context, kind keyKind) (*keySet, error) {
 		vk := verificationKey{kid: s.ID, activeFrom: s.CreatedAt, retiresAt: s.retiresAt, sign: sign, verify: verify}
 		if kind.purpose == domain.KeyPurposeAccessToken {
 			vk.header = encodedHeader(kind.alg.method, s.ID)
+			vk.signature = newSignatureCheck(kind.alg.method, verify)
 		}
 		ks.byKID[s.ID] = vk
 		ks.ordered = append(ks.ordered, vk)
@@ -363,7 +382,7 @@ func schedule(stored []domain.SigningKey, alg string, retireAfter time.Duration)
 func configuredKeySet(secret []byte, method jwt.SigningMethod) *keySet {
 	kid := ConfiguredKID(secret)
 	key := slices.Clone(secret)
-	vk := verificationKey{kid: kid, sign: key, verify: key, header: encodedHeader(method, kid)}
+	vk := verificationKey{kid: kid, sign: key, verify: key, header: encodedHeader(method, kid), signature: newSignatureCheck(method, key)}
 	return &keySet{
 		byKID:   map[string]verificationKey{kid: vk},
 		ordered: []verificationKey{vk},
