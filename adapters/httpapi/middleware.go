@@ -410,8 +410,8 @@ func principal(c *gin.Context) *domain.Principal {
 // deadline gives the request's context the configured timeout, so that
 // every database call made for it gives up in time.
 func (h *handler) deadline(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), h.requestTimeout)
-	defer cancel()
+	ctx := newLazyDeadline(c.Request.Context(), time.Now().Add(h.requestTimeout))
+	defer ctx.release()
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()
 }
