@@ -9,24 +9,32 @@ import (
 
 // lazyDeadline is the request's context with its timeout, as
 // context.WithDeadline gives it, but with the timer made only when
-// something waits on it. context.WithTimeout makes a timer and joins the
-// parent (net/http's request context) at once: five allocations and a
-// timer started and stopped on every request, 4 % of the CPU of a read
-// served from the caches, which never waits on its context
-// (docs/performance.md, "Speed, sixth pass"). A request that reaches the
-// database, a hook or a mail server waits on Done, which arms the real
-// context.WithDeadline then: from that moment it is that context.
+// something waits on it, and in the one context requestID makes.
 //
-// Before it is armed, it answers from the deadline and the parent: Err
-// is the parent's error, or DeadlineExceeded once the deadline has
-// passed (and it arms then, so that context.Cause agrees); Deadline is
-// the earlier of the two; Value is the parent's. Contexts made from it
-// join it without a goroutine: Done arms it, and then Value gives them
-// the armed context's own cancellation, as for any context.WithDeadline;
-// AfterFunc is there for the rest.
+// context.WithTimeout made a timer and joined the parent (net/http's
+// request context) at once: five allocations and a timer started and
+// stopped on every request, 4 % of the CPU of a read served from the
+// caches, which never waits on its context; and the deadline's own
+// http.Request copy (WithContext) was the largest allocation of the read
+// after the header's (docs/performance.md, "Speed, sixth pass").
+//
+// requestID makes it, unstarted, in the request's context; deadline
+// starts it once the request has its body and an admission slot, as
+// the timeout counted from there before, and releases it when the
+// request is answered. Unstarted, it is its parent: no deadline. Started,
+// it answers Deadline, Err and Value from the deadline and the parent
+// until something waits on Done (the database, a hook, a mail server),
+// which arms the real context.WithDeadline: from that moment it is that
+// context. Err arms it too once the deadline has passed, so that
+// context.Cause agrees. Contexts made from it join it without a
+// goroutine: Done arms it, and then Value gives them the armed context's
+// own cancellation, as for any context.WithDeadline; AfterFunc is there
+// for the rest.
 type lazyDeadline struct {
-	parent   context.Context
+	parent context.Context
+	// deadline is written once, by start, before started is set.
 	deadline time.Time
+	started  atomic.Bool
 
 	armed atomic.Pointer[armedDeadline]
 	// mu serialises arming and release, so that exactly one real
@@ -40,18 +48,46 @@ type armedDeadline struct {
 	cancel context.CancelFunc
 }
 
+// lazyDeadlineKey finds a request's lazyDeadline in its context.
+type lazyDeadlineKey struct{}
+
 var _ context.Context = (*lazyDeadline)(nil)
 
-func newLazyDeadline(parent context.Context, deadline time.Time) *lazyDeadline {
-	return &lazyDeadline{parent: parent, deadline: deadline}
+func newLazyDeadline(parent context.Context) *lazyDeadline {
+	return &lazyDeadline{parent: parent}
 }
 
-// arm returns the real context, made on the first call: with the
-// deadline, or, once the request is over, already cancelled, as the
-// context of a finished request is.
-func (c *lazyDeadline) arm() context.Context {
+// lazyDeadlineOf returns the unstarted lazyDeadline in ctx, false when
+// there is none.
+func lazyDeadlineOf(ctx context.Context) (*lazyDeadline, bool) {
+	c, ok := ctx.Value(lazyDeadlineKey{}).(*lazyDeadline)
+	return c, ok && !c.started.Load()
+}
+
+// start sets the deadline; once only, before release.
+func (c *lazyDeadline) start(deadline time.Time) {
+	c.deadline = deadline
+	c.started.Store(true)
+}
+
+// context returns what the context is now: the armed context, the
+// parent before start, or nil (started, not armed).
+func (c *lazyDeadline) context() context.Context {
 	if a := c.armed.Load(); a != nil {
 		return a.ctx
+	}
+	if !c.started.Load() {
+		return c.parent
+	}
+	return nil
+}
+
+// arm returns the real context, made on the first call after start:
+// with the deadline, or, once the request is over, already cancelled, as
+// the context of a finished request is. Before start it is the parent.
+func (c *lazyDeadline) arm() context.Context {
+	if ctx := c.context(); ctx != nil {
+		return ctx
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -79,6 +115,9 @@ func (c *lazyDeadline) release() {
 
 // Deadline implements context.Context.
 func (c *lazyDeadline) Deadline() (time.Time, bool) {
+	if !c.started.Load() {
+		return c.parent.Deadline()
+	}
 	if d, ok := c.parent.Deadline(); ok && d.Before(c.deadline) {
 		return d, true
 	}
@@ -90,8 +129,8 @@ func (c *lazyDeadline) Done() <-chan struct{} { return c.arm().Done() }
 
 // Err implements context.Context.
 func (c *lazyDeadline) Err() error {
-	if a := c.armed.Load(); a != nil {
-		return a.ctx.Err()
+	if ctx := c.context(); ctx != nil {
+		return ctx.Err()
 	}
 	if c.released.Load() {
 		return c.arm().Err()
@@ -109,6 +148,9 @@ func (c *lazyDeadline) Err() error {
 // that context.Cause and the contexts made from this one find its
 // cancellation; the parent's before.
 func (c *lazyDeadline) Value(key any) any {
+	if _, ok := key.(lazyDeadlineKey); ok {
+		return c
+	}
 	if a := c.armed.Load(); a != nil {
 		return a.ctx.Value(key)
 	}

@@ -11,12 +11,46 @@ import (
 
 type ctxKey struct{}
 
+// startedDeadline is a lazyDeadline as deadline leaves it: started.
+func startedDeadline(parent context.Context, deadline time.Time) *lazyDeadline {
+	c := newLazyDeadline(parent)
+	c.start(deadline)
+	return c
+}
+
 // TestLazyDeadline_behaves_as_WithDeadline: what context.WithDeadline
 // promises, lazyDeadline keeps, armed or not.
 func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
+	t.Run("unstarted_is_its_parent", func(t *testing.T) {
+		parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
+		defer cancel()
+		ctx := newLazyDeadline(parent)
+		if _, ok := ctx.Deadline(); ok {
+			t.Fatal("a deadline before start")
+		}
+		if ctx.Done() != parent.Done() || ctx.Value(ctxKey{}) != "v" || ctx.armed.Load() != nil {
+			t.Fatal("unstarted, it is not its parent")
+		}
+		found, ok := lazyDeadlineOf(context.WithValue(ctx, struct{ other int }{}, 1))
+		if !ok || found != ctx {
+			t.Fatal("lazyDeadlineOf did not find it under a value")
+		}
+		ctx.start(time.Now().Add(time.Hour))
+		if _, ok := lazyDeadlineOf(ctx); ok {
+			t.Fatal("lazyDeadlineOf found a started one")
+		}
+		if d, ok := ctx.Deadline(); !ok || time.Until(d) < 59*time.Minute {
+			t.Fatalf("Deadline %v %v after start", d, ok)
+		}
+		cancel()
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			t.Fatalf("Err %v after the parent's cancel", ctx.Err())
+		}
+		ctx.release()
+	})
 	t.Run("unarmed_until_waited_on", func(t *testing.T) {
 		parent := context.WithValue(context.Background(), ctxKey{}, "v")
-		ctx := newLazyDeadline(parent, time.Now().Add(time.Hour))
+		ctx := startedDeadline(parent, time.Now().Add(time.Hour))
 		defer ctx.release()
 		if d, ok := ctx.Deadline(); !ok || time.Until(d) < 59*time.Minute {
 			t.Fatalf("Deadline %v %v", d, ok)
@@ -37,7 +71,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 		}
 	})
 	t.Run("deadline_fires_once_armed", func(t *testing.T) {
-		ctx := newLazyDeadline(context.Background(), time.Now().Add(20*time.Millisecond))
+		ctx := startedDeadline(context.Background(), time.Now().Add(20*time.Millisecond))
 		defer ctx.release()
 		select {
 		case <-ctx.Done():
@@ -49,7 +83,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 		}
 	})
 	t.Run("deadline_passed_unarmed", func(t *testing.T) {
-		ctx := newLazyDeadline(context.Background(), time.Now().Add(-time.Second))
+		ctx := startedDeadline(context.Background(), time.Now().Add(-time.Second))
 		defer ctx.release()
 		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			t.Fatalf("Err %v", ctx.Err())
@@ -62,7 +96,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 	t.Run("parent_cancelled", func(t *testing.T) {
 		for _, armFirst := range []bool{false, true} {
 			parent, cancel := context.WithCancel(context.Background())
-			ctx := newLazyDeadline(parent, time.Now().Add(time.Hour))
+			ctx := startedDeadline(parent, time.Now().Add(time.Hour))
 			if armFirst {
 				_ = ctx.Done()
 			}
@@ -77,7 +111,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 	t.Run("earlier_parent_deadline", func(t *testing.T) {
 		parent, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Minute))
 		defer cancel()
-		ctx := newLazyDeadline(parent, time.Now().Add(time.Hour))
+		ctx := startedDeadline(parent, time.Now().Add(time.Hour))
 		defer ctx.release()
 		if d, _ := ctx.Deadline(); time.Until(d) > 2*time.Minute {
 			t.Fatalf("Deadline %v: not the parent's", d)
@@ -85,7 +119,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 	})
 	t.Run("released", func(t *testing.T) {
 		for _, armFirst := range []bool{false, true} {
-			ctx := newLazyDeadline(context.Background(), time.Now().Add(time.Hour))
+			ctx := startedDeadline(context.Background(), time.Now().Add(time.Hour))
 			if armFirst {
 				_ = ctx.Done()
 			}
@@ -103,7 +137,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 	t.Run("children_join_without_a_goroutine", func(t *testing.T) {
 		parent, cancelParent := context.WithCancel(context.Background())
 		defer cancelParent()
-		ctx := newLazyDeadline(parent, time.Now().Add(time.Hour))
+		ctx := startedDeadline(parent, time.Now().Add(time.Hour))
 		before := runtime.NumGoroutine()
 		var children []context.Context
 		for range 50 {
@@ -124,7 +158,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 		}
 	})
 	t.Run("concurrent_waits_arm_once", func(t *testing.T) {
-		ctx := newLazyDeadline(context.Background(), time.Now().Add(time.Hour))
+		ctx := startedDeadline(context.Background(), time.Now().Add(time.Hour))
 		var wg sync.WaitGroup
 		chans := make([]<-chan struct{}, 16)
 		for i := range chans {

@@ -109,7 +109,9 @@ func (h *handler) requestID(c *gin.Context) {
 	meta.Lang = acceptLanguage(c.Request)
 	// Kept as a session shows it; only a sign-in reads it.
 	meta.UserAgent = domain.SessionUserAgent(c.Request.UserAgent())
-	c.Request = c.Request.WithContext(domain.WithRequestMeta(ctx, meta))
+	// The request's deadline joins the context here, unstarted, so that
+	// the request is copied once (deadline starts it).
+	c.Request = c.Request.WithContext(domain.WithRequestMeta(newLazyDeadline(ctx), meta))
 	c.Next()
 }
 
@@ -415,9 +417,13 @@ func principal(c *gin.Context) *domain.Principal {
 // deadline gives the request's context the configured timeout, so that
 // every database call made for it gives up in time.
 func (h *handler) deadline(c *gin.Context) {
-	ctx := newLazyDeadline(c.Request.Context(), time.Now().Add(h.requestTimeout))
+	ctx, ok := lazyDeadlineOf(c.Request.Context())
+	if !ok { // a chain without requestID's
+		ctx = newLazyDeadline(c.Request.Context())
+		c.Request = c.Request.WithContext(ctx)
+	}
+	ctx.start(time.Now().Add(h.requestTimeout))
 	defer ctx.release()
-	c.Request = c.Request.WithContext(ctx)
 	c.Next()
 }
 
