@@ -109,7 +109,9 @@ func (h *handler) refreshToken(c *gin.Context) (string, bool) {
 // the cookie and stays out of the body, out of reach of the page's
 // scripts.
 func (h *handler) writeTokens(c *gin.Context, pair application.TokenPair) {
-	c.Set(userIDKey, pair.User.ID.String())
+	if s := scopeOf(c); s != nil {
+		s.userID = pair.User.ID
+	}
 	c.Header("Cache-Control", "no-store")
 	c.Header("Pragma", "no-cache")
 	res := toTokenResponse(pair, h.clock.Now())

@@ -81,6 +81,12 @@ func TestLogs_carryNoSecrets(t *testing.T) {
 		if line["route"] == "/api/users/:id" && line["method"] == "DELETE" && line["user_id"] == nil {
 			t.Errorf("access line of an authenticated request without user_id: %s", sc.Text())
 		}
+		// A sign-in names the account it signed in; a failed one none.
+		if line["route"] == "/auth/login" {
+			if ok := line["status"] == float64(http.StatusOK); ok != (line["user_id"] != nil) {
+				t.Errorf("access line of a sign-in (status %v) with user_id %v: %s", line["status"], line["user_id"], sc.Text())
+			}
+		}
 	}
 	if access != 12 {
 		t.Errorf("%d access lines, want 12 (one per request)", access)

@@ -22,12 +22,6 @@ import (
 	"github.com/userd/userd/domain"
 )
 
-// Keys of values kept in the gin context for the length of a request.
-const (
-	principalKey = "httpapi.principal"
-	userIDKey    = "httpapi.userID"
-)
-
 // RequestID returns the request id that the handler put into the request's
 // context, or "" outside a request. A slog handler can use it to tag the
 // application's log lines with the id of the request they belong to.
@@ -111,7 +105,7 @@ func (h *handler) requestID(c *gin.Context) {
 	meta.UserAgent = domain.SessionUserAgent(c.Request.UserAgent())
 	// The request's deadline joins the context here, unstarted, so that
 	// the request is copied once (deadline starts it).
-	c.Request = c.Request.WithContext(domain.WithRequestMeta(newLazyDeadline(ctx), meta))
+	c.Request = c.Request.WithContext(domain.WithRequestMeta(newRequestScope(ctx), meta))
 	c.Next()
 }
 
@@ -144,8 +138,8 @@ func (h *handler) accessLog(c *gin.Context) {
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
 			slog.String("request_id", RequestID(c.Request.Context())),
 		}
-		if uid := c.GetString(userIDKey); uid != "" {
-			attrs = append(attrs, slog.String("user_id", uid))
+		if uid := scopeOf(c).loggedUserID(); uid != "" {
+			attrs = append(attrs, slog.String("user_id", uid.String()))
 		}
 		h.log.LogAttrs(c.Request.Context(), level, "http request", attrs...)
 	}()
@@ -346,8 +340,7 @@ func (h *handler) authenticate(required bool) gin.HandlerFunc {
 			h.fail(c, err)
 			return
 		}
-		c.Set(principalKey, p)
-		c.Set(userIDKey, p.UserID.String())
+		scopeOf(c).principal = p // deadline, before, made sure of a scope
 		if err := tokenScope(c, p); err != nil {
 			h.fail(c, err)
 			return
@@ -409,21 +402,22 @@ var b64TokenChar = func() (t [256]bool) {
 
 // principal returns the caller, nil when anonymous.
 func principal(c *gin.Context) *domain.Principal {
-	p, _ := c.Get(principalKey)
-	pp, _ := p.(*domain.Principal)
-	return pp
+	if s := scopeOf(c); s != nil {
+		return s.principal
+	}
+	return nil
 }
 
 // deadline gives the request's context the configured timeout, so that
 // every database call made for it gives up in time.
 func (h *handler) deadline(c *gin.Context) {
-	ctx, ok := lazyDeadlineOf(c.Request.Context())
-	if !ok { // a chain without requestID's
-		ctx = newLazyDeadline(c.Request.Context())
-		c.Request = c.Request.WithContext(ctx)
+	s := scopeOf(c)
+	if s == nil || s.started.Load() { // a chain without requestID's scope
+		s = newRequestScope(c.Request.Context())
+		c.Request = c.Request.WithContext(s)
 	}
-	ctx.start(time.Now().Add(h.requestTimeout))
-	defer ctx.release()
+	s.start(time.Now().Add(h.requestTimeout))
+	defer s.release()
 	c.Next()
 }
 

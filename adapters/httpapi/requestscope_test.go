@@ -3,10 +3,16 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/userd/userd/domain"
 )
 
 type ctxKey struct{}
@@ -31,14 +37,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 		if ctx.Done() != parent.Done() || ctx.Value(ctxKey{}) != "v" || ctx.armed.Load() != nil {
 			t.Fatal("unstarted, it is not its parent")
 		}
-		found, ok := lazyDeadlineOf(context.WithValue(ctx, struct{ other int }{}, 1))
-		if !ok || found != ctx {
-			t.Fatal("lazyDeadlineOf did not find it under a value")
-		}
 		ctx.start(time.Now().Add(time.Hour))
-		if _, ok := lazyDeadlineOf(ctx); ok {
-			t.Fatal("lazyDeadlineOf found a started one")
-		}
 		if d, ok := ctx.Deadline(); !ok || time.Until(d) < 59*time.Minute {
 			t.Fatalf("Deadline %v %v after start", d, ok)
 		}
@@ -47,6 +46,26 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 			t.Fatalf("Err %v after the parent's cancel", ctx.Err())
 		}
 		ctx.release()
+	})
+	t.Run("scope_found_under_values", func(t *testing.T) {
+		scope := newRequestScope(context.Background())
+		under := context.WithValue(scope, ctxKey{}, "v")
+		c := &gin.Context{Request: httptest.NewRequestWithContext(under, http.MethodGet, "/", nil)}
+		if scopeOf(c) != scope || scopeOf(c).loggedUserID() != "" {
+			t.Fatal("scopeOf did not find the scope under a value")
+		}
+		scope.principal = &domain.Principal{UserID: "caller"}
+		if principal(c).UserID != "caller" || scope.loggedUserID() != "caller" {
+			t.Fatal("the principal is not the scope's")
+		}
+		scope.userID = "signed-in"
+		if scope.loggedUserID() != "signed-in" {
+			t.Fatal("the access log would not name the account signed in")
+		}
+		c.Request = httptest.NewRequestWithContext(context.Background(), http.MethodGet, "/", nil)
+		if scopeOf(c) != nil || principal(c) != nil {
+			t.Fatal("a scope outside the chain")
+		}
 	})
 	t.Run("unarmed_until_waited_on", func(t *testing.T) {
 		parent := context.WithValue(context.Background(), ctxKey{}, "v")

@@ -5,6 +5,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/userd/userd/domain"
 )
 
 // lazyDeadline is the request's context with its timeout, as
@@ -18,7 +22,7 @@ import (
 // http.Request copy (WithContext) was the largest allocation of the read
 // after the header's (docs/performance.md, "Speed, sixth pass").
 //
-// requestID makes it, unstarted, in the request's context; deadline
+// requestID makes it, unstarted, in the request's requestScope; deadline
 // starts it once the request has its body and an admission slot, as
 // the timeout counted from there before, and releases it when the
 // request is answered. Unstarted, it is its parent: no deadline. Started,
@@ -48,20 +52,10 @@ type armedDeadline struct {
 	cancel context.CancelFunc
 }
 
-// lazyDeadlineKey finds a request's lazyDeadline in its context.
-type lazyDeadlineKey struct{}
-
 var _ context.Context = (*lazyDeadline)(nil)
 
 func newLazyDeadline(parent context.Context) *lazyDeadline {
 	return &lazyDeadline{parent: parent}
-}
-
-// lazyDeadlineOf returns the unstarted lazyDeadline in ctx, false when
-// there is none.
-func lazyDeadlineOf(ctx context.Context) (*lazyDeadline, bool) {
-	c, ok := ctx.Value(lazyDeadlineKey{}).(*lazyDeadline)
-	return c, ok && !c.started.Load()
 }
 
 // start sets the deadline; once only, before release.
@@ -148,9 +142,6 @@ func (c *lazyDeadline) Err() error {
 // that context.Cause and the contexts made from this one find its
 // cancellation; the parent's before.
 func (c *lazyDeadline) Value(key any) any {
-	if _, ok := key.(lazyDeadlineKey); ok {
-		return c
-	}
 	if a := c.armed.Load(); a != nil {
 		return a.ctx.Value(key)
 	}
@@ -162,4 +153,54 @@ func (c *lazyDeadline) Value(key any) any {
 // in Value: it arms the deadline and runs f when that ends.
 func (c *lazyDeadline) AfterFunc(f func()) (stop func() bool) {
 	return context.AfterFunc(c.arm(), f)
+}
+
+// requestScope is the context requestID gives a request, and what the
+// middleware after it keep of the request there: its deadline
+// (lazyDeadline) and who it is from. One object, made once: gin's
+// Context.Set made a map and boxed the values, three allocations a
+// signed-in request.
+type requestScope struct {
+	lazyDeadline
+	// principal is the caller authenticate verified, nil when anonymous.
+	principal *domain.Principal
+	// userID is the account a sign-in signed in, for the access log
+	// (otherwise the principal's).
+	userID domain.UserID
+}
+
+// requestScopeKey finds a request's requestScope in its context.
+type requestScopeKey struct{}
+
+func newRequestScope(parent context.Context) *requestScope {
+	return &requestScope{lazyDeadline: lazyDeadline{parent: parent}}
+}
+
+// Value implements context.Context: the scope itself for its key.
+func (s *requestScope) Value(key any) any {
+	if _, ok := key.(requestScopeKey); ok {
+		return s
+	}
+	return s.lazyDeadline.Value(key)
+}
+
+// scopeOf returns the request's scope, nil outside requestID's chain.
+// The request goroutine alone reads and writes its fields.
+func scopeOf(c *gin.Context) *requestScope {
+	s, _ := c.Request.Context().Value(requestScopeKey{}).(*requestScope)
+	return s
+}
+
+// loggedUserID is the account the access log names: the one signed in,
+// or the caller; empty for none.
+func (s *requestScope) loggedUserID() domain.UserID {
+	switch {
+	case s == nil:
+		return ""
+	case s.userID != "":
+		return s.userID
+	case s.principal != nil:
+		return s.principal.UserID
+	}
+	return ""
 }
