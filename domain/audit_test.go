@@ -49,4 +49,11 @@ func TestRequestMeta(t *testing.T) {
 	if got := RequestMetaFrom(WithRequestMeta(context.Background(), want)); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
+	// A context of an adapter's own may answer the key with a pointer.
+	if got := RequestMetaFrom(context.WithValue(context.Background(), RequestMetaKey{}, &want)); got != want {
+		t.Errorf("through a pointer: got %+v, want %+v", got, want)
+	}
+	if got := RequestMetaFrom(context.WithValue(context.Background(), RequestMetaKey{}, (*RequestMeta)(nil))); got != (RequestMeta{}) {
+		t.Errorf("a nil pointer gives %+v", got)
+	}
 }

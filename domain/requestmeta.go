@@ -43,16 +43,28 @@ type SessionLimits struct {
 	Idle time.Duration
 }
 
-type requestMetaKey struct{}
+// RequestMetaKey is the context key of the RequestMeta. WithRequestMeta
+// stores one under it; a context type of an adapter's own that holds
+// the meta already (the HTTP adapter's request scope) may answer it with
+// a *RequestMeta instead, which saves a copy of the meta and a context
+// on every request.
+type RequestMetaKey struct{}
 
 // WithRequestMeta returns a copy of ctx that carries m.
 func WithRequestMeta(ctx context.Context, m RequestMeta) context.Context {
-	return context.WithValue(ctx, requestMetaKey{}, m)
+	return context.WithValue(ctx, RequestMetaKey{}, m)
 }
 
 // RequestMetaFrom returns the RequestMeta of ctx; the zero value when there
 // is none.
 func RequestMetaFrom(ctx context.Context) RequestMeta {
-	m, _ := ctx.Value(requestMetaKey{}).(RequestMeta)
-	return m
+	switch m := ctx.Value(RequestMetaKey{}).(type) {
+	case RequestMeta:
+		return m
+	case *RequestMeta:
+		if m != nil {
+			return *m
+		}
+	}
+	return RequestMeta{}
 }

@@ -103,9 +103,11 @@ func (h *handler) requestID(c *gin.Context) {
 	meta.Lang = acceptLanguage(c.Request)
 	// Kept as a session shows it; only a sign-in reads it.
 	meta.UserAgent = domain.SessionUserAgent(c.Request.UserAgent())
-	// The request's deadline joins the context here, unstarted, so that
-	// the request is copied once (deadline starts it).
-	c.Request = c.Request.WithContext(domain.WithRequestMeta(newRequestScope(ctx), meta))
+	// The request's scope, with its meta and its deadline (unstarted:
+	// deadline starts it), so that the request is copied once.
+	scope := newRequestScope(ctx)
+	scope.meta = meta
+	c.Request = c.Request.WithContext(scope)
 	c.Next()
 }
 

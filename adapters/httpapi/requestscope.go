@@ -157,11 +157,14 @@ func (c *lazyDeadline) AfterFunc(f func()) (stop func() bool) {
 
 // requestScope is the context requestID gives a request, and what the
 // middleware after it keep of the request there: its deadline
-// (lazyDeadline) and who it is from. One object, made once: gin's
-// Context.Set made a map and boxed the values, three allocations a
-// signed-in request.
+// (lazyDeadline), its domain.RequestMeta and who it is from. One object,
+// made once: domain.WithRequestMeta boxed the meta into a context of its
+// own, and gin's Context.Set made a map and boxed the values, five
+// allocations a signed-in request.
 type requestScope struct {
 	lazyDeadline
+	// meta is the request's domain.RequestMeta, answered by Value.
+	meta domain.RequestMeta
 	// principal is the caller authenticate verified, nil when anonymous.
 	principal *domain.Principal
 	// userID is the account a sign-in signed in, for the access log
@@ -176,10 +179,14 @@ func newRequestScope(parent context.Context) *requestScope {
 	return &requestScope{lazyDeadline: lazyDeadline{parent: parent}}
 }
 
-// Value implements context.Context: the scope itself for its key.
+// Value implements context.Context: the scope itself for its key, the
+// meta for domain's.
 func (s *requestScope) Value(key any) any {
-	if _, ok := key.(requestScopeKey); ok {
+	switch key.(type) {
+	case requestScopeKey:
 		return s
+	case domain.RequestMetaKey:
+		return &s.meta
 	}
 	return s.lazyDeadline.Value(key)
 }

@@ -49,7 +49,11 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 	})
 	t.Run("scope_found_under_values", func(t *testing.T) {
 		scope := newRequestScope(context.Background())
+		scope.meta = domain.RequestMeta{RequestID: "req-1", ClientIP: "192.0.2.7"}
 		under := context.WithValue(scope, ctxKey{}, "v")
+		if domain.RequestMetaFrom(under) != scope.meta || RequestID(under) != "req-1" {
+			t.Fatal("the scope's meta is not the request's")
+		}
 		c := &gin.Context{Request: httptest.NewRequestWithContext(under, http.MethodGet, "/", nil)}
 		if scopeOf(c) != scope || scopeOf(c).loggedUserID() != "" {
 			t.Fatal("scopeOf did not find the scope under a value")
