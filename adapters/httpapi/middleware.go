@@ -198,7 +198,9 @@ func (h *handler) apiHeaders(c *gin.Context) {
 		h.writeProblem(c, tooLarge(h.maxBody))
 		return
 	}
-	if c.Request.Body != nil {
+	// No limit on nothing: net/http gives a request without a body
+	// http.NoBody.
+	if c.Request.Body != nil && c.Request.Body != http.NoBody {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, h.maxBody)
 	}
 	c.Next()

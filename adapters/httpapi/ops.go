@@ -45,7 +45,7 @@ func (h *handler) readyz(c *gin.Context) {
 // expired, so the set may be cached for as long as its source says.
 func (h *handler) jwks(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age="+strconv.Itoa(int(h.keySet.JWKSMaxAge()/time.Second)))
-	c.Data(http.StatusOK, "application/json", h.keySet.JWKSJSON())
+	writeBody(c, http.StatusOK, jsonContentTypeValue, h.keySet.JWKSJSON())
 }
 
 func methodNotAllowed() problem {
@@ -73,5 +73,31 @@ func (h *handler) writeJSON(c *gin.Context, status int, v any) {
 		h.fail(c, err)
 		return
 	}
-	c.Data(status, "application/json", body)
+	writeBody(c, status, jsonContentTypeValue, body)
+}
+
+// The Content-Type values of writeBody, shared by every answer as
+// requestID's header values are.
+var (
+	jsonContentTypeValue    = []string{"application/json"}
+	problemContentTypeValue = []string{problemContentType}
+)
+
+// writeBody is what gin's c.Data does (the status, the Content-Type
+// unless one is set, the body unless the status has none) without its
+// two allocations: the render.Data boxed into an interface, and the
+// header value's slice.
+func writeBody(c *gin.Context, status int, contentType []string, body []byte) {
+	c.Status(status)
+	if h := c.Writer.Header(); len(h["Content-Type"]) == 0 {
+		h["Content-Type"] = contentType
+	}
+	if status < http.StatusOK || status == http.StatusNoContent || status == http.StatusNotModified {
+		c.Writer.WriteHeaderNow()
+		return
+	}
+	if _, err := c.Writer.Write(body); err != nil {
+		_ = c.Error(err)
+		c.Abort()
+	}
 }

@@ -274,6 +274,6 @@ func (h *handler) writeProblem(c *gin.Context, p problem) {
 		// A problem holds strings and ints only; this cannot happen.
 		body = []byte(`{"type":"about:blank","status":500,"code":"internal"}`)
 	}
-	c.Data(p.Status, problemContentType, body)
+	writeBody(c, p.Status, problemContentTypeValue, body)
 	c.Abort()
 }

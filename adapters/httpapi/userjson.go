@@ -19,8 +19,9 @@ import (
 func (h *handler) writeUser(c *gin.Context, status int, u domain.User) {
 	buf := userBuffers.Get().(*[]byte)
 	*buf = appendUserJSON((*buf)[:0], u)
-	// c.Data writes the bytes before it returns: the buffer is free again.
-	c.Data(status, "application/json", *buf)
+	// writeBody writes the bytes before it returns: the buffer is free
+	// again.
+	writeBody(c, status, jsonContentTypeValue, *buf)
 	if cap(*buf) <= maxPooledUserBuffer {
 		userBuffers.Put(buf)
 	}
