@@ -66,15 +66,7 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("accepted a token string it never issued: %q", raw)
 		}
 
-		signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
-		if sign {
-			s, err := iss.alg.method.Sign(signing, signer(iss).sign)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sig = s
-		}
-		token := signing + "." + base64.RawURLEncoding.EncodeToString(sig)
+		token := fuzzToken(t, iss, header, payload, sig, sign)
 		if _, err := iss.Verify(ctx, token); err != nil {
 			return
 		}
@@ -154,15 +146,7 @@ func FuzzParseOwn(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, alg uint8, header, payload, sig []byte, sign bool) {
 		iss := issuers[int(alg)%len(issuers)]
-		signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
-		if sign {
-			s, err := iss.alg.method.Sign(signing, signer(iss).sign)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sig = s
-		}
-		token := signing + "." + base64.RawURLEncoding.EncodeToString(sig)
+		token := fuzzToken(t, iss, header, payload, sig, sign)
 		own, ownKID, decided, ownErr := iss.parseOwn(token, iss.clock.Now())
 		if !decided {
 			return
@@ -179,4 +163,19 @@ func FuzzParseOwn(f *testing.F) {
 			t.Fatalf("parseOwn refused with %v", ownErr)
 		}
 	})
+}
+
+// fuzzToken is the token of header and payload with sig, or, when sign
+// is set, with the signature of iss's signing key.
+func fuzzToken(t *testing.T, iss *Issuer, header, payload, sig []byte, sign bool) string {
+	t.Helper()
+	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
+	if sign {
+		s, err := iss.alg.method.Sign(signing, signer(iss).sign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig = s
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
