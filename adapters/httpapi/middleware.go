@@ -417,7 +417,9 @@ func principal(c *gin.Context) *domain.Principal {
 func (h *handler) deadline(c *gin.Context) {
 	s := scopeOf(c)
 	if s == nil || s.started.Load() { // a chain without requestID's scope
-		s = newRequestScope(c.Request.Context())
+		ctx := c.Request.Context()
+		s = newRequestScope(ctx)
+		s.meta = domain.RequestMetaFrom(ctx)
 		c.Request = c.Request.WithContext(s)
 	}
 	s.start(time.Now().Add(h.requestTimeout))
