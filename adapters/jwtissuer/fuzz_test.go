@@ -179,3 +179,38 @@ func fuzzToken(t *testing.T, iss *Issuer, header, payload, sig []byte, sign bool
 	}
 	return signing + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
+
+// FuzzDecodeOwnClaims holds decodeOwnClaims to json.Unmarshal: what it
+// accepts, json.Unmarshal reads to the same claims.
+//
+//	go test -run '^$' -fuzz FuzzDecodeOwnClaims -fuzztime 20s ./adapters/jwtissuer
+func FuzzDecodeOwnClaims(f *testing.F) {
+	iss, _, _ := newIssuerFor(f, EdDSA)
+	token := issue(f, iss)
+	payload, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[1])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(payload)
+	for _, seed := range []string{
+		`{}`, `{"profiles":[],"amr":[]}`, `{"sub":"a","sub":"b"}`, `{"SUB":"a"}`, `{"sub":"a\u0062"}`,
+		`{"exp":1.5}`, `{"exp":1e3}`, `{"exp":0123}`, `{"exp":-1}`, `{"exp":0}`, `{"exp":999999999999999}`,
+		`{"exp":9999999999999999}`, `{"exp":"1"}`, `{"exp":null}`, `{"sid":null}`, `{ "iss":"x"}`, `{"iss":"x"} `,
+		`{"iss":"é"}`, `{"aud":["x"]}`, `{"profiles":["a","b"]}`, `{"profiles":["a",]}`, `{"x":1}`, `{"iss":"x",}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		own, ok := decodeOwnClaims(b)
+		if !ok {
+			return
+		}
+		var lib claims
+		if err := json.Unmarshal(b, &lib); err != nil {
+			t.Fatalf("decodeOwnClaims read %q, json.Unmarshal refuses it: %v", b, err)
+		}
+		if !reflect.DeepEqual(own, lib) {
+			t.Fatalf("%q: decodeOwnClaims read %+v, json.Unmarshal %+v", b, own, lib)
+		}
+	})
+}

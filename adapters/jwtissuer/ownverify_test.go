@@ -18,6 +18,8 @@ import (
 	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/userd/userd/domain"
 )
 
 // TestEd25519Check_agrees_with_the_standard_library holds parseOwn's
@@ -208,4 +210,44 @@ func TestParseOwn_decides_only_our_header(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDecodeOwnClaims_reads_what_Issue_writes: the claims of every token
+// Issue makes, with a session's amr and auth_time, are read without
+// json.Unmarshal and as it reads them; a token with a hook's extra
+// claims is left to it.
+func TestDecodeOwnClaims_reads_what_Issue_writes(t *testing.T) {
+	iss, _, _ := newTestIssuer(t)
+	payloadOf := func(token string) []byte {
+		b, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	payload := payloadOf(issue(t, iss))
+	own, ok := decodeOwnClaims(payload)
+	if !ok {
+		t.Fatalf("decodeOwnClaims refused the claims Issue wrote: %s", payload)
+	}
+	var lib claims
+	if err := json.Unmarshal(payload, &lib); err != nil || !reflect.DeepEqual(own, lib) {
+		t.Fatalf("decodeOwnClaims read %+v, json.Unmarshal %+v (%v)", own, lib, err)
+	}
+	if own.AuthTime == nil || len(own.AMR) == 0 || len(own.Profiles) == 0 {
+		t.Fatalf("the session's claims are missing: %+v", own)
+	}
+
+	extra, err := domain.ParseHookClaims([]byte(`{"tenant":"acme"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := iss.Issue(context.Background(), testUser, testSession, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := decodeOwnClaims(payloadOf(at.Token)); ok {
+		t.Fatal("decodeOwnClaims read a hook's extra claims")
+	}
+	assertValid(t, iss, at.Token)
 }

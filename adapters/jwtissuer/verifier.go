@@ -131,7 +131,10 @@ func (i *Issuer) parseOwn(token string, now time.Time) (c claims, kid string, de
 	}
 	enc := base64.RawURLEncoding.Strict()
 	claimBytes, err := enc.DecodeString(payload)
-	if err != nil || json.Unmarshal(claimBytes, &c) != nil {
+	if err != nil {
+		return claims{}, "", false, nil
+	}
+	if c, ok = decodeOwnClaims(claimBytes); !ok && json.Unmarshal(claimBytes, &c) != nil {
 		return claims{}, "", false, nil
 	}
 	sig, err := enc.DecodeString(sigPart)
