@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	voied "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
 
 	"github.com/userd/userd/domain"
 )
@@ -36,9 +37,9 @@ type verificationKey struct {
 	// once: Issue would otherwise marshal the same JSON for every token.
 	// Empty for a key of the OpenID provider.
 	header string
-	// signature checks the signature of a token under header (parseOwn);
-	// zero for a key of the OpenID provider.
-	signature signatureCheck
+	// ed25519 is verify as curve25519-voi checks it (checkSignature);
+	// nil but for an access-token key of EdDSA.
+	ed25519 *voied.ExpandedPublicKey
 }
 
 func (k verificationKey) retired(now time.Time) bool {
@@ -341,7 +342,7 @@ func (i *Issuer) readKeys(ctx context.Context, kind keyKind) (*keySet, error) {
 		vk := verificationKey{kid: s.ID, activeFrom: s.CreatedAt, retiresAt: s.retiresAt, sign: sign, verify: verify}
 		if kind.purpose == domain.KeyPurposeAccessToken {
 			vk.header = encodedHeader(kind.alg.method, s.ID)
-			vk.signature = newSignatureCheck(kind.alg.method, verify)
+			vk.ed25519 = expandEd25519(kind.alg.method, verify)
 		}
 		ks.byKID[s.ID] = vk
 		ks.ordered = append(ks.ordered, vk)
@@ -382,7 +383,7 @@ func schedule(stored []domain.SigningKey, alg string, retireAfter time.Duration)
 func configuredKeySet(secret []byte, method jwt.SigningMethod) *keySet {
 	kid := ConfiguredKID(secret)
 	key := slices.Clone(secret)
-	vk := verificationKey{kid: kid, sign: key, verify: key, header: encodedHeader(method, kid), signature: newSignatureCheck(method, key)}
+	vk := verificationKey{kid: kid, sign: key, verify: key, header: encodedHeader(method, kid)}
 	return &keySet{
 		byKID:   map[string]verificationKey{kid: vk},
 		ordered: []verificationKey{vk},

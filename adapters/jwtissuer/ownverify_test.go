@@ -41,8 +41,7 @@ func TestEd25519Check_agrees_with_the_standard_library(t *testing.T) {
 		if want {
 			accepted++
 		}
-		c := newSignatureCheck(jwt.SigningMethodEdDSA, ed25519.PublicKey(pub))
-		if got := c.check(string(msg), sig) == nil; got != want {
+		if got := ed25519Key(pub).checkSignature(jwt.SigningMethodEdDSA, string(msg), sig) == nil; got != want {
 			t.Errorf("%s: curve25519-voi says %v, crypto/ed25519 %v", name, got, want)
 		}
 	}
@@ -91,7 +90,7 @@ func TestEd25519Check_agrees_with_the_standard_library(t *testing.T) {
 			msg := make([]byte, rng.IntN(600))
 			fill(rng, msg)
 			sig := ed25519.Sign(priv, msg)
-			if c := newSignatureCheck(jwt.SigningMethodEdDSA, pub); c.check(string(msg), sig) != nil {
+			if ed25519Key(pub).checkSignature(jwt.SigningMethodEdDSA, string(msg), sig) != nil {
 				t.Fatal("a genuine signature refused")
 			}
 			for bit := range 8 * len(sig) {
@@ -110,6 +109,11 @@ func TestEd25519Check_agrees_with_the_standard_library(t *testing.T) {
 			agree(t, "other message", pub, append(msg, 0), sig)
 		}
 	})
+}
+
+// ed25519Key is an access-token key of EdDSA with the public key pub.
+func ed25519Key(pub []byte) verificationKey {
+	return verificationKey{verify: ed25519.PublicKey(pub), ed25519: expandEd25519(jwt.SigningMethodEdDSA, ed25519.PublicKey(pub))}
 }
 
 func readGzipJSON(t *testing.T, path string, v any) {

@@ -141,7 +141,7 @@ func (i *Issuer) parseOwn(token string, now time.Time) (c claims, kid string, de
 	if err != nil {
 		return claims{}, "", false, nil
 	}
-	if err := key.signature.check(token[:len(header)+1+len(payload)], sig); err != nil {
+	if err := key.checkSignature(i.alg.method, token[:len(header)+1+len(payload)], sig); err != nil {
 		return claims{}, "", true, fmt.Errorf("%w: %w", jwt.ErrTokenSignatureInvalid, err)
 	}
 	if i.validator.Validate(c) != nil {
