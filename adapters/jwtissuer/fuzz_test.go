@@ -32,29 +32,22 @@ func FuzzVerify(f *testing.F) {
 		genuine = append(genuine, issue(f, iss))
 	}
 
-	js := func(v any) []byte {
-		b, err := json.Marshal(v)
-		if err != nil {
-			f.Fatal(err)
-		}
-		return b
-	}
-	valid := js(validClaims())
+	valid := mustJSON(f, validClaims())
 	for n, iss := range issuers {
 		kid := signer(iss).kid
 		alg := uint8(n)
-		header := js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": TokenType})
+		header := mustJSON(f, map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": TokenType})
 		f.Add(alg, genuine[n], header, valid, []byte(nil), true)
-		f.Add(alg, genuine[n][:len(genuine[n])-2], js(map[string]any{"alg": "none", "kid": kid}), valid, []byte(nil), false)
-		f.Add(alg, "a.b.c", js(map[string]any{"alg": "HS256", "kid": kid}), valid, []byte("sig"), false)
-		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "jku": "https://x"}), valid, []byte(nil), true)
-		f.Add(alg, "..", header, js(map[string]any{"aud": []string{"userd-api"}, "iss": "userd", "exp": 1e300}), []byte(nil), true)
-		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "JWT"}), valid, []byte(nil), true)
-		f.Add(alg, "", js(map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "Application/AT+JWT"}), valid, []byte(nil), true)
+		f.Add(alg, genuine[n][:len(genuine[n])-2], mustJSON(f, map[string]any{"alg": "none", "kid": kid}), valid, []byte(nil), false)
+		f.Add(alg, "a.b.c", mustJSON(f, map[string]any{"alg": "HS256", "kid": kid}), valid, []byte("sig"), false)
+		f.Add(alg, "", mustJSON(f, map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "jku": "https://x"}), valid, []byte(nil), true)
+		f.Add(alg, "..", header, mustJSON(f, map[string]any{"aud": []string{"userd-api"}, "iss": "userd", "exp": 1e300}), []byte(nil), true)
+		f.Add(alg, "", mustJSON(f, map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "JWT"}), valid, []byte(nil), true)
+		f.Add(alg, "", mustJSON(f, map[string]any{"alg": iss.opts.Algorithm, "kid": kid, "typ": "Application/AT+JWT"}), valid, []byte(nil), true)
 		long := validClaims()
 		long["exp"] = t0.Add(10 * 365 * 24 * time.Hour).Unix()
-		f.Add(alg, "", header, js(long), []byte(nil), true)
-		f.Add(alg, strings.Repeat(".", 5), js(map[string]any{"alg": iss.opts.Algorithm, "kid": map[string]any{"x": 1}}), []byte(`{"exp":"1","nbf":null}`), []byte{0}, true)
+		f.Add(alg, "", header, mustJSON(f, long), []byte(nil), true)
+		f.Add(alg, strings.Repeat(".", 5), mustJSON(f, map[string]any{"alg": iss.opts.Algorithm, "kid": map[string]any{"x": 1}}), []byte(`{"exp":"1","nbf":null}`), []byte{0}, true)
 		f.Add(alg, genuine[n]+"=", []byte(`{"alg":"none","alg":"`+iss.opts.Algorithm+`","kid":"`+kid+`"}`), []byte(`[]`), []byte(nil), true)
 	}
 
@@ -123,26 +116,19 @@ func FuzzParseOwn(f *testing.F) {
 	for _, alg := range allAlgorithms {
 		issuers = append(issuers, startIssuer(f, newFakeKeyStore(), clock.NewManual(t0), optsFor(alg)))
 	}
-	js := func(v any) []byte {
-		b, err := json.Marshal(v)
-		if err != nil {
-			f.Fatal(err)
-		}
-		return b
-	}
 	for n, iss := range issuers {
 		own, err := base64.RawURLEncoding.DecodeString(signer(iss).header)
 		if err != nil {
 			f.Fatal(err)
 		}
 		alg := uint8(n)
-		f.Add(alg, own, js(validClaims()), []byte(nil), true)
-		f.Add(alg, own, js(validClaims()), []byte("not a signature"), false)
+		f.Add(alg, own, mustJSON(f, validClaims()), []byte(nil), true)
+		f.Add(alg, own, mustJSON(f, validClaims()), []byte("not a signature"), false)
 		expired := claimsAt(t0.Add(-time.Hour))
-		f.Add(alg, own, js(expired), []byte(nil), true)
+		f.Add(alg, own, mustJSON(f, expired), []byte(nil), true)
 		f.Add(alg, own, []byte(`{"exp":"1","nbf":null}`), []byte(nil), true)
 		f.Add(alg, own, []byte(`{"sub":"x","profiles":["ROLE_USER"],"EXP":1e300}`), []byte(nil), true)
-		f.Add(alg, append(own, ' '), js(validClaims()), []byte(nil), true)
+		f.Add(alg, append(own, ' '), mustJSON(f, validClaims()), []byte(nil), true)
 	}
 	f.Fuzz(func(t *testing.T, alg uint8, header, payload, sig []byte, sign bool) {
 		iss := issuers[int(alg)%len(issuers)]
@@ -213,4 +199,14 @@ func FuzzDecodeOwnClaims(f *testing.F) {
 			t.Fatalf("%q: decodeOwnClaims read %+v, json.Unmarshal %+v", b, own, lib)
 		}
 	})
+}
+
+// mustJSON is v as json.Marshal writes it.
+func mustJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
