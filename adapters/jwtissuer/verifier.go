@@ -129,15 +129,14 @@ func (i *Issuer) parseOwn(token string, now time.Time) (c claims, kid string, de
 	if !ok || key.retired(now) {
 		return claims{}, "", false, nil
 	}
-	enc := base64.RawURLEncoding.Strict()
-	claimBytes, err := enc.DecodeString(payload)
+	claimBytes, err := strictBase64URL.DecodeString(payload)
 	if err != nil {
 		return claims{}, "", false, nil
 	}
 	if c, ok = decodeOwnClaims(claimBytes); !ok && json.Unmarshal(claimBytes, &c) != nil {
 		return claims{}, "", false, nil
 	}
-	sig, err := enc.DecodeString(sigPart)
+	sig, err := strictBase64URL.DecodeString(sigPart)
 	if err != nil {
 		return claims{}, "", false, nil
 	}
@@ -149,6 +148,11 @@ func (i *Issuer) parseOwn(token string, now time.Time) (c claims, kid string, de
 	}
 	return c, key.kid, true, nil
 }
+
+// strictBase64URL decodes a token's segments as the parser does with
+// WithStrictDecoding: canonical unpadded base64url only. Made once, not
+// on every token (Strict returns a copy of the encoding).
+var strictBase64URL = base64.RawURLEncoding.Strict()
 
 func invalid(reason error) error {
 	return fmt.Errorf("%w: %w", domain.ErrInvalidToken, reason)
