@@ -54,10 +54,6 @@ type armedDeadline struct {
 
 var _ context.Context = (*lazyDeadline)(nil)
 
-func newLazyDeadline(parent context.Context) *lazyDeadline {
-	return &lazyDeadline{parent: parent}
-}
-
 // start sets the deadline; once only, before release.
 func (c *lazyDeadline) start(deadline time.Time) {
 	c.deadline = deadline

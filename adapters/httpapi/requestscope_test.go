@@ -19,7 +19,7 @@ type ctxKey struct{}
 
 // startedDeadline is a lazyDeadline as deadline leaves it: started.
 func startedDeadline(parent context.Context, deadline time.Time) *lazyDeadline {
-	c := newLazyDeadline(parent)
+	c := &lazyDeadline{parent: parent}
 	c.start(deadline)
 	return c
 }
@@ -30,7 +30,7 @@ func TestLazyDeadline_behaves_as_WithDeadline(t *testing.T) {
 	t.Run("unstarted_is_its_parent", func(t *testing.T) {
 		parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
 		defer cancel()
-		ctx := newLazyDeadline(parent)
+		ctx := &lazyDeadline{parent: parent}
 		if _, ok := ctx.Deadline(); ok {
 			t.Fatal("a deadline before start")
 		}
