@@ -192,9 +192,19 @@ func seedAndLogIn(ctx context.Context, cfg *config, t *target, rep *Report, logf
 // the hash-rate reference before the first scenario that hashes.
 func runScenarios(ctx context.Context, cfg *config, t *target, srv *backendServer, rep *Report, mon *procMon, prof *profiler, logf func(string, ...any)) error {
 	ref := rep.Reference
+	paired, twinsMeasured := pairedTwins(cfg), false
 	for _, sc := range cfg.scenarios {
 		if cfg.reference && ref.HashesPerSec == 0 && (sc == "create" || sc == "login" || sc == "mixed") {
 			measureArgon(ctx, cfg, ref, mon, logf)
+		}
+		if paired && (sc == scReadUntraced || sc == scReadTraced) {
+			if !twinsMeasured {
+				if err := measureTwinPairs(ctx, cfg, t, srv, rep, logf); err != nil {
+					return err
+				}
+				twinsMeasured = true
+			}
+			continue
 		}
 		for _, conc := range cfg.concurrency {
 			p, err := measureScenario(ctx, cfg, t, srv, sc, rep.Backend, conc, mon, prof, logf)
@@ -203,6 +213,23 @@ func runScenarios(ctx context.Context, cfg *config, t *target, srv *backendServe
 			}
 			rep.add(p, logf)
 		}
+	}
+	return nil
+}
+
+// measureTwinPairs measures read-untraced and read-traced together at
+// every concurrency level (traced.go).
+func measureTwinPairs(ctx context.Context, cfg *config, t *target, srv *backendServer, rep *Report, logf func(string, ...any)) error {
+	for _, conc := range cfg.concurrency {
+		if err := t.refreshAccess(ctx, cfg.seedConc, srv.adminEmail, srv.adminPassword); err != nil {
+			return err
+		}
+		untraced, traced, err := t.measureTwinPair(ctx, cfg, srv, rep.Backend, conc, logf)
+		if err != nil {
+			return err
+		}
+		rep.add(untraced, logf)
+		rep.add(traced, logf)
 	}
 	return nil
 }

@@ -110,6 +110,19 @@ type pointResult struct {
 	capped    bool
 }
 
+// merge adds r's requests to p's (their latencies then need sorting).
+func (p pointResult) merge(r pointResult) pointResult {
+	p.requests += r.requests
+	p.errors += r.errors
+	p.elapsed += r.elapsed
+	p.latencies = append(p.latencies, r.latencies...)
+	if p.sample == "" {
+		p.sample = r.sample
+	}
+	p.capped = p.capped || r.capped
+	return p
+}
+
 // runPoint runs conc closed-loop workers, each sending its next request
 // when the previous one has been answered, until dur has passed or
 // maxRequests requests have been sent, or every worker's step has said

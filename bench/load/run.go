@@ -30,22 +30,54 @@ func measure(ctx context.Context, cfg *config, scenario, backend string, conc in
 // of a scenario whose requests are prepared beforehand run until the
 // prepared requests are spent rather than for a duration.
 func measureRun(ctx context.Context, cfg *config, scenario, backend string, conc int, mon *procMon, warm func(), load func() pointResult) Point {
-	// A local database server's processes (all of them: its other
-	// clients' work counts here too).
-	dbCPU := func() map[int]time.Duration { return nil }
-	switch {
-	case backend == "postgres" && localDSN(cfg.dsn):
-		dbCPU = func() map[int]time.Duration { return commandCPU("postgres") }
-	case backend == "mysql" && localMySQLDSN(cfg.mysqlDSN):
-		dbCPU = mysqlServerCPU
-	}
+	dbCPU := dbCPUFor(cfg, backend)
 	waitQuiet(ctx, cfg.quietWait, mon, dbCPU)
 	warm()
 	mon.resetPeak()
-	srv0, self0, db0, all0 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+	var u cpuUse
+	u.begin(mon, dbCPU)
 	r := load()
+	u.end(mon, dbCPU)
+	return pointOf(scenario, backend, conc, r, mon, u)
+}
+
+// cpuUse is the CPU the server, the loader, the database and the whole
+// machine used over one or more spans of time.
+type cpuUse struct {
+	srv, self, db, all time.Duration
+	srv0, self0, all0  time.Duration
+	db0                map[int]time.Duration
+	machineKnown       bool
+}
+
+// dbCPUFor returns how to read the CPU of the backend's database server,
+// when it runs on this machine (all its processes: its other clients'
+// work counts here too).
+func dbCPUFor(cfg *config, backend string) func() map[int]time.Duration {
+	switch {
+	case backend == "postgres" && localDSN(cfg.dsn):
+		return func() map[int]time.Duration { return commandCPU("postgres") }
+	case backend == "mysql" && localMySQLDSN(cfg.mysqlDSN):
+		return mysqlServerCPU
+	}
+	return func() map[int]time.Duration { return nil }
+}
+
+func (u *cpuUse) begin(mon *procMon, dbCPU func() map[int]time.Duration) {
+	u.srv0, u.self0, u.db0, u.all0 = mon.cpu(), selfCPU(), dbCPU(), machineCPU()
+}
+
+func (u *cpuUse) end(mon *procMon, dbCPU func() map[int]time.Duration) {
 	srv1, self1, db1, all1 := mon.cpu(), selfCPU(), dbCPU(), machineCPU()
-	db := cpuGrowth(db0, db1)
+	u.srv += srv1 - u.srv0
+	u.self += self1 - u.self0
+	u.db += cpuGrowth(u.db0, db1)
+	u.all += all1 - u.all0
+	u.machineKnown = all1 > 0
+}
+
+// pointOf is the point of a measured run r, and of the CPU used over it.
+func pointOf(scenario, backend string, conc int, r pointResult, mon *procMon, u cpuUse) Point {
 	rssNow, rssPeak := mon.rssMiB()
 	wall := r.elapsed.Seconds()
 	p := Point{
@@ -63,15 +95,15 @@ func measureRun(ctx context.Context, cfg *config, scenario, backend string, conc
 		Mean:        round(ms(mean(r.latencies)), 3),
 		RSSEndMiB:   round(rssNow, 1),
 		RSSPeakMiB:  round(rssPeak, 1),
-		LoaderCPU:   round((self1-self0).Seconds()/wall, 2),
+		LoaderCPU:   round(u.self.Seconds()/wall, 2),
 		ErrorSample: r.sample,
 		Capped:      r.capped,
 	}
 	if mon.pid > 0 {
-		p.ServerCPU = round((srv1-srv0).Seconds()/wall, 2)
-		p.DBCPU = round(db.Seconds()/wall, 2)
-		if all1 > 0 {
-			p.OtherCPU = round(max(0, (all1-all0)-(srv1-srv0)-(self1-self0)-db).Seconds()/wall, 2)
+		p.ServerCPU = round(u.srv.Seconds()/wall, 2)
+		p.DBCPU = round(u.db.Seconds()/wall, 2)
+		if u.machineKnown {
+			p.OtherCPU = round(max(0, u.all-u.srv-u.self-u.db).Seconds()/wall, 2)
 		}
 	}
 	return p

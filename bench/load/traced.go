@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -177,20 +178,9 @@ func (t *target) readStepOn(host string) func(w int) step {
 // measureTwin measures the read at conc on srv's twin of scenario sc,
 // started the first time.
 func (t *target) measureTwin(ctx context.Context, cfg *config, srv *backendServer, sc, backend string, conc int, logf func(string, ...any)) (Point, error) {
-	if srv.startTwin == nil {
-		return Point{}, errNoTwin
-	}
-	twin := srv.twins[sc]
-	if twin == nil {
-		var err error
-		if twin, err = srv.startTwin(ctx, sc); err != nil {
-			return Point{}, fmt.Errorf("%s: %w", sc, err)
-		}
-		if srv.twins == nil {
-			srv.twins = map[string]*twinServer{}
-		}
-		srv.twins[sc] = twin
-		logf("%s: started the twin of %s", backend, sc)
+	twin, err := srv.twin(ctx, sc, backend, logf)
+	if err != nil {
+		return Point{}, err
 	}
 	mon := newProcMon(twin.pid)
 	defer mon.close()
@@ -205,6 +195,88 @@ func (t *target) measureTwin(ctx context.Context, cfg *config, srv *backendServe
 			twin.receiver.exports.Load(), twin.receiver.octets.Load())
 	}
 	return p, nil
+}
+
+// twin returns srv's twin of scenario sc, started the first time.
+func (srv *backendServer) twin(ctx context.Context, sc, backend string, logf func(string, ...any)) (*twinServer, error) {
+	if srv.startTwin == nil {
+		return nil, errNoTwin
+	}
+	if twin := srv.twins[sc]; twin != nil {
+		return twin, nil
+	}
+	twin, err := srv.startTwin(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sc, err)
+	}
+	if srv.twins == nil {
+		srv.twins = map[string]*twinServer{}
+	}
+	srv.twins[sc] = twin
+	logf("%s: started the twin of %s", backend, sc)
+	return twin, nil
+}
+
+// twinTurn is how long one twin is loaded at a time when both are
+// measured together (pairedTwins).
+const twinTurn = 500 * time.Millisecond
+
+// pairedTwins reports whether read-untraced and read-traced are measured
+// together, in turns, rather than one after the other: when both are
+// asked and no profile is (a profile is of one twin's whole point).
+func pairedTwins(cfg *config) bool {
+	return cfg.profile == "" && slices.Contains(cfg.scenarios, scReadUntraced) && slices.Contains(cfg.scenarios, scReadTraced)
+}
+
+// measureTwinPair measures the read at conc on both twins together: the
+// measured time is cut into turns of twinTurn, untraced then traced, the
+// order swapped each round, so that both meet the machine as it was.
+// Measured one after the other, 15 s apart, the ratio of one binary's
+// twins went from 0.64 to 1.24 between runs on a machine whose speed
+// drifted by a third within a minute; in turns, both points take the same
+// share of each slow spell.
+func (t *target) measureTwinPair(ctx context.Context, cfg *config, srv *backendServer, backend string, conc int, logf func(string, ...any)) (untraced, traced Point, err error) {
+	scs := [2]string{scReadUntraced, scReadTraced}
+	var twins [2]*twinServer
+	var mons [2]*procMon
+	var steps [2]func(int) step
+	for i, sc := range scs {
+		if twins[i], err = srv.twin(ctx, sc, backend, logf); err != nil {
+			return Point{}, Point{}, err
+		}
+		mons[i] = newProcMon(twins[i].pid)
+		defer mons[i].close()
+		steps[i] = t.readStepOn(twins[i].host)
+	}
+	dbCPU := dbCPUFor(cfg, backend)
+	for i := range scs {
+		waitQuiet(ctx, cfg.quietWait, mons[i], dbCPU)
+		if cfg.warmup > 0 {
+			runPoint(ctx, steps[i], conc, cfg.warmup, cfg.maxRequests)
+		}
+		mons[i].resetPeak()
+	}
+	var results [2]pointResult
+	var use [2]cpuUse
+	turns := max(1, int(cfg.duration/twinTurn))
+	for turn := range turns {
+		for k := range 2 {
+			i := k ^ turn%2 // untraced first in even rounds, traced first in odd ones
+			use[i].begin(mons[i], dbCPU)
+			r := runPoint(ctx, steps[i], conc, cfg.duration/time.Duration(turns), cfg.maxRequests)
+			use[i].end(mons[i], dbCPU)
+			results[i] = results[i].merge(r)
+		}
+	}
+	var points [2]Point
+	for i, sc := range scs {
+		slices.Sort(results[i].latencies)
+		points[i] = pointOf(sc, backend, conc, results[i], mons[i], use[i])
+	}
+	if rec := twins[1].receiver; rec != nil {
+		logf("%s: %s: the receiver has dropped %d exports, %d bytes", backend, scReadTraced, rec.exports.Load(), rec.octets.Load())
+	}
+	return points[0], points[1], nil
 }
 
 // tracedGoals: the traced read against the untraced twin's, level by
