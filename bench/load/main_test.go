@@ -28,6 +28,38 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// Without --profile the twins are measured together, in turns: both
+// points at each level, with their CPU, and the goal beside them.
+func TestTwinsInTurns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("userd-load: starts a real userd and its twins; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	reports, err := run(ctx, []string{"--quick", "--out", t.TempDir(), "--scenarios", scReadTraced + "," + scReadUntraced,
+		"--concurrency", "2", "--duration", "1200ms", "--reference=false"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	rep := reports[0]
+	if len(rep.Results) != 2 {
+		t.Fatalf("%d points, want the two twins': %+v", len(rep.Results), rep.Results)
+	}
+	for _, sc := range []string{scReadUntraced, scReadTraced} {
+		p, ok := rep.point(sc, 2)
+		if !ok || p.Requests == 0 || p.Errors != 0 || p.ServerCPU <= 0 || p.Seconds < 1 || p.Seconds > 2 {
+			t.Errorf("%s: %+v", sc, p)
+		}
+	}
+	if gs := tracedGoals(rep); len(gs) != 1 || gs[0].Value <= 0 {
+		t.Errorf("goals %+v", gs)
+	}
+	if !strings.Contains(stderr.String(), "the receiver has dropped") {
+		t.Errorf("the traced twin's exports are not reported:\n%s", stderr.String())
+	}
+}
+
 // TestQuickRun runs the smoke mode end to end against a real userd built
 // from this tree: every scenario at concurrency 1 and 4 on SQLite, the
 // reference points, the table, the JSON and the SVG.
