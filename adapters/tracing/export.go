@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
@@ -20,63 +19,65 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// exporter is otlptrace's Exporter with the spans encoded by hand into
-// buffers it keeps from one batch to the next (export_wire.go).
-// otlptrace's converts each span into about 17 allocations of its own
-// (the span, its status, and for each attribute a KeyValue, an AnyValue
-// and its oneof), which the client's proto.Marshal then walks by
+// exporter sends the spans by otlptracehttp's client, encoded by hand
+// into buffers it keeps from one batch to the next (export_wire.go).
+// otlptrace's exporter converts each span into about 17 allocations of
+// its own (the span, its status, and for each attribute a KeyValue, an
+// AnyValue and its oneof), which the client's proto.Marshal then walks by
 // reflection: with every request sampled, over a fifth of the objects
 // the server allocated in the traced read and, with the conversion done
 // over kept arrays, still a twentieth of its CPU (docs/performance.md,
-// "Traces"). What goes on the wire decodes to the same messages
-// (TestExporter_same_export); the client, otlptracehttp's, still reads
-// every OTEL_EXPORTER_OTLP_* variable, and sends, retries and times out
-// as it did.
+// "Traces"). What goes on the wire decodes to what the SDK and
+// otlptrace's exporter send (TestProvider_exports_what_the_SDK_exports);
+// the client still reads every OTEL_EXPORTER_OTLP_* variable, and sends,
+// retries and times out as it does for them.
 type exporter struct {
 	client otlptrace.Client
+	// resource is every span's: userd has one.
+	resource          *resourcepb.Resource
+	resourceSchemaURL string
 
-	// mu keeps two exports from sharing the buffers; the batch span
-	// processor makes one at a time anyway.
+	// mu keeps two exports from sharing the buffers.
 	mu   sync.Mutex
 	slab slab
 	// stop stops the client once: otlptracehttp's panics on a second.
 	stop sync.Once
 }
 
-// slab holds the encoded spans of one export, a buffer for each group of
-// spans of one resource and scope, and the scratch one span is encoded in
-// before its length is known. The buffers are emptied after the upload
-// and kept: an export is as large as the batch, whose size is bounded
+// slab holds the encoded spans of one export, a buffer for each scope's
+// spans, and the scratch one span is encoded in before its length is
+// known. The buffers are emptied after the upload and kept: an export is
+// as large as the batch, whose size is bounded
 // (OTEL_BSP_MAX_EXPORT_BATCH_SIZE).
 type slab struct {
 	groups [][]byte
 	span   []byte
 }
 
-func newExporter(client otlptrace.Client) *exporter { return &exporter{client: client} }
-
-var _ sdktrace.SpanExporter = (*exporter)(nil)
+func newExporter(client otlptrace.Client, res *resource.Resource) *exporter {
+	return &exporter{client: client, resource: resourceOf(res), resourceSchemaURL: res.SchemaURL()}
+}
 
 // Start starts the client (otlptracehttp's does nothing but check its
 // settings).
 func (e *exporter) Start(ctx context.Context) error { return e.client.Start(ctx) }
 
-// ExportSpans implements sdktrace.SpanExporter.
-func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+// export uploads spans, ended, in one request.
+func (e *exporter) export(ctx context.Context, spans []*span) error {
 	if len(spans) == 0 {
 		return nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	rss := e.slab.convert(spans)
+	rs := &tracepb.ResourceSpans{Resource: e.resource, SchemaUrl: e.resourceSchemaURL, ScopeSpans: e.slab.convert(spans)}
 	defer e.slab.clear()
-	if err := e.client.UploadTraces(ctx, rss); err != nil {
+	if err := e.client.UploadTraces(ctx, []*tracepb.ResourceSpans{rs}); err != nil {
 		return fmt.Errorf("traces export: %w", err)
 	}
 	return nil
 }
 
-// Shutdown implements sdktrace.SpanExporter.
+// Shutdown stops the client.
 func (e *exporter) Shutdown(ctx context.Context) error {
 	var err error
 	e.stop.Do(func() { err = e.client.Stop(ctx) })
@@ -89,60 +90,31 @@ func (s *slab) clear() {
 	}
 }
 
-// group is the spans of one resource and scope, as OTLP nests them; the
-// slab's buffer of the same index holds them.
-type group struct {
-	res   attribute.Distinct
-	scope instrumentation.Scope
-	ss    *tracepb.ScopeSpans
-}
-
-// convert returns the messages of spans, grouped by resource, then by
-// scope, in the order they first appear. Each ScopeSpans carries its
-// spans already encoded, as the bytes of its repeated field 2 (spans) in
-// its unknown fields, which proto.Marshal writes as they are: the
-// receiver reads them as the spans they are.
-func (s *slab) convert(spans []sdktrace.ReadOnlySpan) []*tracepb.ResourceSpans {
-	var rss []*tracepb.ResourceSpans
-	var resources []attribute.Distinct
-	var groups []group
-	for _, sd := range spans {
-		res, scope := sd.Resource().Equivalent(), sd.InstrumentationScope()
-		g := -1
-		for j := range groups {
-			if groups[j].res == res && groups[j].scope == scope {
-				g = j
-				break
-			}
-		}
+// convert returns the spans grouped by scope, in the order the scopes
+// first appear. Each ScopeSpans carries its spans already encoded, as the
+// bytes of its repeated field 2 (spans) in its unknown fields, which
+// proto.Marshal writes as they are: the receiver reads them as the spans
+// they are.
+func (s *slab) convert(spans []*span) []*tracepb.ScopeSpans {
+	var tracers []*tracer
+	var out []*tracepb.ScopeSpans
+	for _, sp := range spans {
+		g := slices.Index(tracers, sp.tracer)
 		if g < 0 {
-			ss := &tracepb.ScopeSpans{Scope: scopeOf(scope), SchemaUrl: scope.SchemaURL}
-			groups = append(groups, group{res: res, scope: scope, ss: ss})
-			g = len(groups) - 1
+			tracers = append(tracers, sp.tracer)
+			out = append(out, &tracepb.ScopeSpans{Scope: scopeOf(sp.tracer.scope), SchemaUrl: sp.tracer.scope.SchemaURL})
+			g = len(out) - 1
 			if g == len(s.groups) {
 				s.groups = append(s.groups, nil)
 			}
-			r := -1
-			for j := range resources {
-				if resources[j] == res {
-					r = j
-					break
-				}
-			}
-			if r < 0 {
-				resources = append(resources, res)
-				rss = append(rss, &tracepb.ResourceSpans{Resource: resourceOf(sd.Resource()), SchemaUrl: sd.Resource().SchemaURL()})
-				r = len(rss) - 1
-			}
-			rss[r].ScopeSpans = append(rss[r].ScopeSpans, ss)
 		}
-		s.span = appendSpan(s.span[:0], sd)
+		s.span = appendSpan(s.span[:0], sp)
 		s.groups[g] = protowire.AppendBytes(protowire.AppendTag(s.groups[g], scopeSpansSpans, protowire.BytesType), s.span)
 	}
-	for g := range groups {
-		groups[g].ss.ProtoReflect().SetUnknown(protoreflect.RawFields(s.groups[g]))
+	for g, ss := range out {
+		ss.ProtoReflect().SetUnknown(protoreflect.RawFields(s.groups[g]))
 	}
-	return rss
+	return out
 }
 
 func unixNano(ns int64) uint64 { return uint64(max(0, ns)) } //nolint:gosec // G115: not negative
@@ -181,9 +153,9 @@ func spanKind(k trace.SpanKind) tracepb.Span_SpanKind {
 
 // spanFlags are the trace flags and whether the parent (or the linked
 // span) is remote, as OTLP 1.x carries them.
-func spanFlags(tf trace.TraceFlags, parent trace.SpanContext) uint32 {
+func spanFlags(tf trace.TraceFlags, remote bool) uint32 {
 	flags := uint32(tf) | uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
-	if parent.IsRemote() {
+	if remote {
 		flags |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
 	}
 	return flags

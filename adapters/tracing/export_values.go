@@ -24,7 +24,7 @@ func links(ls []sdktrace.Link) []*tracepb.Span_Link {
 			SpanId:                 sid[:],
 			Attributes:             keyValues(l.Attributes),
 			DroppedAttributesCount: clampUint32(l.DroppedAttributeCount),
-			Flags:                  spanFlags(l.SpanContext.TraceFlags(), l.SpanContext),
+			Flags:                  spanFlags(l.SpanContext.TraceFlags(), l.SpanContext.IsRemote()),
 		})
 	}
 	return out

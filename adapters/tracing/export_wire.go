@@ -5,7 +5,6 @@ import (
 	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -49,35 +48,36 @@ const (
 // status, always there (as otlptrace's conversion makes it). The parts
 // userd's spans rarely or never hold (events, links, attribute values
 // other than a string or an integer) are converted to their messages
-// (export_values.go) and marshalled.
-func appendSpan(b []byte, sd sdktrace.ReadOnlySpan) []byte {
-	sc, parent := sd.SpanContext(), sd.Parent()
+// (export_values.go) and marshalled. sd has ended: nothing writes it.
+func appendSpan(b []byte, sd *span) []byte {
+	sc := sd.sc
 	tid, sid := sc.TraceID(), sc.SpanID()
 	b = appendBytesField(b, spanTraceID, tid[:])
 	b = appendBytesField(b, spanSpanID, sid[:])
 	b = appendStringField(b, spanTraceState, sc.TraceState().String())
-	if psid := parent.SpanID(); psid.IsValid() {
+	if psid := sd.parentID; psid.IsValid() {
 		b = appendBytesField(b, spanParentSpanID, psid[:])
 	}
-	b = appendStringField(b, spanName, validUTF8(sd.Name()))
-	b = appendVarintField(b, spanKindField, uint64(spanKind(sd.SpanKind()))) //nolint:gosec // G115: its values are not negative
-	b = appendFixed64Field(b, spanStartTime, unixNano(sd.StartTime().UnixNano()))
-	b = appendFixed64Field(b, spanEndTime, unixNano(sd.EndTime().UnixNano()))
-	for _, a := range sd.Attributes() {
+	b = appendStringField(b, spanName, validUTF8(sd.name))
+	b = appendVarintField(b, spanKindField, uint64(spanKind(sd.kind))) //nolint:gosec // G115: its values are not negative
+	b = appendFixed64Field(b, spanStartTime, unixNano(sd.start.UnixNano()))
+	b = appendFixed64Field(b, spanEndTime, unixNano(sd.endNano))
+	for _, a := range sd.attrs {
 		b = appendKeyValue(b, spanAttributes, a)
 	}
-	b = appendVarintField(b, spanDroppedAttributes, uint64(clampUint32(sd.DroppedAttributes())))
-	for _, e := range events(sd.Events()) {
-		b = appendMessage(b, spanEvents, e)
+	b = appendVarintField(b, spanDroppedAttributes, uint64(clampUint32(sd.droppedAttrs)))
+	if x := sd.more; x != nil {
+		for _, e := range events(x.events) {
+			b = appendMessage(b, spanEvents, e)
+		}
+		b = appendVarintField(b, spanDroppedEvents, uint64(clampUint32(x.droppedEvents)))
+		for _, l := range links(x.links) {
+			b = appendMessage(b, spanLinks, l)
+		}
+		b = appendVarintField(b, spanDroppedLinks, uint64(clampUint32(x.droppedLinks)))
 	}
-	b = appendVarintField(b, spanDroppedEvents, uint64(clampUint32(sd.DroppedEvents())))
-	for _, l := range links(sd.Links()) {
-		b = appendMessage(b, spanLinks, l)
-	}
-	b = appendVarintField(b, spanDroppedLinks, uint64(clampUint32(sd.DroppedLinks())))
 
-	st := sd.Status()
-	msg, code := validUTF8(st.Description), uint64(statusCode(st.Code)) //nolint:gosec // G115: its values are not negative
+	msg, code := validUTF8(sd.statusDesc), uint64(statusCode(sd.statusCode)) //nolint:gosec // G115: its values are not negative
 	size := 0
 	if msg != "" {
 		size += protowire.SizeTag(statusMessage) + protowire.SizeBytes(len(msg))
@@ -90,7 +90,7 @@ func appendSpan(b []byte, sd sdktrace.ReadOnlySpan) []byte {
 	b = appendVarintField(b, statusCodeNum, code)
 
 	b = protowire.AppendTag(b, spanFlagsField, protowire.Fixed32Type)
-	return protowire.AppendFixed32(b, spanFlags(sc.TraceFlags(), parent))
+	return protowire.AppendFixed32(b, spanFlags(sc.TraceFlags(), sd.parentRemote))
 }
 
 // appendKeyValue appends a as a KeyValue message in field num: a string

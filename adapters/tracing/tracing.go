@@ -2,7 +2,8 @@
 // when the standard OTEL_* variables ask for it, and gives the other
 // adapters what they trace with: the tracer provider, the propagator of
 // the W3C trace context and baggage, a RoundTripper for outgoing HTTP and
-// decorators of the outbox's senders. Off (no endpoint set,
+// decorators of the outbox's senders. The spans are userd's own behind the
+// OpenTelemetry API (provider.go). Off (no endpoint set,
 // OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none), it builds
 // nothing: the adapters are handed no provider and install nothing, so a
 // request costs what it cost before traces existed.
@@ -18,18 +19,18 @@ import (
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // ScopeName names the instrumentation scope of every span userd makes.
 const ScopeName = "github.com/userd/userd"
 
-// The standard variables that decide whether traces are on. The others
+// The standard variables that decide whether traces are on. The sampler,
+// the batch and the span limits (OTEL_TRACES_SAMPLER and _ARG, OTEL_BSP_*,
+// OTEL_SPAN_*_LIMIT) are read in settings.go; the others
 // (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS,
-// _TIMEOUT, _COMPRESSION, _CERTIFICATE, OTEL_TRACES_SAMPLER and _ARG,
-// OTEL_BSP_*, OTEL_SPAN_*_LIMIT) are read by the SDK and the exporter
-// themselves, as their specification says.
+// _TIMEOUT, _COMPRESSION, _CERTIFICATE) by the SDK's resource and the
+// exporter's client themselves, as their specification says.
 const (
 	envEndpoint        = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	envTracesEndpoint  = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
@@ -43,7 +44,8 @@ const (
 // Options configure New.
 type Options struct {
 	// Getenv reads the OTEL_* variables that decide whether traces are
-	// on (cmd passes os.Getenv); nil finds none: traces off.
+	// on, and the sampler, batch and limits (cmd passes os.Getenv); nil
+	// finds none: traces off.
 	Getenv func(string) string
 	// Version is the service.version of the spans' resource.
 	Version string
@@ -52,9 +54,17 @@ type Options struct {
 // Tracing is userd's tracing: on, with a provider that exports, or off.
 // The zero value and nil are off. It is safe for concurrent use.
 type Tracing struct {
-	provider   *sdktrace.TracerProvider
+	provider   flushingProvider
 	tracer     trace.Tracer
 	propagator propagation.TextMapPropagator
+}
+
+// flushingProvider is a provider whose spans are exported in batches:
+// userd's own (provider.go), or in a test the SDK's.
+type flushingProvider interface {
+	trace.TracerProvider
+	ForceFlush(ctx context.Context) error
+	Shutdown(ctx context.Context) error
 }
 
 // Propagator is the W3C trace context and baggage: a caller's
@@ -103,12 +113,9 @@ func New(ctx context.Context, opts Options) (*Tracing, error) {
 	if err != nil || !on {
 		return &Tracing{}, err
 	}
-	// otlptracehttp's client (which reads OTEL_EXPORTER_OTLP_*) behind
-	// an exporter of ours that converts the spans with fewer allocations
-	// (export.go).
-	exporter := newExporter(otlptracehttp.NewClient())
-	if err := exporter.Start(ctx); err != nil {
-		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+	s, err := readSettings(opts.Getenv)
+	if err != nil {
+		return nil, err
 	}
 	res, err := resource.New(ctx,
 		// service.name defaults to userd; OTEL_SERVICE_NAME and
@@ -121,9 +128,12 @@ func New(ctx context.Context, opts Options) (*Tracing, error) {
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, fmt.Errorf("trace resource: %w", err)
 	}
-	// The sampler is the SDK's: parent-based always-on unless
-	// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG say otherwise.
-	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	// otlptracehttp's client, which reads OTEL_EXPORTER_OTLP_*.
+	exporter := newExporter(otlptracehttp.NewClient(), res)
+	if err := exporter.Start(ctx); err != nil {
+		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	provider := newProvider(s, exporter)
 	return &Tracing{provider: provider, tracer: provider.Tracer(ScopeName), propagator: Propagator()}, nil
 }
 
