@@ -267,6 +267,16 @@ func testProvider(t *testing.T, srv *httptest.Server, bs batchSettings) *provide
 	return p
 }
 
+// recordingProvider is a provider whose batch waits for a flush,
+// exporting to a receiver that keeps what it is sent.
+func recordingProvider(t *testing.T) (*provider, *receiver) {
+	t.Helper()
+	rec := &receiver{}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	return testProvider(t, srv, testBatch), rec
+}
+
 // A failed upload is an error of the export, and the next export starts
 // afresh.
 func TestExporter_upload_error(t *testing.T) {
@@ -340,10 +350,7 @@ func BenchmarkSpan(b *testing.B) {
 // on marshalling one, where ours keeps the other spans and this one.
 func TestExporter_invalid_utf8(t *testing.T) {
 	t.Parallel()
-	rec := &receiver{}
-	srv := httptest.NewServer(rec)
-	defer srv.Close()
-	p := testProvider(t, srv, testBatch)
+	p, rec := recordingProvider(t)
 	tr := p.Tracer("t")
 	readSpan(tr)
 	_, bad := tr.Start(context.Background(), "bad /a\xffb")

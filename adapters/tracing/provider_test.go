@@ -149,10 +149,7 @@ func TestBatcher_exports_full_batches_and_drops_over_the_queue(t *testing.T) {
 // that ends is dropped; a second Shutdown and a flush do nothing.
 func TestProvider_shutdown(t *testing.T) {
 	t.Parallel()
-	rec := &receiver{}
-	srv := httptest.NewServer(rec)
-	defer srv.Close()
-	p := testProvider(t, srv, testBatch)
+	p, rec := recordingProvider(t)
 	tr := p.Tracer("t")
 	readSpan(tr)
 	_, late := tr.Start(context.Background(), "ends after the shutdown")
@@ -181,10 +178,7 @@ func TestProvider_shutdown(t *testing.T) {
 // but carries its context to its children.
 func TestSpan_panic_and_not_sampled(t *testing.T) {
 	t.Parallel()
-	rec := &receiver{}
-	srv := httptest.NewServer(rec)
-	defer srv.Close()
-	p := testProvider(t, srv, testBatch)
+	p, rec := recordingProvider(t)
 	tr := p.Tracer("t")
 	func() {
 		defer func() {
