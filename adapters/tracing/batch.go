@@ -113,16 +113,23 @@ func (b *batcher) export(ctx context.Context) error {
 func (b *batcher) flush(ctx context.Context) error { return b.export(ctx) }
 
 // shutdown stops the goroutine, exports what is left and stops the
-// exporter. Spans that end after it are dropped; a second call does
-// nothing.
+// exporter, within ctx: an export under way when it is called may hold
+// the goroutine up to the export timeout, and a stop does not wait past
+// its own deadline for it. Spans that end after it are dropped; a second
+// call does nothing.
 func (b *batcher) shutdown(ctx context.Context) error {
 	var err error
 	b.once.Do(func() {
-		close(b.stop)
-		<-b.done
 		b.mu.Lock()
 		b.stopped = true
 		b.mu.Unlock()
+		close(b.stop)
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+			return
+		}
 		err = errors.Join(b.export(ctx), b.exp.Shutdown(ctx))
 	})
 	return err

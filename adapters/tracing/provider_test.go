@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -170,6 +171,28 @@ func TestProvider_shutdown(t *testing.T) {
 	reqs := rec.requests(t)
 	if len(reqs) != 1 || countSpans(reqs[0]) != 1 {
 		t.Fatalf("exports %v, want the one span ended before the shutdown", reqs)
+	}
+}
+
+// A shutdown returns at its deadline even while an export hangs on a
+// collector that does not answer.
+func TestProvider_shutdown_keeps_its_deadline(t *testing.T) {
+	t.Parallel()
+	rec := &blockingReceiver{arrived: make(chan struct{}, 8), release: make(chan struct{})}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	defer close(rec.release)
+	p := testProvider(t, srv, batchSettings{scheduleDelay: time.Hour, exportTimeout: time.Minute, maxQueue: 4, maxBatch: 1})
+	readSpan(p.Tracer("t"))
+	<-rec.arrived // the export hangs
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := p.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("shutdown: %v, want its deadline", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("shutdown took %v", d)
 	}
 }
 
