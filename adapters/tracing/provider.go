@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -121,8 +123,8 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, TraceState: res.Tracestate})
 	if res.Decision == sdktrace.Drop {
-		ctx = trace.ContextWithSpanContext(ctx, sc)
-		return ctx, trace.SpanFromContext(ctx)
+		d := droppedSpan{sc: sc, provider: t.provider}
+		return trace.ContextWithSpan(ctx, d), d
 	}
 	start := cfg.Timestamp()
 	if start.IsZero() {
@@ -161,3 +163,24 @@ func (randomIDs) NewSpanID(context.Context, trace.TraceID) trace.SpanID {
 	}
 	return sid
 }
+
+// droppedSpan is a span the sampler dropped: it records nothing, and
+// carries its context to its children and its provider to whoever asks
+// the span for one, as the SDK's non-recording span does.
+type droppedSpan struct {
+	embedded.Span
+
+	sc       trace.SpanContext
+	provider *provider
+}
+
+func (droppedSpan) End(...trace.SpanEndOption)              {}
+func (droppedSpan) AddEvent(string, ...trace.EventOption)   {}
+func (droppedSpan) AddLink(trace.Link)                      {}
+func (droppedSpan) IsRecording() bool                       { return false }
+func (droppedSpan) RecordError(error, ...trace.EventOption) {}
+func (d droppedSpan) SpanContext() trace.SpanContext        { return d.sc }
+func (droppedSpan) SetStatus(codes.Code, string)            {}
+func (droppedSpan) SetName(string)                          {}
+func (droppedSpan) SetAttributes(...attribute.KeyValue)     {}
+func (d droppedSpan) TracerProvider() trace.TracerProvider  { return d.provider }

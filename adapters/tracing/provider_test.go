@@ -222,6 +222,9 @@ func TestSpan_panic_and_not_sampled(t *testing.T) {
 	if trace.SpanContextFromContext(ctx).TraceID() != off.SpanContext().TraceID() {
 		t.Error("the unsampled span's context is not carried on")
 	}
+	if off.TracerProvider() != trace.TracerProvider(p) {
+		t.Errorf("the unsampled span's provider is %T", off.TracerProvider())
+	}
 	off.End()
 
 	if err := p.ForceFlush(context.Background()); err != nil {
