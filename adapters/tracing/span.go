@@ -121,8 +121,8 @@ func (s *span) AddEvent(name string, opts ...trace.EventOption) {
 	}
 }
 
-// addEvent adds an event, its attributes deduplicated and cut to the
-// limit, the oldest event dropped when the span holds as many as allowed.
+// addEvent adds an event, its attributes cut to the limit, the oldest
+// event dropped when the span holds as many as allowed.
 func (s *span) addEvent(name string, opts ...trace.EventOption) {
 	c := trace.NewEventConfig(opts...)
 	e := sdktrace.Event{Name: name, Time: c.Timestamp()}
