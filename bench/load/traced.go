@@ -259,11 +259,13 @@ func (t *target) measureTwinPair(ctx context.Context, cfg *config, srv *backendS
 	var results [2]pointResult
 	var use [2]cpuUse
 	turns := max(1, int(cfg.duration/twinTurn))
+	// The safety cap is a point's: each turn has its share of it.
+	turnCap := max(1, cfg.maxRequests/int64(turns))
 	for turn := range turns {
 		for k := range 2 {
 			i := k ^ turn%2 // untraced first in even rounds, traced first in odd ones
 			use[i].begin(mons[i], dbCPU)
-			r := runPoint(ctx, steps[i], conc, cfg.duration/time.Duration(turns), cfg.maxRequests)
+			r := runPoint(ctx, steps[i], conc, cfg.duration/time.Duration(turns), turnCap)
 			use[i].end(mons[i], dbCPU)
 			results[i] = results[i].merge(r)
 		}
