@@ -37,8 +37,8 @@ type exporter struct {
 	resource          *resourcepb.Resource
 	resourceSchemaURL string
 
-	// mu keeps two exports from sharing the buffers.
-	mu   sync.Mutex
+	// slab is used by one export at a time: the batch's, which makes
+	// one at a time (batcher.exporting), are the only ones.
 	slab slab
 	// stop stops the client once: otlptracehttp's panics on a second.
 	stop sync.Once
@@ -67,8 +67,6 @@ func (e *exporter) export(ctx context.Context, spans []*span) error {
 	if len(spans) == 0 {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	rs := &tracepb.ResourceSpans{Resource: e.resource, SchemaUrl: e.resourceSchemaURL, ScopeSpans: e.slab.convert(spans)}
 	defer e.slab.clear()
 	if err := e.client.UploadTraces(ctx, []*tracepb.ResourceSpans{rs}); err != nil {

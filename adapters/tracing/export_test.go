@@ -235,7 +235,7 @@ func TestProvider_exports_what_the_SDK_exports(t *testing.T) {
 }
 
 // testBatch is a batch that waits for a flush.
-var testBatch = batchSettings{scheduleDelay: time.Hour, exportTimeout: 10 * time.Second, maxQueue: defaultMaxQueue, maxBatch: defaultMaxBatch}
+var testBatch = batchSettings{scheduleDelay: time.Hour, exportTimeout: 10 * time.Second, maxQueue: sdktrace.DefaultMaxQueueSize, maxBatch: sdktrace.DefaultMaxExportBatchSize}
 
 func countSpans(req *coltracepb.ExportTraceServiceRequest) int {
 	n := 0

@@ -26,14 +26,6 @@ type batchSettings struct {
 	maxQueue, maxBatch           int
 }
 
-// The batch's defaults, as the specification and the SDK give them.
-const (
-	defaultScheduleDelay = 5000 * time.Millisecond
-	defaultExportTimeout = 30000 * time.Millisecond
-	defaultMaxQueue      = 2048
-	defaultMaxBatch      = 512
-)
-
 // readSettings reads the variables through getenv.
 func readSettings(getenv func(string) string) (settings, error) {
 	var s settings
@@ -123,11 +115,12 @@ func readLimits(getenv func(string) string) (sdktrace.SpanLimits, error) {
 	return l, nil
 }
 
-// readBatch reads OTEL_BSP_*: as the SDK does, a batch larger than the
-// queue is cut to the queue's size.
+// readBatch reads OTEL_BSP_*, unset ones at the SDK's defaults: as the
+// SDK does, a batch larger than the queue is cut to the queue's size.
 func readBatch(getenv func(string) string) (batchSettings, error) {
-	b := batchSettings{scheduleDelay: defaultScheduleDelay, exportTimeout: defaultExportTimeout,
-		maxQueue: defaultMaxQueue, maxBatch: defaultMaxBatch}
+	b := batchSettings{scheduleDelay: sdktrace.DefaultScheduleDelay * time.Millisecond,
+		exportTimeout: sdktrace.DefaultExportTimeout * time.Millisecond,
+		maxQueue:      sdktrace.DefaultMaxQueueSize, maxBatch: sdktrace.DefaultMaxExportBatchSize}
 	for _, v := range []struct {
 		name string
 		ms   *time.Duration
