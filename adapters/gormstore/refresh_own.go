@@ -43,19 +43,27 @@ func (s *RefreshTokenStore) RotateOwn(ctx context.Context, usedHash string, used
 
 // rotateOwnPostgresSQL is Lookup's read and rotatePostgresSQL's rotation
 // in one statement, for RotateOwn: found is Lookup's row (lookupRow's
-// columns, then whether it rotated); family locks the token's family
-// when domain.RefreshToken.RotatableOwn holds, on found's token and on
-// the newest version of the family (familyActiveSQL); the rest is
-// rotatePostgresSQL's, with the successor's family and user those of the
-// token, and its end cut to the family's. As there, a token a concurrent
-// rotation used after found's snapshot is not matched by used, which
-// PostgreSQL checks on the newest version of the row it waited for: this
-// one then rotates nothing, and returns found as it was. family and
-// touched name their family by a scalar subquery, not a join with found
-// or used, so that PostgreSQL reads it by its key whatever it knows of
-// the table: joined, before the table's first ANALYZE, it read every
-// family not revoked and kept the one
-// (TestRotateOwnPostgres_reads_one_family). Parameters: $1 the used
+// columns, then whether it rotated); family sets the family's last use,
+// which locks its row, when domain.RefreshToken.RotatableOwn holds, on
+// found's token and on the newest version of the family
+// (familyActiveSQL); the rest is rotatePostgresSQL's, with the
+// successor's family and user those of the token, and its end cut to the
+// family's. As there, a token a concurrent rotation used after found's
+// snapshot is not matched by used, which PostgreSQL checks on the newest
+// version of the row it waited for: this one then rotates nothing, and
+// returns found as it was, though the family's last use is now its time
+// (the token was presented: within the grace window its successor is the
+// answer, past it the family is revoked). Where rotatePostgresSQL locks
+// the family FOR UPDATE and then updates it, this one only updates it:
+// the lock that UPDATE takes (FOR NO KEY UPDATE) still orders it with
+// every revocation, which updates the row too, and with the FOR UPDATE
+// of a session limit's choice, and the family's tuple is written once
+// instead of twice, a sixth of PostgreSQL's CPU a refresh
+// (docs/performance.md, "Speed, eighth pass"). family names its family
+// by a scalar subquery, not a join with found, so that PostgreSQL reads
+// it by its key whatever it knows of the table: joined, before the
+// table's first ANALYZE, it read every family not revoked and kept the
+// one (TestRotateOwnPostgres_reads_one_family). Parameters: $1 the used
 // token's hash, $2 the time of use (microseconds), $3 the successor's
 // hash, $4 and $5 its issue and end.
 const rotateOwnPostgresSQL = `
@@ -66,16 +74,14 @@ WITH found AS (
 	FROM refresh_tokens t JOIN refresh_families f ON f.id = t.family_id
 	WHERE t.token_hash = $1
 ), family AS (
-	SELECT id FROM refresh_families
+	UPDATE refresh_families SET last_used_at = $2
 	WHERE id = (SELECT family_id FROM found WHERE used_at IS NULL AND expires_at > $2 AND client_id IS NULL)
 	  AND revoked_at IS NULL AND expires_at > $2 AND (idle_timeout = 0 OR last_used_at + idle_timeout > $2)
-	FOR UPDATE
+	RETURNING id
 ), used AS (
 	UPDATE refresh_tokens SET used_at = $2, successor_hash = $3
 	WHERE token_hash = $1 AND used_at IS NULL AND EXISTS (SELECT 1 FROM family)
 	RETURNING family_id, user_id
-), touched AS (
-	UPDATE refresh_families SET last_used_at = $2 WHERE id = (SELECT family_id FROM used)
 ), stored AS (
 	INSERT INTO refresh_tokens (token_hash, family_id, user_id, issued_at, expires_at)
 	SELECT $3, used.family_id, used.user_id, $4, LEAST($5, found.family_expires_at) FROM used, found
