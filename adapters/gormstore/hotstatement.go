@@ -110,11 +110,7 @@ func (db *DB) execPrepared(ctx context.Context, h *hotStatement, args ...any) (a
 func (db *DB) runOnPgx(ctx context.Context, h *hotStatement, run func(context.Context, *pgx.Conn) error) (err error) {
 	ctx, span := db.tracer.start(ctx, h.query)
 	defer func() { finish(span, err) }()
-	on := db.read
-	if h.writer {
-		on = db.gorm
-	}
-	pool, err := on.DB()
+	pool, err := db.poolOf(h)
 	if err != nil {
 		return err
 	}
@@ -136,11 +132,7 @@ func (db *DB) runOnPgx(ctx context.Context, h *hotStatement, run func(context.Co
 func (db *DB) runPrepared(ctx context.Context, h *hotStatement, run func(context.Context, *sql.Stmt) error) (err error) {
 	ctx, span := db.tracer.start(ctx, h.query)
 	defer func() { finish(span, err) }()
-	on := db.read
-	if h.writer {
-		on = db.gorm
-	}
-	pool, err := on.DB()
+	pool, err := db.poolOf(h)
 	if err != nil {
 		return err
 	}
@@ -149,4 +141,13 @@ func (db *DB) runPrepared(ctx context.Context, h *hotStatement, run func(context
 		return err
 	}
 	return run(ctx, stmt)
+}
+
+// poolOf is the pool h runs on: the writer's for a statement that
+// writes, the read pool for a read.
+func (db *DB) poolOf(h *hotStatement) (*sql.DB, error) {
+	if h.writer {
+		return db.gorm.DB()
+	}
+	return db.read.DB()
 }
