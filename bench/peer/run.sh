@@ -3,8 +3,7 @@
 # one service at a time on 127.0.0.1 and PostgreSQL, PEER_USERS users each,
 # five loads (read of the signed-in user, the same read over PEER_MANY
 # distinct tokens, refresh with rotation, password login, admin list of
-# users), then one table with req/s, p99, errors, CPU (the service's, and
-# PostgreSQL's when it runs on this machine) and RSS, and the
+# users), then one table with req/s, p99, errors, CPU and RSS, and the
 # ratios against the issues' goals (read >= 10x, read-many >= 5x, refresh
 # >= 10x; RSS idle, after reads and after refreshes below the peer's).
 #
@@ -126,20 +125,6 @@ port_free() {
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
-# pg_ticks: the CPU ticks of PostgreSQL on this machine, every postgres
-# process's own and its reaped children's (autovacuum workers come and
-# go), or nothing when none runs here (a DSN of another host). Both
-# services spend much of a refresh in PostgreSQL: its column shows what
-# the service's own CPU does not (docs/performance.md, "Speed, eighth
-# pass").
-pg_ticks() {
-	local p t=0 n=0
-	for p in $(pgrep -x postgres); do
-		t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || echo 0)))
-		n=$((n + 1))
-	done
-	((n > 0)) && echo "$t" || true
-}
 peak_rss_mb() { awk '/^VmHWM:/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
 rss_mb() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
 
@@ -239,23 +224,18 @@ mint_many() {
 load() {
 	local service=$1 name=$2 script=$3 url=$4
 	shift 4
-	local before after pg_before pg_after pg_cpu=- res line
+	local before after res line
 	before=$(cpu_ticks)
-	pg_before=$(pg_ticks)
 	res=$(env LUA_PATH="$here/?.lua;;" PEER_THREADS="$threads" "$@" \
 		wrk -t"$threads" -c"$connections" -d"$duration" --timeout 10s --latency -s "$here/$script" "$url")
 	after=$(cpu_ticks)
-	pg_after=$(pg_ticks)
 	printf '%s\n' "$res" >"$dir/wrk-$name.txt"
 	line=$(printf '%s\n' "$res" | grep '^PEER ') || { echo "run.sh: wrk printed no result for $service $name:" >&2; echo "$res" >&2; exit 1; }
 	printf '%s\n' "$res" | sed -n '/unexpected answers/,$p' >&2
 	eval "${line#PEER }"
-	local secs=${duration%s} hz
-	hz=$(getconf CLK_TCK)
-	[[ -z $pg_before || -z $pg_after ]] ||
-		pg_cpu=$(awk -v t=$((pg_after - pg_before)) -v s="$secs" -v hz="$hz" 'BEGIN {printf "%.0f", 100 * t / hz / s}')
+	local secs=${duration%s}
 	# shellcheck disable=SC2154 # set by the eval of wrk's PEER line
-	echo "$service $name $rps $p99_ms $((errors + socket_errors)) $(awk -v t=$((after - before)) -v s="$secs" -v hz="$hz" 'BEGIN {printf "%.0f", 100 * t / hz / s}') $pg_cpu" >>"$out/rows"
+	echo "$service $name $rps $p99_ms $((errors + socket_errors)) $(awk -v t=$((after - before)) -v s="$secs" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", 100 * t / hz / s}')" >>"$out/rows"
 }
 
 run_userd() {
@@ -394,14 +374,14 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$threads -c$c
 
 awk -v ok_read=10 -v ok_many=5 -v ok_refresh=10 '
 FNR == NR { rss[$1, $2] = $3; next }
-{ rps[$1, $2] = $3; p99[$1, $2] = $4; err[$1, $2] = $5; cpu[$1, $2] = $6; pg[$1, $2] = $7; seen[$1] = 1 }
+{ rps[$1, $2] = $3; p99[$1, $2] = $4; err[$1, $2] = $5; cpu[$1, $2] = $6; seen[$1] = 1 }
 END {
-	printf "%-8s %-9s %10s %10s %7s %6s %6s\n", "service", "load", "req/s", "p99 ms", "errors", "CPU%", "PG%"
+	printf "%-8s %-9s %10s %10s %7s %6s\n", "service", "load", "req/s", "p99 ms", "errors", "CPU%"
 	n = split("userd gotrue", svc, " "); m = split("read read-many refresh login list", ld, " ")
 	for (i = 1; i <= n; i++) if (seen[svc[i]]) {
 		for (j = 1; j <= m; j++) {
 			k = svc[i] SUBSEP ld[j]
-			printf "%-8s %-9s %10.1f %10.2f %7d %6d %6s%s\n", svc[i], ld[j], rps[k], p99[k], err[k], cpu[k], pg[k], err[k] ? "  errors: not a result" : ""
+			printf "%-8s %-9s %10.1f %10.2f %7d %6d%s\n", svc[i], ld[j], rps[k], p99[k], err[k], cpu[k], err[k] ? "  errors: not a result" : ""
 		}
 		printf "%-8s RSS MB: idle %d, after reads %d, after refreshes %d, peak %d\n", svc[i],
 			rss[svc[i], "idle"], rss[svc[i], "reads"], rss[svc[i], "refreshes"], rss[svc[i], "peak"]
