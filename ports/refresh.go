@@ -39,10 +39,13 @@ type RefreshTokenStore interface {
 	// as Rotate does, to successor put in the token's family and user,
 	// expiring at the earlier of successor.ExpiresAt and the family's end.
 	// It returns the token and its family as they were read before the
-	// rotation, and whether it rotated; when it did not, it wrote nothing,
-	// and the caller judges the token from what it returned, as after a
-	// Lookup (knowing a concurrent call may have rotated or revoked it
-	// since). It returns domain.ErrRefreshTokenInvalid when no token has
+	// rotation, and whether it rotated; when it did not, it wrote nothing
+	// (but for the family's LastUsedAt, which a store may set to usedAt
+	// when a concurrent call rotated the token between its read and its
+	// write: the token was presented), and the caller judges the token
+	// from what it returned, as after a Lookup (knowing a concurrent call
+	// may have rotated or revoked it since). It returns
+	// domain.ErrRefreshTokenInvalid when no token has
 	// the hash. Two concurrent calls (or a call and a Rotate) for one
 	// token never both rotate it.
 	RotateOwn(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (domain.RefreshToken, domain.RefreshFamily, bool, error)
