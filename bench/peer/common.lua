@@ -31,6 +31,20 @@ function M.setup(thread)
   M.threads[#M.threads + 1] = thread
 end
 
+-- share returns this thread's part of lines, in order: thread k (from 0)
+-- takes lines k+1, k+1+T, k+1+2T, … of the T threads of PEER_THREADS, so
+-- that no two threads present the same token. Called from init(), once
+-- setup() has given the thread its index.
+function M.share(lines)
+  local nthreads = tonumber(M.env("PEER_THREADS"))
+  local mine = {}
+  for n, l in ipairs(lines) do
+    if (n - 1) % nthreads == (index or 0) then mine[#mine + 1] = l end
+  end
+  assert(#mine > 0, "fewer lines than threads")
+  return mine
+end
+
 -- bad records an unexpected answer in the thread's globals, where done()
 -- reads them with thread:get.
 errors, samples = 0, ""

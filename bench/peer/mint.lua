@@ -26,7 +26,6 @@ local idle = c.env("PEER_IDLE_PATH")
 local akey, rkey = c.env("PEER_ACCESS_KEY"), c.env("PEER_KEY")
 local all = c.lines(c.env("PEER_REFRESH"))
 local per = tonumber(c.env("PEER_PER"))
-local nthreads = tonumber(c.env("PEER_THREADS"))
 local prefix = c.env("PEER_MINT_OUT")
 local apattern = '"' .. akey .. '"%s*:%s*"([^"]+)"'
 local rpattern = '"' .. rkey .. '"%s*:%s*"([^"]+)"'
@@ -38,14 +37,9 @@ sent, answered, dups, idles = 0, 0, 0, 0
 local out, idlereq
 
 function init()
-  for n, t in ipairs(all) do
-    if (n - 1) % nthreads == (index or 0) then
-      tail = tail + 1
-      queue[tail] = t
-    end
-  end
+  queue = c.share(all)
+  tail = #queue
   want = tail * per
-  assert(want > 0, "fewer sessions than threads")
   out = assert(io.open(prefix .. "." .. (index or 0), "w"))
   idlereq = wrk.format("GET", idle)
 end

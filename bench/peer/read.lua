@@ -21,12 +21,7 @@ local tokens, i
 
 function init()
   if split then
-    local nthreads = tonumber(c.env("PEER_THREADS"))
-    tokens = {}
-    for n, t in ipairs(all) do
-      if (n - 1) % nthreads == (index or 0) then tokens[#tokens + 1] = t end
-    end
-    assert(#tokens > 0, "fewer tokens than threads")
+    tokens = c.share(all)
     i = 0
   else
     tokens = all

@@ -12,17 +12,12 @@ setup, done = c.setup, c.done
 local path = c.env("PEER_PATH")
 local key = c.env("PEER_KEY")
 local all = c.lines(c.env("PEER_REFRESH"))
-local nthreads = tonumber(c.env("PEER_THREADS"))
 local queue, head, tail = {}, 1, 0
 local pattern = '"' .. key .. '"%s*:%s*"([^"]+)"'
 
 function init()
-  for n, t in ipairs(all) do
-    if (n - 1) % nthreads == (index or 0) then
-      tail = tail + 1
-      queue[tail] = t
-    end
-  end
+  queue = c.share(all)
+  tail = #queue
 end
 
 function request()
