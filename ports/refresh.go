@@ -45,9 +45,9 @@ type RefreshTokenStore interface {
 	// write: the token was presented), and the caller judges the token
 	// from what it returned, as after a Lookup (knowing a concurrent call
 	// may have rotated or revoked it since). It returns
-	// domain.ErrRefreshTokenInvalid when no token has
-	// the hash. Two concurrent calls (or a call and a Rotate) for one
-	// token never both rotate it.
+	// domain.ErrRefreshTokenInvalid when no token has the hash. Two
+	// concurrent calls (or a call and a Rotate) for one token never both
+	// rotate it.
 	RotateOwn(ctx context.Context, usedHash string, usedAt time.Time, successor domain.RefreshToken) (domain.RefreshToken, domain.RefreshFamily, bool, error)
 	// RevokeFamily ends the family at the given time. Revoking an unknown or
 	// revoked family is not an error.
