@@ -134,8 +134,11 @@ rss_mb() { awk '/^VmRSS:/ {printf "%.0f", $2 / 1024}' "/proc/$pid/status"; }
 # the page cache as the writer left it, in large folios that a process's
 # faults map whole: userd started from one idled with twice the file
 # pages (RssFile 16 MiB against 7, docs/performance.md "Speed, fourth
-# pass"), the RSS figures then told when the binary was built.
-cold() { dd if="$1" iflag=nocache count=0 status=none; }
+# pass"), the RSS figures then told when the binary was built. The file
+# is synced first: the kernel drops no page still dirty, and straight
+# after `go build` (whose linker writes through a mapping) dd alone left
+# the same 16 MiB ("Speed, tenth pass").
+cold() { sync "$1" && dd if="$1" iflag=nocache count=0 status=none; }
 
 # rss SERVICE PHASE: appends the server's RSS now (or, for the phase
 # "peak", its high-water mark) to $out/rss.
