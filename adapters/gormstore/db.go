@@ -110,6 +110,8 @@ type DB struct {
 	// RefreshTokenStore.Lookup; rotation and rotateOwn, on PostgreSQL,
 	// RefreshTokenStore.Rotate and RotateOwn, on the writer pool.
 	userByID, tokenByHash, refreshLookup, rotation, rotateOwn hotStatement
+	// rotations batches rotateOwn's runs (rotationBatches).
+	rotations *rotationBatches
 	// stmts are the writer's statements prepared for transactions that
 	// run outside GORM (the rotation of a refresh token on SQLite).
 	stmts *stmtCache
@@ -164,6 +166,7 @@ func New(driver, dsn string, opts Options) (*DB, error) {
 	db.refreshLookup.query = refreshLookupQuery(db.dialect)
 	db.rotation.query, db.rotation.writer = rotatePostgresSQL, true
 	db.rotateOwn.query, db.rotateOwn.writer = rotateOwnPostgresSQL, true
+	db.rotations = newRotationBatches(db)
 	return db, nil
 }
 

@@ -110,6 +110,11 @@ func (db *DB) execPrepared(ctx context.Context, h *hotStatement, args ...any) (a
 func (db *DB) runOnPgx(ctx context.Context, h *hotStatement, run func(context.Context, *pgx.Conn) error) (err error) {
 	ctx, span := db.tracer.start(ctx, h.query)
 	defer func() { finish(span, err) }()
+	return db.onPgx(ctx, h, run)
+}
+
+// onPgx is runOnPgx without the span, for a caller that has its own.
+func (db *DB) onPgx(ctx context.Context, h *hotStatement, run func(context.Context, *pgx.Conn) error) error {
 	pool, err := db.poolOf(h)
 	if err != nil {
 		return err

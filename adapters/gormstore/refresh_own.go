@@ -91,9 +91,8 @@ SELECT found.*, EXISTS (SELECT 1 FROM stored) FROM found`
 
 func (s *RefreshTokenStore) rotateOwnPostgres(ctx context.Context, usedHash string, usedAt time.Time,
 	successor domain.RefreshToken) (tok domain.RefreshToken, fam domain.RefreshFamily, rotated bool, err error) {
-	var row lookupRow
-	err = s.db.queryRow(ctx, &s.db.rotateOwn, append(row.scanTargets(), &rotated),
-		usedHash, toMicros(usedAt), successor.Hash, toMicros(successor.IssuedAt), toMicros(successor.ExpiresAt))
+	row, rotated, err := s.db.rotations.rotate(ctx,
+		[]any{usedHash, toMicros(usedAt), successor.Hash, toMicros(successor.IssuedAt), toMicros(successor.ExpiresAt)})
 	if errors.Is(err, sql.ErrNoRows) {
 		return tok, fam, false, fmt.Errorf("rotate refresh token: %w", domain.ErrRefreshTokenInvalid)
 	}
