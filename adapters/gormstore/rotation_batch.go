@@ -50,10 +50,13 @@ type rotationBatches struct {
 
 const (
 	// rotationsRunning is how many batches run at once. PostgreSQL runs
-	// a batch's statements one after the other on one backend: two keep
-	// two of its backends busy, and the rotations that arrive meanwhile
-	// queue for the next batch instead of taking connections of their own.
-	rotationsRunning = 2
+	// a batch's statements one after the other on one backend, and a
+	// batch waits for its commit's flush: four keep a two-core server's
+	// backends busy while the rotations that arrive meanwhile queue for
+	// the next batches. Measured on two cores with 32 concurrent
+	// refreshes: two ran as fast, or slower; eight formed few batches
+	// (docs/performance.md, "Speed, eleventh pass").
+	rotationsRunning = 4
 	// rotationBatchMax bounds a batch: its rotations wait for all of it.
 	rotationBatchMax = 16
 	// rotationBatchLockWait is how long a statement of a batch waits for
