@@ -16,10 +16,10 @@ import (
 // that arrives while rotationsRunning batches run waits for one to end,
 // and then all that waited (up to rotationBatchMax) are sent together, on
 // one connection, in one round trip and one transaction. Under load that
-// is one commit for several refreshes instead of one each, which is what
-// PostgreSQL's CPU a refresh goes to besides the statement itself
-// (docs/performance.md, "Speed, eleventh pass"); alone, a rotation runs
-// at once, by itself, as before.
+// is one commit for several refreshes instead of one each: the
+// transactions and round trips were about half of PostgreSQL's CPU a
+// refresh (docs/performance.md, "Speed, eleventh pass"). Alone, a
+// rotation runs at once, by itself, as before.
 //
 // The statements of a batch run in the order of their used tokens' hashes,
 // each with a snapshot of its own that sees the batch's earlier writes, so
