@@ -41,7 +41,8 @@ func invalidGrant(desc string) error { return domain.NewOAuthError(domain.OAuthI
 // ExchangeCode answers grant_type=authorization_code. Refusals are
 // *domain.OAuthError (invalid_grant, invalid_request, unauthorized_client).
 // A code presented a second time ends the session its first exchange
-// opened (RFC 6749 §4.1.2).
+// opened (RFC 6749 §4.1.2); when the first exchange is still under way,
+// it is refused as well (replayedMeanwhile).
 func (s *ProviderService) ExchangeCode(ctx context.Context, client domain.OAuthClient, code, redirectURI, verifier string) (ProviderTokens, error) {
 	if !client.HasGrant(domain.GrantAuthorizationCode) {
 		return ProviderTokens{}, domain.NewOAuthError(domain.OAuthUnauthorizedClient, "the client may not use this grant")
@@ -50,11 +51,18 @@ func (s *ProviderService) ExchangeCode(ctx context.Context, client domain.OAuthC
 		return ProviderTokens{}, domain.NewOAuthError(domain.OAuthInvalidRequest, "code, redirect_uri and code_verifier are required")
 	}
 	now := s.clock.Now()
-	sid := newFamilyID()
-	req, err := s.requests.TakeCode(ctx, domain.HashAuthCode(code), sid, now)
+	sid, codeHash := newFamilyID(), domain.HashAuthCode(code)
+	req, err := s.requests.TakeCode(ctx, codeHash, sid, now)
 	switch {
 	case errors.Is(err, domain.ErrAuthCodeReused):
 		if req.ClientID == client.ID && req.IssuedSessionID != "" {
+			// The request goes first: a first exchange that has not
+			// opened its session yet (endSession finds none to end) finds
+			// its request gone once it has, and ends the session itself
+			// (replayedMeanwhile).
+			if err := s.requests.DeleteAuthRequest(ctx, req.ID); err != nil {
+				return ProviderTokens{}, err
+			}
 			if err := s.endSession(ctx, req.UserID, req.IssuedSessionID, domain.EndedByCodeReuse); err != nil {
 				return ProviderTokens{}, err
 			}
@@ -88,11 +96,39 @@ func (s *ProviderService) ExchangeCode(ctx context.Context, client domain.OAuthC
 	if err != nil {
 		return ProviderTokens{}, err
 	}
+	if err := s.replayedMeanwhile(ctx, codeHash, user.ID, sid, now); err != nil {
+		return ProviderTokens{}, err
+	}
 	out, err := s.userTokens(ctx, client, user, family, scopes, req.Nonce, now, claims)
 	if offline {
 		out.RefreshToken = refresh
 	}
 	return out, err
+}
+
+// replayedMeanwhile ends the session sid, just opened by the exchange of
+// the code with the hash, and refuses the exchange, when the code was
+// presented again while it was being exchanged: that second use deleted
+// the request before it looked for the session to end, and may have found
+// none yet. Either the second use's look comes after the session was
+// opened and ends it, or its deletion came before the look here, which
+// then sees the request gone; the code cannot slip between the two.
+func (s *ProviderService) replayedMeanwhile(ctx context.Context, codeHash string, user domain.UserID, sid string, now time.Time) error {
+	// Taking the code again changes nothing of a used code: it tells
+	// whether its request is still there.
+	_, err := s.requests.TakeCode(ctx, codeHash, sid, now)
+	switch {
+	case errors.Is(err, domain.ErrAuthCodeReused):
+		return nil
+	case errors.Is(err, domain.ErrAuthCodeInvalid):
+		if err := s.endSession(ctx, user, sid, domain.EndedByCodeReuse); err != nil {
+			return err
+		}
+		return invalidGrant("the code is invalid, expired or used")
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("exchange code: the code was unused after its exchange took it")
 }
 
 // activeUser returns the user a token is about to be issued for: one

@@ -141,7 +141,8 @@ func (p provider) wantUserInfo(t *testing.T, what, accessToken string) {
 
 // raceExchange sends ten exchanges of one code at once, spread over the
 // nodes, and returns the tokens of those that won; every other answer
-// must be invalid_grant.
+// must be invalid_grant. At most one wins; none does when a second use
+// came while the first was still being answered.
 func raceExchange(t *testing.T, nodes []provider, c client, code, redirect, verifier string) []tokens {
 	t.Helper()
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirect}, "code_verifier": {verifier}}
