@@ -166,13 +166,18 @@ func (p *ProviderTokens) sign(alg, typ string, claims jwt.Claims) (string, error
 	}
 	t := jwt.NewWithClaims(method, claims)
 	t.Header["kid"], t.Header["typ"] = kid, typ
-	// golang-jwt's methods assert the key's dynamic type
-	// (*rsa.PrivateKey, or a crypto.Signer for EdDSA).
-	s, err := t.SignedString(key)
+	// What t.SignedString does, with the signature of signature
+	// (curve25519-voi's for EdDSA). golang-jwt's methods assert the
+	// key's dynamic type (*rsa.PrivateKey, or a crypto.Signer for EdDSA).
+	signing, err := t.SigningString()
 	if err != nil {
 		return "", fmt.Errorf("provider tokens: sign: %w", err)
 	}
-	return s, nil
+	sig, err := signature(method, signing, key)
+	if err != nil {
+		return "", fmt.Errorf("provider tokens: sign: %w", err)
+	}
+	return signing + "." + t.EncodeSegment(sig), nil
 }
 
 // errNotProviderToken: a token the provider did not make as this kind.

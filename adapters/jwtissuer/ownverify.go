@@ -50,3 +50,20 @@ func (k verificationKey) checkSignature(method jwt.SigningMethod, signing string
 	}
 	return nil
 }
+
+// signature is method's signature of signing by key, as golang-jwt's
+// SigningMethod.Sign makes it; for EdDSA with an ed25519.PrivateKey,
+// curve25519-voi makes it, in about half the time of crypto/ed25519's
+// (about 13 µs against 25 on this project's machines; 20 % of userd's
+// CPU a refresh was crypto/ed25519's signing). Ed25519 signatures are
+// deterministic (RFC 8032 §5.1.6): both libraries write the same bytes
+// (TestEd25519Sign_agrees_with_the_standard_library).
+func signature(method jwt.SigningMethod, signing string, key any) ([]byte, error) {
+	priv, ok := key.(ed25519.PrivateKey)
+	if !ok || method != jwt.SigningMethodEdDSA || len(priv) != ed25519.PrivateKeySize {
+		return method.Sign(signing, key)
+	}
+	// The message is only read (hashed): no copy of the token is made.
+	msg := unsafe.Slice(unsafe.StringData(signing), len(signing)) //nolint:gosec // G103: read-only view of an immutable string
+	return voied.Sign(voied.PrivateKey(priv), msg), nil
+}

@@ -164,6 +164,42 @@ func leftPad(b []byte, n int) []byte {
 	return append(make([]byte, n-len(b)), b...)
 }
 
+// TestEd25519Sign_agrees_with_the_standard_library holds signature's
+// Ed25519 signatures (curve25519-voi's) to crypto/ed25519's, byte for
+// byte, over keys and messages of every length up to a few blocks of
+// SHA-512; another algorithm's key is golang-jwt's to sign.
+func TestEd25519Sign_agrees_with_the_standard_library(t *testing.T) {
+	rng := rand.New(rand.NewChaCha8([32]byte{'s', 'i', 'g', 'n'}))
+	for i := range 300 {
+		seed := make([]byte, ed25519.SeedSize)
+		for j := range seed {
+			seed[j] = byte(rng.Uint32())
+		}
+		priv := ed25519.NewKeyFromSeed(seed)
+		msg := make([]byte, i)
+		for j := range msg {
+			msg[j] = byte(rng.Uint32())
+		}
+		got, err := signature(jwt.SigningMethodEdDSA, string(msg), priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ed25519.Sign(priv, msg); !reflect.DeepEqual(got, want) {
+			t.Fatalf("message of %d bytes: signature %x, crypto/ed25519's %x", i, got, want)
+		}
+	}
+
+	hmacKey := []byte("a key of HS256, which golang-jwt signs")
+	got, err := signature(jwt.SigningMethodHS256, "a.b", hmacKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jwt.SigningMethodHS256.Verify("a.b", got, hmacKey); err != nil {
+		t.Errorf("HS256 signature does not verify: %v", err)
+	}
+}
+
+
 // TestParseOwn_decides_only_our_header: parseOwn reads the tokens Issue
 // writes as golang-jwt does and refuses a bad signature itself; another
 // spelling of the header, an expired token or a key set not yet loaded

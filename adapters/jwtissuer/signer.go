@@ -106,7 +106,7 @@ func signToken(method jwt.SigningMethod, key verificationKey, c claims, extra do
 	b.WriteString(key.header)
 	b.WriteByte('.')
 	b.WriteString(enc.EncodeToString(payload))
-	sig, err := method.Sign(b.String(), key.sign)
+	sig, err := signature(method, b.String(), key.sign)
 	if err != nil {
 		return "", err
 	}
