@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // decodeJSON reads the request body into dst, a pointer to a DTO struct
@@ -28,13 +29,9 @@ func decodeJSON(r *http.Request, dst any) error {
 	if r.Body == nil {
 		return badRequest("malformed_json", "the request body is empty")
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		var maxBytes *http.MaxBytesError
-		if errors.As(err, &maxBytes) {
-			return err
-		}
-		return badRequest("malformed_json", "the request body could not be read")
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return badRequest("malformed_json", "the request body is empty")
@@ -64,19 +61,34 @@ func decodeOptionalJSON(r *http.Request, dst any) error {
 	if r.Body == nil {
 		return nil
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		var maxBytes *http.MaxBytesError
-		if errors.As(err, &maxBytes) {
-			return err
-		}
-		return badRequest("malformed_json", "the request body could not be read")
+		return err
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = &bufferedBody{Reader: bytes.NewReader(body), buf: body}
 	return decodeJSON(r, dst)
+}
+
+// readBody reads the whole body: a *http.MaxBytesError past the limit,
+// malformed_json when it cannot be read. A body bufferBody read is taken
+// as it is.
+func readBody(r *http.Request) ([]byte, error) {
+	if b, ok := r.Body.(*bufferedBody); ok {
+		if body, whole := b.take(); whole {
+			return body, nil
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, err
+		}
+		return nil, badRequest("malformed_json", "the request body could not be read")
+	}
+	return body, nil
 }
 
 // checkObjectKeys walks the top level of body: one object with known,
@@ -118,9 +130,16 @@ func checkObjectKeys(body []byte, known map[string]bool) error {
 	return nil
 }
 
-// jsonFields returns the json names of the fields of the struct dst points to.
+// fieldsByType holds jsonFields' answer for each DTO type, computed once.
+var fieldsByType sync.Map // reflect.Type → map[string]bool, never written after
+
+// jsonFields returns the json names of the fields of the struct dst
+// points to. The map is shared: it must not be written.
 func jsonFields(dst any) map[string]bool {
 	t := reflect.TypeOf(dst).Elem()
+	if known, ok := fieldsByType.Load(t); ok {
+		return known.(map[string]bool) //nolint:forcetypeassert // only jsonFields stores, and only this type
+	}
 	out := make(map[string]bool, t.NumField())
 	for i := 0; i < t.NumField(); i++ {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
@@ -128,6 +147,7 @@ func jsonFields(dst any) map[string]bool {
 			out[name] = true
 		}
 	}
+	fieldsByType.Store(t, out)
 	return out
 }
 

@@ -74,9 +74,29 @@ func (h *handler) bufferBody(c *gin.Context) {
 	if err != nil {
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(buf), errReader{err}))
 	} else {
-		r.Body = io.NopCloser(bytes.NewReader(buf))
+		r.Body = &bufferedBody{Reader: bytes.NewReader(buf), buf: buf}
 	}
 	c.Next()
+}
+
+// bufferedBody is a body bufferBody read whole, without error. apiHeaders
+// need not limit one within the limit, and decodeJSON takes its bytes
+// (unread) rather than copying them again.
+type bufferedBody struct {
+	*bytes.Reader
+	buf []byte
+}
+
+func (*bufferedBody) Close() error { return nil }
+
+// take returns the body's bytes and leaves it read, or false when a
+// part of it was read already.
+func (b *bufferedBody) take() ([]byte, bool) {
+	if b.Len() != len(b.buf) {
+		return nil, false
+	}
+	b.Reset(nil)
+	return b.buf, true
 }
 
 // errReader replays a read error after the bytes that came before it.
