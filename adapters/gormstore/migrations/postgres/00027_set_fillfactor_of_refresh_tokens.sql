@@ -1,0 +1,11 @@
+-- +goose Up
+-- A refresh token is inserted, then updated once when it is used (used_at
+-- and successor_hash), seconds to days later. At the default fillfactor
+-- (100) its page is full of the tokens inserted after it by then, and
+-- about one update in five could not stay on the page: a new tuple
+-- elsewhere and an entry in each index (the hash, the family) instead of
+-- a heap-only tuple. 70 leaves each new page room for its tokens'
+-- updates (the successor's hash makes the row longer), so that they stay
+-- heap-only; the table is larger by as much. Pages written before this
+-- step keep theirs.
+ALTER TABLE refresh_tokens SET (fillfactor = 70);
