@@ -5,12 +5,6 @@ import (
 	"math"
 )
 
-// Peer figures from the performance issue (PostgreSQL, same machine).
-const (
-	peerReadRPS    = 1600
-	peerRefreshRPS = 400
-)
-
 // goals computes the ratios and targets of the performance issue, in the
 // order of the report's table.
 func goals(r *Report) []Goal {
@@ -45,7 +39,7 @@ func goals(r *Report) []Goal {
 	if mixedPeak > 0 {
 		gs = append(gs, Goal{Name: "server peak RSS under mixed load", Value: mixedPeak, Unit: "MiB", Target: "< 100 MiB", Met: yes(mixedPeak < 100)})
 	}
-	return append(gs, peerGoals(r)...)
+	return gs
 }
 
 // yes is b as a goal's Met.
@@ -135,25 +129,6 @@ func hashGoals(r *Report) []Goal {
 	if p, ok := r.best("create"); ok {
 		gs = append(gs, Goal{Name: "create req/s ÷ raw argon2id hashes/s (best level)", Concurrency: p.Concurrency,
 			Value: round(p.RPS/ref.HashesPerSec, 3), Noisy: hashNoisy || noisy(p)})
-	}
-	return gs
-}
-
-// peerGoals hold PostgreSQL's read and refresh rates to the peer's.
-func peerGoals(r *Report) []Goal {
-	if r.Backend != "postgres" {
-		return nil
-	}
-	var gs []Goal
-	if p, ok := r.best("read"); ok {
-		v := p.RPS / peerReadRPS
-		gs = append(gs, Goal{Name: "read req/s ÷ peer's 1,600 (best level)", Concurrency: p.Concurrency,
-			Value: round(v, 2), Target: "≥ 10", Met: yes(v >= 10), Noisy: noisy(p)})
-	}
-	if p, ok := r.best("refresh"); ok {
-		v := p.RPS / peerRefreshRPS
-		gs = append(gs, Goal{Name: "refresh req/s ÷ peer's 400 (best level)", Concurrency: p.Concurrency,
-			Value: round(v, 2), Target: "≥ 5", Met: yes(v >= 5), Noisy: noisy(p)})
 	}
 	return gs
 }
