@@ -200,12 +200,8 @@ func (h *handler) apiHeaders(c *gin.Context) {
 	}
 	// No limit on nothing: net/http gives a request without a body
 	// http.NoBody; nor on a body bufferBody read whole within it.
-	if b, ok := c.Request.Body.(*bufferedBody); ok && int64(len(b.buf)) <= h.maxBody {
-		c.Next()
-		return
-	}
-	if c.Request.Body != nil && c.Request.Body != http.NoBody {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, h.maxBody)
+	if b := c.Request.Body; b != nil && b != http.NoBody && !bufferedWithin(b, h.maxBody) {
+		c.Request.Body = http.MaxBytesReader(c.Writer, b, h.maxBody)
 	}
 	c.Next()
 }

@@ -89,6 +89,13 @@ type bufferedBody struct {
 
 func (*bufferedBody) Close() error { return nil }
 
+// bufferedWithin reports whether body is a bufferedBody of at most limit
+// bytes.
+func bufferedWithin(body io.ReadCloser, limit int64) bool {
+	b, ok := body.(*bufferedBody)
+	return ok && int64(len(b.buf)) <= limit
+}
+
 // take returns the body's bytes and leaves it read, or false when a
 // part of it was read already.
 func (b *bufferedBody) take() ([]byte, bool) {
