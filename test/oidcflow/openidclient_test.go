@@ -59,13 +59,18 @@ const (
 	pageSignIn   = "sign-in"
 	pageConsent  = "consent"
 	pageRedirect = "redirect"
-	pageOther    = "other"
+	// pageApp is the client's own page (newCallback's "Back at the
+	// app"): the flow is over, though its listener's hit may not have
+	// been read yet.
+	pageApp   = "app"
+	pageOther = "other"
 )
 
 // whichPage names the provider's page the tab shows.
 const whichPage = `document.querySelector("#consent-allow") ? "consent"
   : document.querySelector("form #password") ? "sign-in"
-  : document.querySelector("a#continue") ? "redirect" : "other"`
+  : document.querySelector("a#continue") ? "redirect"
+  : document.title === "Back at the app" ? "app" : "other"`
 
 // browserFlow opens authURL in the tab and goes through the provider's
 // pages as a person would (the sign-in page with email and password, the
@@ -80,7 +85,7 @@ func browserFlow(t *testing.T, b *chromium.Browser, cb *callback, authURL, email
 			return u, seen
 		}
 		page := chromium.Evaluate[string](t, b, whichPage)
-		if page != pageRedirect { // whether it is seen before it goes on is a race
+		if page != pageRedirect && page != pageApp { // whether it is seen before it goes on is a race
 			seen = append(seen, page)
 		}
 		switch page {
@@ -89,8 +94,8 @@ func browserFlow(t *testing.T, b *chromium.Browser, cb *callback, authURL, email
 			b.Submit(t, chromedp.KeyEvent(kb.Enter), http.StatusOK)
 		case pageConsent:
 			b.Submit(t, chromedp.Click("#consent-allow"), http.StatusOK)
-		case pageRedirect:
-			// The page goes on by itself (meta refresh).
+		case pageRedirect, pageApp:
+			// The page goes on by itself (meta refresh), or is there.
 			if u := cb.wait(chromium.StepTimeout); u != "" {
 				return u, seen
 			}
